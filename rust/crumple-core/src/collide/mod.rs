@@ -1,0 +1,1 @@
+//! Colliders, kinematic motion and the shared boundary response.

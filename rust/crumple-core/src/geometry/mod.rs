@@ -1,0 +1,3 @@
+//! Meshes, strands, generators and sampling.
+mod error;
+pub use error::MeshError;

@@ -1,0 +1,1 @@
+//! GPU plumbing: context, buffers, primitives.

@@ -1,0 +1,16 @@
+//! crumple-core: the physics of crumple in pure Rust (no Python).
+//!
+//! Layout follows the pipeline: [`math`] (small fixed-size linear algebra),
+//! [`geometry`] (meshes, strands, generators, sampling), [`collide`]
+//! (colliders, kinematic motion, the shared boundary response), [`gpu`]
+//! (wgpu context and primitives). The solvers (`mpm`, `cloth`, `pbd`, `eol`)
+//! build on these.
+
+pub mod collide;
+pub mod error;
+pub mod geometry;
+pub mod gpu;
+pub mod math;
+pub mod parallel;
+
+pub use error::{Error, Result};
