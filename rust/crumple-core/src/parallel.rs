@@ -10,6 +10,11 @@ use rayon::prelude::*;
 /// summation tree is the same whatever the number of threads.
 pub const REDUCE_CHUNK: usize = 4096;
 
+/// Threads in rayon's current pool (the global one unless inside `install`).
+pub fn current_num_threads() -> usize {
+    rayon::current_num_threads()
+}
+
 /// Sum of `f(i)` over `0..n` with a summation order that does not depend on
 /// the number of threads: chunks of [`REDUCE_CHUNK`] summed sequentially,
 /// then the chunk sums added left to right.

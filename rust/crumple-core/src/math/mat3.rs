@@ -33,7 +33,9 @@ impl<T: Real> Mat3<T> {
     }
     #[inline]
     pub fn from_rows(r0: Vec3<T>, r1: Vec3<T>, r2: Vec3<T>) -> Self {
-        Self { m: [r0.to_array(), r1.to_array(), r2.to_array()] }
+        Self {
+            m: [r0.to_array(), r1.to_array(), r2.to_array()],
+        }
     }
     #[inline]
     pub fn from_cols(c0: Vec3<T>, c1: Vec3<T>, c2: Vec3<T>) -> Self {
@@ -48,7 +50,9 @@ impl<T: Real> Mat3<T> {
     #[inline]
     pub fn skew(a: Vec3<T>) -> Self {
         let z = T::ZERO;
-        Self { m: [[z, -a.z, a.y], [a.z, z, -a.x], [-a.y, a.x, z]] }
+        Self {
+            m: [[z, -a.z, a.y], [a.z, z, -a.x], [-a.y, a.x, z]],
+        }
     }
     /// Rotation by `angle` radians about the unit vector `axis` (Rodrigues).
     pub fn from_axis_angle(axis: Vec3<T>, angle: T) -> Self {
@@ -76,7 +80,13 @@ impl<T: Real> Mat3<T> {
     #[inline]
     pub fn transpose(&self) -> Self {
         let m = &self.m;
-        Self { m: [[m[0][0], m[1][0], m[2][0]], [m[0][1], m[1][1], m[2][1]], [m[0][2], m[1][2], m[2][2]]] }
+        Self {
+            m: [
+                [m[0][0], m[1][0], m[2][0]],
+                [m[0][1], m[1][1], m[2][1]],
+                [m[0][2], m[1][2], m[2][2]],
+            ],
+        }
     }
     #[inline]
     pub fn trace(&self) -> T {
@@ -149,14 +159,22 @@ impl<T: Real> Add for Mat3<T> {
     type Output = Self;
     #[inline]
     fn add(self, o: Self) -> Self {
-        Self::from_rows(self.row(0) + o.row(0), self.row(1) + o.row(1), self.row(2) + o.row(2))
+        Self::from_rows(
+            self.row(0) + o.row(0),
+            self.row(1) + o.row(1),
+            self.row(2) + o.row(2),
+        )
     }
 }
 impl<T: Real> Sub for Mat3<T> {
     type Output = Self;
     #[inline]
     fn sub(self, o: Self) -> Self {
-        Self::from_rows(self.row(0) - o.row(0), self.row(1) - o.row(1), self.row(2) - o.row(2))
+        Self::from_rows(
+            self.row(0) - o.row(0),
+            self.row(1) - o.row(1),
+            self.row(2) - o.row(2),
+        )
     }
 }
 impl<T: Real> Neg for Mat3<T> {

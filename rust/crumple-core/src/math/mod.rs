@@ -6,10 +6,20 @@
 //!
 //! Storage is row-major (`m[row][col]`), plain `Copy` values, no heap.
 
-mod vec3;
+#[cfg(test)]
+mod decomp_tests;
+mod eigen;
+mod mat2;
 mod mat3;
+mod qr;
+mod svd;
+mod vec3;
 
+pub use eigen::{SymEigen3, sym_eigen3};
+pub use mat2::{Mat2, Svd2, mat2_mul, polar2_angle, qr2, rot2, svd2_signed};
 pub use mat3::Mat3;
+pub use qr::{Qr3, qr3};
+pub use svd::{Svd3, polar3, svd3};
 pub use vec3::Vec3;
 
 use core::fmt::Debug;

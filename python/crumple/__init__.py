@@ -1,0 +1,48 @@
+"""crumple: simulate materials that keep what happens to them.
+
+Submodules: :mod:`crumple.geometry` (meshes, strands, sampling),
+:mod:`crumple.colliders` (kinematic obstacles), :mod:`crumple.io` (files),
+:mod:`crumple.viz` (polyscope pictures), :mod:`crumple.backend` (CPU/GPU
+choice), :mod:`crumple.gpu` (GPU primitives), :mod:`crumple.scenes`.
+"""
+
+from __future__ import annotations
+
+from . import _core
+from .errors import (
+    BackendUnavailable,
+    CrumpleError,
+    InvalidInputError,
+    MeshError,
+    SimulationDiverged,
+    SolverError,
+)
+
+__version__: str = _core.version()
+
+from . import backend, colliders, geometry, gpu, io, scenes  # noqa: E402
+
+__all__ = [
+    "__version__",
+    "backend",
+    "colliders",
+    "geometry",
+    "gpu",
+    "io",
+    "scenes",
+    "CrumpleError",
+    "InvalidInputError",
+    "MeshError",
+    "BackendUnavailable",
+    "SimulationDiverged",
+    "SolverError",
+]
+
+
+def __getattr__(name: str) -> object:
+    # viz imports polyscope, which is heavy and optional: load it on first use.
+    if name == "viz":
+        import importlib
+
+        return importlib.import_module(".viz", __name__)
+    raise AttributeError(f"module 'crumple' has no attribute {name!r}")

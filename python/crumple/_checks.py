@@ -1,0 +1,136 @@
+"""Argument checks shared by the Python API.
+
+Arrays are checked here (shape, dtype kind, finiteness) before they cross into
+Rust, so the message can name the Python argument. The Rust core checks the
+content again (index ranges, mesh validity) and never panics.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .errors import InvalidInputError
+
+__all__ = [
+    "as_points",
+    "as_faces",
+    "as_vec3",
+    "positive",
+    "non_negative",
+    "finite",
+    "choice",
+]
+
+
+def _describe(a: Any) -> str:
+    if isinstance(a, np.ndarray):
+        return f"array of shape {a.shape} and dtype {a.dtype}"
+    return f"{type(a).__name__}"
+
+
+def as_points(
+    a: Any, name: str, *, dtype: Any = np.float64, allow_empty: bool = False, check_finite: bool = True
+) -> npt.NDArray[Any]:
+    """Return ``a`` as a C-contiguous ``(N, 3)`` float array, or raise
+    :class:`InvalidInputError` naming ``name``. ``check_finite=False`` leaves
+    the NaN check to the caller (meshes report it as a :class:`MeshError`)."""
+    try:
+        arr = np.asarray(a)
+    except Exception as e:  # ragged lists and the like
+        raise InvalidInputError(f"{name} must be an (N, 3) array of floats; got {_describe(a)} ({e})") from e
+    if arr.dtype.kind not in "fiu":
+        raise InvalidInputError(
+            f"{name} must be an (N, 3) array of real numbers; got dtype {arr.dtype}. "
+            f"Convert it with np.asarray({name}, dtype=np.float64)."
+        )
+    if arr.ndim != 2 or arr.shape[1] != 3:
+        raise InvalidInputError(f"{name} must have shape (N, 3); got shape {arr.shape}")
+    if arr.shape[0] == 0 and not allow_empty:
+        raise InvalidInputError(f"{name} is empty; give at least one point")
+    arr = np.ascontiguousarray(arr, dtype=dtype)
+    if not check_finite:
+        return arr
+    bad = ~np.isfinite(arr).all(axis=1)
+    if bad.any():
+        idx = np.flatnonzero(bad)
+        raise InvalidInputError(
+            f"{name} has non-finite values (NaN or inf) in row(s) {idx[:8].tolist()}"
+            f"{' ...' if idx.size > 8 else ''} ({idx.size} in all); remove or fix them"
+        )
+    return arr
+
+
+def as_faces(a: Any, name: str = "faces") -> npt.NDArray[np.int64]:
+    """Return ``a`` as a C-contiguous ``(M, 3)`` int64 array of vertex indices."""
+    arr = np.asarray(a)
+    if arr.dtype.kind == "f":
+        if arr.size and not np.all(np.isfinite(arr) & (arr == np.round(arr))):
+            raise InvalidInputError(f"{name} must hold integer vertex indices; got non-integer floats")
+    elif arr.dtype.kind not in "iu":
+        raise InvalidInputError(f"{name} must be an (M, 3) array of integer vertex indices; got dtype {arr.dtype}")
+    if arr.ndim != 2 or arr.shape[1] != 3:
+        raise InvalidInputError(f"{name} must have shape (M, 3) (triangles); got shape {arr.shape}")
+    if arr.dtype.kind == "u" and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
+        raise InvalidInputError(f"{name} has an index too large for int64")
+    return np.ascontiguousarray(arr, dtype=np.int64)
+
+
+def as_vec3(v: Any, name: str) -> tuple[float, float, float]:
+    """Return a finite 3-vector as a tuple of floats."""
+    try:
+        arr = np.asarray(v, dtype=np.float64).reshape(-1)
+    except Exception as e:
+        raise InvalidInputError(f"{name} must be three numbers; got {v!r}") from e
+    if arr.shape != (3,):
+        raise InvalidInputError(f"{name} must be three numbers (x, y, z); got {v!r}")
+    if not np.isfinite(arr).all():
+        raise InvalidInputError(f"{name} must be finite; got {v!r}")
+    return (float(arr[0]), float(arr[1]), float(arr[2]))
+
+
+def finite(x: Any, name: str) -> float:
+    """Return ``x`` as a finite float."""
+    try:
+        f = float(x)
+    except (TypeError, ValueError) as e:
+        raise InvalidInputError(f"{name} must be a number; got {x!r}") from e
+    if not math.isfinite(f):
+        raise InvalidInputError(f"{name} must be finite; got {x!r}")
+    return f
+
+
+def positive(x: Any, name: str) -> float:
+    """Return ``x`` as a finite float > 0."""
+    f = finite(x, name)
+    if f <= 0.0:
+        raise InvalidInputError(f"{name} must be > 0; got {x!r}")
+    return f
+
+
+def non_negative(x: Any, name: str) -> float:
+    """Return ``x`` as a finite float >= 0."""
+    f = finite(x, name)
+    if f < 0.0:
+        raise InvalidInputError(f"{name} must be >= 0; got {x!r}")
+    return f
+
+
+def positive_int(x: Any, name: str, minimum: int = 1) -> int:
+    """Return ``x`` as an int >= ``minimum``."""
+    if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
+        raise InvalidInputError(f"{name} must be an integer >= {minimum}; got {x!r}")
+    if int(x) < minimum:
+        raise InvalidInputError(f"{name} must be an integer >= {minimum}; got {x!r}")
+    return int(x)
+
+
+def choice(x: Any, name: str, options: Sequence[str]) -> str:
+    """Return ``x`` if it is one of ``options`` (case-insensitive)."""
+    if not isinstance(x, str) or x.lower() not in options:
+        raise InvalidInputError(f"unknown {name} {x!r}; expected one of {', '.join(repr(o) for o in options)}")
+    return x.lower()

@@ -1,0 +1,133 @@
+"""The ``crumple`` command line: ``info``, ``scenes``, ``run``, ``view``, ``demo``.
+
+Parsing is argparse (standard library); progress bars are tqdm.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import __version__, _core
+from .errors import CrumpleError
+
+__all__ = ["main", "info"]
+
+
+def info() -> dict[str, object]:
+    """Version, CPU threads and the GPU adapter (or why there is none)."""
+    from .backend import _probe
+
+    adapter, reason = _probe()
+    return {
+        "version": __version__,
+        "threads": _core.num_threads(),
+        "gpu_adapter": adapter,
+        "gpu_unavailable_reason": reason or None,
+    }
+
+
+def _cmd_info(args: argparse.Namespace) -> int:
+    d = info()
+    if args.json:
+        print(json.dumps(d, indent=2))
+        return 0
+    print(f"crumple {d['version']}")
+    print(f"CPU threads: {d['threads']}")
+    a = d["gpu_adapter"]
+    if isinstance(a, dict):
+        print(f"GPU adapter: {a['name']} ({a['device_type']}, {a['backend']}, driver {a['driver']})")
+    else:
+        print(f"GPU adapter: none ({d['gpu_unavailable_reason']})")
+    return 0
+
+
+def _cmd_scenes(args: argparse.Namespace) -> int:
+    from . import scenes
+
+    names = scenes.names()
+    if not names:
+        print("no built-in scenes yet")
+        return 0
+    for n in names:
+        print(f"{n:24s} {scenes.describe(n)}")
+    return 0
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from . import scenes
+
+    t0 = time.perf_counter()
+    out = scenes.run(args.scene, out_dir=Path(args.out), frames=args.frames, backend=args.backend,
+                     scale=args.scale, progress=True)
+    print(f"wrote {out} in {time.perf_counter() - t0:.1f} s")
+    return 0
+
+
+def _cmd_view(args: argparse.Namespace) -> int:
+    from . import io, viz
+
+    d = Path(args.outdir)
+    files = sorted(d.glob("*.ply")) + sorted(d.glob("*.obj"))
+    if not files:
+        raise CrumpleError(f"no .ply or .obj frames in {str(d)!r}")
+    last = files[-1]
+    mesh = io.load_mesh(last)
+    if args.screenshot:
+        print(viz.screenshot({last.stem: mesh}, args.screenshot))
+    else:
+        viz.show({last.stem: mesh})
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from .demo import run_demo
+
+    run_demo(Path(args.out))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``crumple`` command."""
+    p = argparse.ArgumentParser(prog="crumple", description="crumple: cloth, hair, sand and goo that keep their shape")
+    p.add_argument("--version", action="version", version=f"crumple {__version__}")
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    s = sub.add_parser("info", help="version, CPU threads, GPU adapter")
+    s.add_argument("--json", action="store_true", help="print JSON")
+    s.set_defaults(fn=_cmd_info)
+
+    s = sub.add_parser("scenes", help="list the built-in scenes")
+    s.set_defaults(fn=_cmd_scenes)
+
+    s = sub.add_parser("run", help="run a built-in scene and write its frames")
+    s.add_argument("scene")
+    s.add_argument("--frames", type=int, default=None, help="number of frames (default: the scene's)")
+    s.add_argument("--out", default="out", help="output folder (default: out)")
+    s.add_argument("--backend", default="auto", choices=["auto", "cpu", "gpu"])
+    s.add_argument("--scale", type=float, default=1.0, help="size knob toward the paper's resolution")
+    s.set_defaults(fn=_cmd_run)
+
+    s = sub.add_parser("view", help="look at the last frame in a folder")
+    s.add_argument("outdir")
+    s.add_argument("--screenshot", metavar="PNG", help="render to a PNG instead of opening a window")
+    s.set_defaults(fn=_cmd_view)
+
+    s = sub.add_parser("demo", help="run the default demo and write frames and a picture under out/")
+    s.add_argument("--out", default="out/demo")
+    s.set_defaults(fn=_cmd_demo)
+
+    args = p.parse_args(argv)
+    try:
+        return int(args.fn(args))
+    except CrumpleError as e:
+        print(f"crumple: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,49 @@
+"""The exceptions crumple raises.
+
+Every error crumple raises on purpose derives from :class:`CrumpleError`.
+The Rust core raises these same classes (it imports this module), so
+``except crumple.InvalidInputError`` catches a bad array whether Python or
+Rust noticed it.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CrumpleError",
+    "InvalidInputError",
+    "MeshError",
+    "BackendUnavailable",
+    "SimulationDiverged",
+    "SolverError",
+]
+
+
+class CrumpleError(Exception):
+    """Base class of every error crumple raises on purpose."""
+
+
+class InvalidInputError(CrumpleError, ValueError):
+    """An argument is not acceptable: NaN values, wrong shape or dtype, a
+    negative radius, ``dt <= 0``, an unknown name. The message says which
+    argument and how to fix it. Also a :class:`ValueError`."""
+
+
+class MeshError(CrumpleError, ValueError):
+    """A mesh failed validation (out-of-range indices, degenerate or duplicate
+    faces, non-manifold edges, ...). The message names the offending indices.
+    Also a :class:`ValueError`."""
+
+
+class BackendUnavailable(CrumpleError):
+    """The requested compute backend cannot be used (no GPU adapter, device
+    lost, a device limit exceeded). The message gives the reason."""
+
+
+class SimulationDiverged(CrumpleError, ArithmeticError):
+    """The simulation produced non-finite or exploding state. The message says
+    at which step and what to change (usually a smaller time step or stiffer
+    damping)."""
+
+
+class SolverError(CrumpleError):
+    """A linear or QP solve inside a step failed to converge."""

@@ -1,0 +1,117 @@
+//! Parameter checks shared by the collider types.
+//!
+//! Every check returns [`Error::InvalidInput`](crate::Error::InvalidInput)
+//! with a message that names the parameter, shows the value and says how to
+//! fix it, because these messages reach Python users unchanged.
+
+use crate::Result;
+use crate::invalid;
+use crate::math::{Mat3, Vec3};
+
+/// How far `RᵀR` may be from the identity (max abs entry) and `det R` from 1
+/// before a matrix is rejected as a rotation. Loose enough for rotations that
+/// went through `float32` (relative error ~1e-7 per entry, amplified by
+/// products), tight enough to catch scaled or sheared matrices.
+pub(crate) const ROTATION_TOLERANCE: f64 = 1e-4;
+
+/// `value` must be finite.
+pub(crate) fn finite(name: &str, value: f64) -> Result<f64> {
+    if value.is_finite() {
+        Ok(value)
+    } else {
+        invalid!("{name} must be a finite number, got {value}; pass a finite value")
+    }
+}
+
+/// `value` must be finite and strictly positive.
+pub(crate) fn positive(name: &str, value: f64) -> Result<f64> {
+    if value.is_finite() && value > 0.0 {
+        Ok(value)
+    } else {
+        invalid!("{name} must be a finite number > 0, got {value}; pass a positive value")
+    }
+}
+
+/// `value` must be finite and ≥ 0.
+pub(crate) fn non_negative(name: &str, value: f64) -> Result<f64> {
+    if value.is_finite() && value >= 0.0 {
+        Ok(value)
+    } else {
+        invalid!("{name} must be a finite number >= 0, got {value}; pass a non-negative value")
+    }
+}
+
+/// All three components finite.
+pub(crate) fn finite_vec(name: &str, v: Vec3<f64>) -> Result<Vec3<f64>> {
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        invalid!(
+            "{name} must have finite components, got ({}, {}, {}); remove NaN/inf values",
+            v.x,
+            v.y,
+            v.z
+        )
+    }
+}
+
+/// A proper rotation (orthonormal, determinant +1) within
+/// [`ROTATION_TOLERANCE`]; returned re-orthonormalised (Gram–Schmidt on the
+/// columns) so that `Rᵀ` is its inverse to machine precision.
+pub(crate) fn rotation(name: &str, r: Mat3<f64>) -> Result<Mat3<f64>> {
+    if !r.is_finite() {
+        return invalid!(
+            "{name} must have finite entries, got {:?}; remove NaN/inf values",
+            r.m
+        );
+    }
+    let ortho_err = (r.transpose() * r - Mat3::identity()).max_abs();
+    let det = r.determinant();
+    if ortho_err > ROTATION_TOLERANCE || (det - 1.0).abs() > ROTATION_TOLERANCE {
+        return invalid!(
+            "{name} must be a rotation matrix (orthonormal, determinant +1), got {:?} \
+             (|RᵀR − I| = {ortho_err:.3e}, det = {det:.6}); pass a proper rotation, \
+             e.g. built from an axis and angle, without scale or reflection",
+            r.m
+        );
+    }
+    Ok(orthonormalize(r))
+}
+
+/// Gram–Schmidt on the columns of a matrix that is already close to a
+/// rotation; the third column is the cross product so the result is proper.
+pub(crate) fn orthonormalize(r: Mat3<f64>) -> Mat3<f64> {
+    let c0 = r.col(0).normalize_or_zero();
+    let c1 = (r.col(1) - c0 * c0.dot(r.col(1))).normalize_or_zero();
+    let c2 = c0.cross(c1);
+    Mat3::from_cols(c0, c1, c2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejects_bad_values_with_named_messages() {
+        let e = positive("radius", -1.0).unwrap_err().to_string();
+        assert!(e.contains("radius") && e.contains("-1"), "{e}");
+        assert!(positive("radius", f64::NAN).is_err());
+        assert!(non_negative("friction", 0.0).is_ok());
+        assert!(non_negative("friction", -0.1).is_err());
+        assert!(finite_vec("center", Vec3::new(0.0, f64::INFINITY, 0.0)).is_err());
+    }
+
+    #[test]
+    fn rotation_check_accepts_rotations_and_rejects_scale_and_reflection() {
+        let r = Mat3::from_axis_angle(Vec3::new(0.0, 0.6, 0.8), 1.3);
+        let clean = rotation("rotation", r).unwrap();
+        assert!((clean - r).max_abs() < 1e-12);
+        assert!(rotation("rotation", r * 1.01).is_err());
+        let reflect = Mat3::from_diagonal(Vec3::new(1.0, 1.0, -1.0));
+        let e = rotation("rotation", reflect).unwrap_err().to_string();
+        assert!(e.contains("rotation") && e.contains("det"), "{e}");
+        let mut nan = Mat3::identity();
+        nan.m[1][2] = f64::NAN;
+        assert!(rotation("rotation", nan).is_err());
+    }
+}

@@ -1,0 +1,136 @@
+// Exclusive prefix sum of u32 with wrapping addition (the CPU twin is
+// `gpu::scan::scan_exclusive_u32`; results are equal bit for bit because
+// addition modulo 2^32 is associative).
+//
+// Reduce-then-scan over blocks of BLOCK_SIZE elements, applied level by level
+// (see scan.rs): `reduce_blocks` writes one sum per block into the next
+// level, the host recursion scans that level, then `scan_blocks` scans each
+// block and adds its block's offset. This reads the data twice and writes it
+// once, against twice each for scan-then-add.
+//
+// 256 invocations is WebGPU's default maxComputeInvocationsPerWorkgroup; four
+// elements per invocation halves the block count (and the depth of the
+// recursion) for the cost of a short serial loop, and keeps workgroup memory
+// at 5 KiB, well under the 16 KiB default.
+
+struct ScanParams {
+    // Elements at this level.
+    n: u32,
+    // ceil(n / BLOCK_SIZE): workgroups that have work (the 2-D grid may have more).
+    num_blocks: u32,
+    // 1 when `block_sums` holds the scanned sums of this level's blocks,
+    // 0 at the top level (a single block, nothing to add).
+    use_offsets: u32,
+    _pad: u32,
+}
+
+const WORKGROUP_SIZE: u32 = 256u;
+const ITEMS_PER_INVOCATION: u32 = 4u;
+const BLOCK_SIZE: u32 = 1024u;
+
+@group(0) @binding(0) var<uniform> params: ScanParams;
+@group(0) @binding(1) var<storage, read_write> data: array<u32>;
+@group(0) @binding(2) var<storage, read_write> block_sums: array<u32>;
+
+var<workgroup> tile: array<u32, BLOCK_SIZE>;
+var<workgroup> partial: array<u32, WORKGROUP_SIZE>;
+
+// Linear block index of a workgroup in a grid of up to 65535 x 65535 groups.
+fn block_index(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+    return group.x + group.y * groups.x;
+}
+
+// Exclusive scan of one value per invocation across the workgroup
+// (Hillis-Steele, log2(256) = 8 steps). Returns (exclusive prefix, total).
+// Must be called from uniform control flow.
+fn workgroup_exclusive_scan(lid: u32, value: u32) -> vec2<u32> {
+    partial[lid] = value;
+    workgroupBarrier();
+    for (var stride = 1u; stride < WORKGROUP_SIZE; stride = stride * 2u) {
+        var left = 0u;
+        if (lid >= stride) {
+            left = partial[lid - stride];
+        }
+        workgroupBarrier();
+        partial[lid] = partial[lid] + left;
+        workgroupBarrier();
+    }
+    let inclusive = partial[lid];
+    let total = partial[WORKGROUP_SIZE - 1u];
+    // Callers may scan again; nobody may overwrite `partial` before all read it.
+    workgroupBarrier();
+    return vec2<u32>(inclusive - value, total);
+}
+
+@compute @workgroup_size(256)
+fn reduce_blocks(
+    @builtin(local_invocation_index) lid: u32,
+    @builtin(workgroup_id) group: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {
+    let block = block_index(group, groups);
+    if (block >= params.num_blocks) {
+        return;
+    }
+    let base = block * BLOCK_SIZE;
+    var sum = 0u;
+    // Strided (coalesced) reads: the order of terms does not matter for a sum.
+    for (var k = 0u; k < ITEMS_PER_INVOCATION; k += 1u) {
+        let i = base + k * WORKGROUP_SIZE + lid;
+        if (i < params.n) {
+            sum += data[i];
+        }
+    }
+    let scan = workgroup_exclusive_scan(lid, sum);
+    if (lid == 0u) {
+        block_sums[block] = scan.y;
+    }
+}
+
+@compute @workgroup_size(256)
+fn scan_blocks(
+    @builtin(local_invocation_index) lid: u32,
+    @builtin(workgroup_id) group: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {
+    let block = block_index(group, groups);
+    if (block >= params.num_blocks) {
+        return;
+    }
+    let base = block * BLOCK_SIZE;
+    // Coalesced load into workgroup memory, then each invocation scans four
+    // consecutive elements serially.
+    for (var k = 0u; k < ITEMS_PER_INVOCATION; k += 1u) {
+        let j = k * WORKGROUP_SIZE + lid;
+        let i = base + j;
+        var v = 0u;
+        if (i < params.n) {
+            v = data[i];
+        }
+        tile[j] = v;
+    }
+    workgroupBarrier();
+    let first = lid * ITEMS_PER_INVOCATION;
+    var sum = 0u;
+    for (var k = 0u; k < ITEMS_PER_INVOCATION; k += 1u) {
+        sum += tile[first + k];
+    }
+    let scan = workgroup_exclusive_scan(lid, sum);
+    var running = scan.x;
+    if (params.use_offsets != 0u) {
+        running += block_sums[block];
+    }
+    for (var k = 0u; k < ITEMS_PER_INVOCATION; k += 1u) {
+        let v = tile[first + k];
+        tile[first + k] = running;
+        running += v;
+    }
+    workgroupBarrier();
+    for (var k = 0u; k < ITEMS_PER_INVOCATION; k += 1u) {
+        let j = k * WORKGROUP_SIZE + lid;
+        let i = base + j;
+        if (i < params.n) {
+            data[i] = tile[j];
+        }
+    }
+}

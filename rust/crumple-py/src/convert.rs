@@ -1,0 +1,45 @@
+//! numpy <-> core conversions. Shapes and dtypes are checked in Python first
+//! (`crumple/_checks.py`) so messages can name the argument; these checks are
+//! the last line of defence and never panic.
+
+use crate::errors::invalid;
+use crumple_core::math::Vec3;
+use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
+use pyo3::prelude::*;
+
+/// `(N, 3)` float64 array → points.
+pub fn to_points(a: &PyReadonlyArray2<'_, f64>, name: &str) -> PyResult<Vec<Vec3<f64>>> {
+    let shape = a.shape();
+    if shape[1] != 3 {
+        return Err(invalid(format!("{name} must have shape (N, 3); got {shape:?}")));
+    }
+    let view = a.as_array();
+    Ok(view.rows().into_iter().map(|r| Vec3::new(r[0], r[1], r[2])).collect())
+}
+
+/// `(M, 3)` int64 array → index triples (range checked by the core).
+pub fn to_triples(a: &PyReadonlyArray2<'_, i64>, name: &str) -> PyResult<Vec<[i64; 3]>> {
+    let shape = a.shape();
+    if shape[1] != 3 {
+        return Err(invalid(format!("{name} must have shape (M, 3); got {shape:?}")));
+    }
+    let view = a.as_array();
+    Ok(view.rows().into_iter().map(|r| [r[0], r[1], r[2]]).collect())
+}
+
+/// Points → new `(N, 3)` float64 array.
+pub fn points_to_py<'py>(py: Python<'py>, p: &[Vec3<f64>]) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let flat: Vec<f64> = p.iter().flat_map(|v| [v.x, v.y, v.z]).collect();
+    PyArray1::from_vec(py, flat).reshape([p.len(), 3])
+}
+
+/// Rows of `K` u32 → new `(N, K)` int64 array.
+pub fn rows_to_py<'py, const K: usize>(py: Python<'py>, rows: &[[u32; K]]) -> PyResult<Bound<'py, PyArray2<i64>>> {
+    let flat: Vec<i64> = rows.iter().flat_map(|r| r.iter().map(|&i| i as i64)).collect();
+    PyArray1::from_vec(py, flat).reshape([rows.len(), K])
+}
+
+/// A 3-tuple → `Vec3`.
+pub fn v3(t: (f64, f64, f64)) -> Vec3<f64> {
+    Vec3::new(t.0, t.1, t.2)
+}

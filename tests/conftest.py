@@ -1,0 +1,21 @@
+"""Shared pytest fixtures."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import crumple as cr
+
+
+@pytest.fixture(scope="session")
+def gpu_or_skip() -> None:
+    """Skip a GPU test with the reason when no adapter exists, unless
+    CRUMPLE_REQUIRE_GPU=1 (CI), where a missing adapter is a failure."""
+    if cr.backend.gpu_available():
+        return
+    reason = cr.backend._probe()[1]
+    if os.environ.get("CRUMPLE_REQUIRE_GPU") == "1":
+        pytest.fail(f"CRUMPLE_REQUIRE_GPU=1 but no GPU adapter: {reason}")
+    pytest.skip(f"no GPU adapter: {reason}")

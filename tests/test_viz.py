@@ -1,0 +1,43 @@
+"""Headless pictures through polyscope's EGL backend."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import crumple as cr
+
+
+def test_screenshot_is_not_blank(tmp_path: Path) -> None:
+    """A rendered scene PNG has the asked size and many non-background pixels
+    of each registered colour family."""
+    pytest.importorskip("polyscope")
+    Image = pytest.importorskip("PIL.Image")
+    import crumple.viz as viz
+
+    g = cr.geometry.grid_mesh(size=(1, 1), resolution=(8, 8), center=(0, 0.5, 0))
+    s = cr.geometry.uv_sphere(radius=0.3)
+    pts = cr.geometry.sample_sphere(center=(0.6, 0.3, 0), radius=0.1, spacing=0.03)
+    p = viz.screenshot({"cloth": g, "ball": s, "sand": pts}, tmp_path / "shot.png", size=(320, 240))
+    img = np.asarray(Image.open(p).convert("RGB")).astype(int)
+    assert img.shape == (240, 320, 3)
+    background = img[0, 0]
+    differs = np.abs(img - background).sum(axis=2) > 30
+    assert differs.mean() > 0.05, f"only {differs.mean():.3%} of pixels differ from the background"
+    # more than a couple of colours: shading of three objects
+    assert len(np.unique(img.reshape(-1, 3) // 16, axis=0)) > 10
+
+
+def test_screenshot_rejects_bad_arguments(tmp_path: Path) -> None:
+    """Wrong extension, nothing to draw, or bad arrays raise InvalidInputError."""
+    pytest.importorskip("polyscope")
+    import crumple.viz as viz
+
+    with pytest.raises(cr.InvalidInputError, match="png"):
+        viz.screenshot([np.zeros((3, 3))], tmp_path / "a.jpg")
+    with pytest.raises(cr.InvalidInputError, match="nothing to show"):
+        viz.screenshot([], tmp_path / "a.png")
+    with pytest.raises(cr.InvalidInputError, match=r"shape \(N, 3\)"):
+        viz.screenshot([np.zeros((3, 2))], tmp_path / "a.png")
