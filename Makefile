@@ -45,8 +45,10 @@ lint: $(VENV)/.deps
 rust-test: sysdeps
 	CRUMPLE_REQUIRE_GPU=1 cargo test $(CARGO_FLAGS)
 
+# The hand-written stub must match the compiled module; the package must type-check.
 stubtest: build
 	$(VPY) -m mypy.stubtest crumple._core --allowlist stubtest-allowlist.txt
+	$(VPY) -m mypy python/crumple
 
 py-test: build sysdeps
 	CRUMPLE_REQUIRE_GPU=1 $(VPY) -m pytest -q

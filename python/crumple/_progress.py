@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from tqdm.auto import tqdm
+from tqdm.auto import tqdm  # type: ignore[import-untyped]
 
 __all__ = ["progress"]
 

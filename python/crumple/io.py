@@ -54,9 +54,10 @@ def load_mesh(path: PathLike) -> TriMesh:
         m = trimesh.load(str(p), force="mesh", process=False)
     except Exception as e:  # trimesh raises many types for bad files
         raise MeshError(f"could not read a triangle mesh from {str(p)!r}: {e}") from e
-    if not hasattr(m, "faces") or len(m.faces) == 0:
+    faces = getattr(m, "faces", None)
+    if faces is None or len(faces) == 0:
         raise MeshError(f"{str(p)!r} holds no triangles")
-    return TriMesh(np.asarray(m.vertices, dtype=np.float64), np.asarray(m.faces, dtype=np.int64))
+    return TriMesh(np.asarray(getattr(m, "vertices"), dtype=np.float64), np.asarray(faces, dtype=np.int64))
 
 
 def _mesh_arrays(mesh: Any, faces: Any = None) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
@@ -143,8 +144,9 @@ def save_checkpoint(path: PathLike, arrays: Mapping[str, npt.ArrayLike], meta: M
             raise InvalidInputError(f"checkpoint array names may not start with '__': {k!r}")
     header = {"format": "crumple-checkpoint", "version": CHECKPOINT_VERSION, "meta": dict(meta or {})}
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(str(path), __header__=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8),
-                        **{k: np.asarray(v) for k, v in arrays.items()})
+    payload: dict[str, Any] = {k: np.asarray(v) for k, v in arrays.items()}
+    payload["__header__"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+    np.savez_compressed(str(path), **payload)
     return Path(path)
 
 

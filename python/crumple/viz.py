@@ -47,12 +47,12 @@ def _polyscope(headless: bool) -> Any:
     except ImportError as e:  # pragma: no cover - depends on the install
         raise CrumpleError("crumple.viz needs polyscope: pip install 'crumple[viz]'") from e
     if _initialised is None:
-        backend = ""
+        backend: Any = ""
         if headless or not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
             ps.set_allow_headless_backends(True)
             backend = "openGL3_egl"
         try:
-            ps.init(backend)
+            ps.init(backend or "auto")
         except Exception as e:
             raise CrumpleError(
                 f"polyscope could not start its {backend or 'default'} backend ({e}). Headless rendering needs "

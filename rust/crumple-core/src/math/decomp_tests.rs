@@ -458,16 +458,19 @@ fn zz_sweeps() {
     let t = Instant::now();
     let mut acc = 0.0f32;
     for m in &mats { acc += svd3(m).sigma.z; }
+    println!("sweeps {}", super::svd::SW.swap(0, std::sync::atomic::Ordering::Relaxed) as f64 / mats.len() as f64);
     println!("svd3 f32: {:.1} ns/call ({acc})", t.elapsed().as_nanos() as f64 / mats.len() as f64);
     let t = Instant::now();
     for m in &mats { acc += qr3(m).r.m[2][2]; }
     println!("qr3 f32: {:.1} ns/call ({acc})", t.elapsed().as_nanos() as f64 / mats.len() as f64);
     let t = Instant::now();
     for m in &mats { acc += sym_eigen3(m).eigenvalues.z; }
+    println!("sweeps eig {}", super::eigen::SWE.swap(0, std::sync::atomic::Ordering::Relaxed) as f64 / mats.len() as f64);
     println!("sym_eigen3 f32: {:.1} ns/call ({acc})", t.elapsed().as_nanos() as f64 / mats.len() as f64);
     let m64: Vec<Mat3<f64>> = mats.iter().map(|m| m.cast()).collect();
     let t = Instant::now();
     let mut acc = 0.0f64;
     for m in &m64 { acc += svd3(m).sigma.z; }
+    println!("sweeps {}", super::svd::SW.swap(0, std::sync::atomic::Ordering::Relaxed) as f64 / mats.len() as f64);
     println!("svd3 f64: {:.1} ns/call ({acc})", t.elapsed().as_nanos() as f64 / mats.len() as f64);
 }

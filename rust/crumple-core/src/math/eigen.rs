@@ -119,7 +119,8 @@ pub fn sym_eigen3<T: Real>(a: &Mat3<T>) -> SymEigen3<T> {
         }
     }
     let floor = T::EPSILON * T::EPSILON;
-    for _ in 0..MAX_SWEEPS {
+    for sw in 0..MAX_SWEEPS {
+        SWE.fetch_max(sw + 1, std::sync::atomic::Ordering::Relaxed);
         let mut rotated = false;
         for (p, r) in [(0usize, 1usize), (0, 2), (1, 2)] {
             let (app, arr, apr) = (m.m[p][p], m.m[r][r], m.m[p][r]);
@@ -217,3 +218,5 @@ mod tests {
         }
     }
 }
+
+pub static SWE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);

@@ -85,7 +85,8 @@ pub fn svd3<T: Real>(a: &Mat3<T>) -> Svd3<T> {
         }
     }
 
-    for _ in 0..MAX_SWEEPS {
+    for sw in 0..MAX_SWEEPS {
+        SW.fetch_max(sw + 1, std::sync::atomic::Ordering::Relaxed);
         let mut rotated = false;
         for (p, q) in [(0usize, 1usize), (0, 2), (1, 2)] {
             let (bp, bq) = (b.col(p), b.col(q));
@@ -182,3 +183,5 @@ mod tests {
         assert_eq!(s, s.transpose());
     }
 }
+
+pub static SW: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);

@@ -27,6 +27,8 @@ struct ScanParams {
 const WORKGROUP_SIZE: u32 = 256u;
 const ITEMS_PER_INVOCATION: u32 = 4u;
 const BLOCK_SIZE: u32 = 1024u;
+// sqrt(WORKGROUP_SIZE): segment length and count of the raking scan.
+const SEGMENTS: u32 = 16u;
 
 @group(0) @binding(0) var<uniform> params: ScanParams;
 @group(0) @binding(1) var<storage, read_write> data: array<u32>;
@@ -34,32 +36,48 @@ const BLOCK_SIZE: u32 = 1024u;
 
 var<workgroup> tile: array<u32, BLOCK_SIZE>;
 var<workgroup> partial: array<u32, WORKGROUP_SIZE>;
+var<workgroup> segment_sums: array<u32, SEGMENTS>;
+var<workgroup> workgroup_total: u32;
 
 // Linear block index of a workgroup in a grid of up to 65535 x 65535 groups.
 fn block_index(group: vec3<u32>, groups: vec3<u32>) -> u32 {
     return group.x + group.y * groups.x;
 }
 
-// Exclusive scan of one value per invocation across the workgroup
-// (Hillis-Steele, log2(256) = 8 steps). Returns (exclusive prefix, total).
-// Must be called from uniform control flow.
+// Exclusive scan of one value per invocation across the workgroup. Returns
+// (exclusive prefix, workgroup total). Must be called from uniform control
+// flow, once per dispatch (it does not wait before `partial` is reused).
+//
+// Raking in two levels of 16 (16 x 16 = WORKGROUP_SIZE): 16 invocations scan
+// 16 values each serially, one invocation scans the 16 segment sums. That is
+// three barriers where a Hillis-Steele scan needs sixteen; barriers dominate
+// on software adapters (lavapipe switches coroutines at each one), and on
+// hardware the 32 serial steps cost about as much as 8 barrier-separated ones.
 fn workgroup_exclusive_scan(lid: u32, value: u32) -> vec2<u32> {
     partial[lid] = value;
     workgroupBarrier();
-    for (var stride = 1u; stride < WORKGROUP_SIZE; stride = stride * 2u) {
-        var left = 0u;
-        if (lid >= stride) {
-            left = partial[lid - stride];
+    if (lid < SEGMENTS) {
+        var running = 0u;
+        for (var j = 0u; j < SEGMENTS; j += 1u) {
+            let idx = lid * SEGMENTS + j;
+            let v = partial[idx];
+            partial[idx] = running;
+            running += v;
         }
-        workgroupBarrier();
-        partial[lid] = partial[lid] + left;
-        workgroupBarrier();
+        segment_sums[lid] = running;
     }
-    let inclusive = partial[lid];
-    let total = partial[WORKGROUP_SIZE - 1u];
-    // Callers may scan again; nobody may overwrite `partial` before all read it.
     workgroupBarrier();
-    return vec2<u32>(inclusive - value, total);
+    if (lid == 0u) {
+        var running = 0u;
+        for (var j = 0u; j < SEGMENTS; j += 1u) {
+            let v = segment_sums[j];
+            segment_sums[j] = running;
+            running += v;
+        }
+        workgroup_total = running;
+    }
+    workgroupBarrier();
+    return vec2<u32>(partial[lid] + segment_sums[lid / SEGMENTS], workgroup_total);
 }
 
 @compute @workgroup_size(256)

@@ -1,0 +1,86 @@
+"""`make bench`: run every benchmark and print one JSON summary.
+
+Benchmarks are measurements, not tests: nothing here passes or fails. Each
+part writes its own JSON under ``bench-out/``; this script collects them into
+``bench-out/summary.json`` and prints it.
+
+Parts:
+- ``gpu_primitives``: criterion benches of the Rust core (prefix sum and radix
+  sort, CPU twin vs the wgpu adapter), read back from criterion's output.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "bench-out"
+
+
+def criterion_results(group_filter: str | None = None) -> list[dict[str, object]]:
+    """Read criterion's estimates: mean time and elements/s for each bench."""
+    base = ROOT / "target" / "criterion"
+    rows: list[dict[str, object]] = []
+    for est in sorted(base.glob("**/new/estimates.json")):
+        bench = json.loads((est.parent / "benchmark.json").read_text())
+        if group_filter and not str(bench.get("group_id", "")).startswith(group_filter):
+            continue
+        mean_ns = json.loads(est.read_text())["mean"]["point_estimate"]
+        elements = (bench.get("throughput") or {}).get("Elements")
+        rows.append({
+            "group": bench.get("group_id"),
+            "function": bench.get("function_id"),
+            "size": bench.get("value_str"),
+            "mean_s": mean_ns * 1e-9,
+            "elements_per_s": (elements / (mean_ns * 1e-9)) if elements else None,
+        })
+    return rows
+
+
+def ratios(rows: list[dict[str, object]]) -> list[dict[str, object]]:
+    """GPU/CPU throughput ratio for each (group, size) with both backends."""
+    by: dict[tuple[object, object], dict[str, float]] = {}
+    for r in rows:
+        fn = str(r["function"])
+        backend = "gpu" if "gpu" in fn else "cpu" if "cpu" in fn else fn
+        if isinstance(r["elements_per_s"], float):
+            by.setdefault((r["group"], r["size"]), {})[backend] = r["elements_per_s"]
+    out = []
+    for (g, s), d in sorted(by.items(), key=lambda kv: str(kv[0])):
+        if "cpu" in d and "gpu" in d:
+            out.append({"group": g, "size": s, "gpu_over_cpu": d["gpu"] / d["cpu"]})
+    return out
+
+
+def run_gpu_primitives() -> dict[str, object]:
+    env = dict(os.environ)
+    cmd = ["cargo", "bench", "--locked", "-p", "crumple-core", "--bench", "gpu_primitives", "--",
+           "--warm-up-time", "1", "--measurement-time", "3"]
+    print("+", " ".join(cmd), file=sys.stderr)
+    subprocess.run(cmd, cwd=ROOT, env=env, check=True)
+    rows = criterion_results()
+    sys.path.insert(0, str(ROOT / "python"))
+    try:
+        import crumple as cr
+
+        adapter = cr.backend.gpu_adapter()["name"] if cr.backend.gpu_available() else None
+        threads = cr._core.num_threads()
+    except Exception:  # the extension may not be built when running this alone
+        adapter, threads = None, None
+    return {"adapter": adapter, "cpu_threads": threads, "results": rows, "ratios": ratios(rows)}
+
+
+def main() -> int:
+    OUT.mkdir(exist_ok=True)
+    summary = {"gpu_primitives": run_gpu_primitives()}
+    (OUT / "summary.json").write_text(json.dumps(summary, indent=2))
+    print(json.dumps(summary, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
