@@ -16,10 +16,22 @@ use crumple_core::gpu::{
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
-/// Sizes around the 256-invocation workgroup and 1024-element block edges,
-/// past 65536 (more than 64 blocks: a two-level scan) and a million (three
-/// levels).
-const SIZES: [usize; 8] = [1, 2, 255, 256, 257, 1000, 65_536 + 1, 1_000_000];
+/// Sizes around the 256-invocation workgroup, the 2048-element scan block and
+/// the 4096-pair sort block, past 65536 (a two-level scan) and a million.
+const SIZES: [usize; 12] = [
+    1,
+    2,
+    255,
+    256,
+    257,
+    1000,
+    2049,
+    4095,
+    4096,
+    4097,
+    65_536 + 1,
+    1_000_000,
+];
 const TEN_MILLION: usize = 10_000_000;
 
 fn gpu() -> Option<Arc<GpuContext>> {

@@ -82,7 +82,7 @@ fn mark_band(grid: &Grid, tris: &[[Vec3<f64>; 3]], normals: &[Vec3<f64>]) -> Vec
 ///    closed, consistently oriented mesh (Bærentzen & Aanæs 2005).
 /// 2. Other nodes: closest-triangle propagation by fast sweeping (as in
 ///    Bridson's `makelevelset3`): each node tries the nearest triangles of
-///    its upwind neighbours in eight sweep orders, twice. The result is the
+///    its upwind neighbours in eight sweep orders. The result is the
 ///    exact distance to some triangle — in practice the nearest one. The
 ///    sign is copied from the neighbour the triangle came from: no segment
 ///    between such a node and a neighbour crosses the surface, since the
@@ -146,7 +146,7 @@ pub(crate) fn sample(
             inside: &mut inside,
             fixed: &fixed,
         };
-        for _ in 0..2 {
+        for _ in 0..SWEEP_PASSES {
             for s in [
                 [1, 1, 1],
                 [-1, -1, -1],
@@ -167,6 +167,15 @@ pub(crate) fn sample(
         .collect()
 }
 
+/// Passes of the eight sweep orders. One pass reaches every node; a second
+/// doubles the cost and changed the worst far-field error by < 1% in tests
+/// (spheres, torus: worst 0.06·dx over the exact distance, 1–3% of far
+/// nodes not exact).
+const SWEEP_PASSES: usize = 1;
+
+/// State of the closest-triangle propagation: per node the distance to
+/// its current triangle (`∞` if none yet), that triangle, the sign, and
+/// whether the node is in the exact band (never changed).
 struct Sweep<'a> {
     grid: &'a Grid,
     tris: &'a [[Vec3<f64>; 3]],
@@ -177,87 +186,159 @@ struct Sweep<'a> {
 }
 
 impl Sweep<'_> {
-    /// One pass over the grid in the direction `s` (±1 per axis): each free
-    /// node tries the triangles of its up to 7 upwind neighbours.
+    /// One sweep in the direction `s` (±1 per axis): each free node tries
+    /// the triangles of its up to 7 upwind neighbours. Nodes are visited by
+    /// diagonal planes `i' + j' + k' = q` (in sweep-oriented coordinates):
+    /// all upwind neighbours of a plane lie on earlier planes, so the nodes
+    /// of one plane are independent and are updated in parallel, with a
+    /// result that does not depend on the number of threads.
     fn sweep(&mut self, s: [i64; 3]) {
         let [nx, ny, nz] = self.grid.resolution;
-        let order = |c: usize, n: usize, s: i64| if s > 0 { c } else { n - 1 - c };
-        for kk in 0..nz {
-            let k = order(kk, nz, s[2]);
-            for jj in 0..ny {
-                let j = order(jj, ny, s[1]);
-                for ii in 0..nx {
-                    let i = order(ii, nx, s[0]);
+        let orient = |c: usize, n: usize, s: i64| if s > 0 { c } else { n - 1 - c };
+        let mut plane: Vec<usize> = Vec::new();
+        for q in 0..(nx + ny + nz - 2) {
+            plane.clear();
+            for kk in q.saturating_sub((nx - 1) + (ny - 1))..=q.min(nz - 1) {
+                let rest = q - kk;
+                for jj in rest.saturating_sub(nx - 1)..=rest.min(ny - 1) {
+                    let ii = rest - jj;
+                    let (i, j, k) = (orient(ii, nx, s[0]), orient(jj, ny, s[1]), orient(kk, nz, s[2]));
                     let here = self.grid.index(i, j, k);
-                    if self.fixed[here] {
-                        continue;
+                    if !self.fixed[here] {
+                        plane.push(here);
                     }
-                    let p = self.grid.node(i, j, k);
-                    for m in 1..8usize {
-                        let off = [(m & 1) as i64, ((m >> 1) & 1) as i64, ((m >> 2) & 1) as i64];
-                        let ni = i as i64 - off[0] * s[0];
-                        let nj = j as i64 - off[1] * s[1];
-                        let nk = k as i64 - off[2] * s[2];
-                        if ni < 0 || nj < 0 || nk < 0 || ni >= nx as i64 || nj >= ny as i64 || nk >= nz as i64
-                        {
-                            continue;
-                        }
-                        let there = self.grid.index(ni as usize, nj as usize, nk as usize);
-                        let t = self.tri[there];
-                        if t == NONE || t == self.tri[here] {
-                            continue;
-                        }
-                        let [a, b, c] = self.tris[t as usize];
-                        let d = (p - triangle::closest_point(p, a, b, c).0).norm();
-                        if d < self.dist[here] {
-                            self.dist[here] = d;
-                            self.tri[here] = t;
-                            self.inside[here] = self.inside[there];
-                        }
-                    }
+                }
+            }
+            let this = &*self;
+            let updates: Vec<Option<(f64, u32, bool)>> =
+                plane.par_iter().map(|&here| this.best_upwind(here, s)).collect();
+            for (&here, u) in plane.iter().zip(updates) {
+                if let Some((d, t, ins)) = u {
+                    self.dist[here] = d;
+                    self.tri[here] = t;
+                    self.inside[here] = ins;
                 }
             }
         }
     }
+
+    /// The best improvement for node `here` from its upwind neighbours'
+    /// triangles, if any.
+    fn best_upwind(&self, here: usize, s: [i64; 3]) -> Option<(f64, u32, bool)> {
+        let [nx, ny, nz] = self.grid.resolution;
+        let (i, j, k) = self.grid.coords(here);
+        let p = self.grid.node(i, j, k);
+        let mut best = (self.dist[here], self.tri[here], self.inside[here]);
+        let mut improved = false;
+        // Neighbours often share triangles: evaluate each one once.
+        let mut tried = [NONE; 7];
+        let mut num_tried = 0;
+        for m in 1..8usize {
+            let off = [(m & 1) as i64, ((m >> 1) & 1) as i64, ((m >> 2) & 1) as i64];
+            let ni = i as i64 - off[0] * s[0];
+            let nj = j as i64 - off[1] * s[1];
+            let nk = k as i64 - off[2] * s[2];
+            if ni < 0 || nj < 0 || nk < 0 || ni >= nx as i64 || nj >= ny as i64 || nk >= nz as i64 {
+                continue;
+            }
+            let there = self.grid.index(ni as usize, nj as usize, nk as usize);
+            let t = self.tri[there];
+            if t == NONE || t == best.1 || tried[..num_tried].contains(&t) {
+                continue;
+            }
+            tried[num_tried] = t;
+            num_tried += 1;
+            // Triangle inequality: the neighbour is at dist[there] from t, so
+            // this node is at least that minus their separation from it.
+            let sep = ((off[0] + off[1] + off[2]) as f64).sqrt() * self.grid.dx;
+            if self.dist[there] - sep >= best.0 {
+                continue;
+            }
+            let [a, b, c] = self.tris[t as usize];
+            let d = (p - triangle::closest_point(p, a, b, c).0).norm();
+            if d < best.0 {
+                best = (d, t, self.inside[there]);
+                improved = true;
+            }
+        }
+        improved.then_some(best)
+    }
 }
 
 #[cfg(test)]
-mod perf_tmp {
+mod tests {
     use super::*;
     use crate::collide::mesh_check::{check_mesh, pseudonormals};
-    fn run(m: &crate::collide::test_util::TestMesh, dx: f64, pad: f64, brute: bool) {
+    use crate::collide::test_util::{TestMesh, icosphere, torus};
+
+    /// Samples `m` and compares every node with the exact unsigned distance
+    /// (BVH query at every node): exact inside the band, within
+    /// `far_tol·dx` beyond it, never below the exact value.
+    fn check_against_exact(m: &TestMesh, dx: f64, padding: f64, far_tol: f64) {
         let tris = check_mesh(&m.vertices, &m.faces).unwrap();
-        let pn = pseudonormals(m.vertices.len(), &m.faces, &tris).unwrap();
+        let normals = pseudonormals(m.vertices.len(), &m.faces, &tris).unwrap();
         let mut lo = Vec3::splat(f64::INFINITY);
-        let mut hi = -lo;
-        for v in &m.vertices { lo = lo.component_min(*v); hi = hi.component_max(*v); }
-        let lower = lo - Vec3::splat(pad * dx);
-        let n = |a: usize| (((hi[a] - lo[a]) / dx).ceil() + 2.0 * pad) as usize + 1;
-        let grid = Grid { lower, dx, resolution: [n(0), n(1), n(2)] };
-        let t = std::time::Instant::now();
-        let v = sample(&grid, &tris, &m.faces, &pn);
-        println!("{} tris {:?}: {:?}", m.faces.len(), grid.resolution, t.elapsed());
-        if brute {
-            let bvh = Bvh::build(&tris);
-            let mut worst: f64 = 0.0;
-            let mut nbad = 0;
-            for (idx, &val) in v.iter().enumerate() {
-                let (i, j, k) = grid.coords(idx);
-                let c = bvh.closest(&tris, grid.node(i, j, k), 0);
-                let e = (val.abs() - c.dist2.sqrt()).abs();
-                if e > 1e-12 { nbad += 1; }
-                worst = worst.max(e);
-            }
-            println!("  far-field worst {worst:e} ({:.3} dx), {nbad} of {} nodes inexact", worst / dx, v.len());
+        let mut hi = Vec3::splat(f64::NEG_INFINITY);
+        for &v in &m.vertices {
+            lo = lo.component_min(v);
+            hi = hi.component_max(v);
         }
+        let n = |a: usize| (((hi[a] - lo[a]) / dx).ceil() + 2.0 * padding) as usize + 1;
+        let grid = Grid {
+            lower: lo - Vec3::splat(padding * dx),
+            dx,
+            resolution: [n(0), n(1), n(2)],
+        };
+        let values = sample(&grid, &tris, &m.faces, &normals);
+        let bvh = Bvh::build(&tris);
+        let (mut far, mut inexact) = (0, 0);
+        for (idx, &v) in values.iter().enumerate() {
+            let (i, j, k) = grid.coords(idx);
+            let exact = bvh.closest(&tris, grid.node(i, j, k), 0).dist2.sqrt();
+            let err = v.abs() - exact;
+            assert!(err > -1e-12, "node {idx}: {v} below exact {exact}");
+            if exact <= EXACT_BAND_CELLS * dx {
+                assert!(err < 1e-12, "band node {idx}: {v} vs exact {exact}");
+            } else {
+                far += 1;
+                inexact += usize::from(err > 1e-12);
+                assert!(err < far_tol * dx, "far node {idx}: {v} vs exact {exact}");
+            }
+        }
+        assert!(
+            far > 1000 && inexact * 10 < far,
+            "{inexact} of {far} far nodes inexact"
+        );
     }
+
     #[test]
-    fn perf_tmp_big() {
-        use crate::collide::test_util::*;
-        run(&icosphere(Vec3::zero(), 0.5, 6), 1.0 / 120.0, 4.0, false);
-        run(&icosphere(Vec3::zero(), 0.5, 3), 1.0 / 120.0, 30.0, false);
-        run(&icosphere(Vec3::zero(), 0.5, 4), 1.0 / 60.0, 4.0, true);
-        run(&torus(0.5, 0.2, 48, 24), 1.0 / 60.0, 10.0, true);
-        run(&uv_sphere(Vec3::zero(), 0.5, 48, 24), 1.0 / 60.0, 10.0, true);
+    fn band_is_exact_and_far_field_close() {
+        check_against_exact(&icosphere(Vec3::zero(), 0.5, 4), 1.0 / 60.0, 4.0, 0.1);
+        check_against_exact(&torus(0.5, 0.2, 48, 24), 1.0 / 60.0, 10.0, 0.1);
+    }
+
+    #[test]
+    fn band_marks_every_node_near_the_surface() {
+        let m = torus(0.5, 0.2, 24, 12);
+        let tris = check_mesh(&m.vertices, &m.faces).unwrap();
+        let normals = pseudonormals(m.vertices.len(), &m.faces, &tris).unwrap();
+        let dx = 0.03;
+        let grid = Grid {
+            lower: Vec3::new(-0.8, -0.3, -0.8),
+            dx,
+            resolution: [54, 21, 54],
+        };
+        let marked = mark_band(&grid, &tris, &normals.face);
+        let bvh = Bvh::build(&tris);
+        let mut count = 0;
+        for (idx, &mk) in marked.iter().enumerate() {
+            let (i, j, k) = grid.coords(idx);
+            let d = bvh.closest(&tris, grid.node(i, j, k), 0).dist2.sqrt();
+            if d <= EXACT_BAND_CELLS * dx {
+                assert!(mk, "node {idx} at distance {d} not marked");
+                count += 1;
+            }
+        }
+        assert!(count > 1000 && marked.iter().filter(|&&m| m).count() < marked.len());
     }
 }

@@ -89,40 +89,55 @@ fn new_instance() -> wgpu::Instance {
     wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle().with_env())
 }
 
-/// Hardware first, then a software adapter. Returns the adapter or a
-/// message that says how to get one.
-fn select_adapter(instance: &wgpu::Instance) -> std::result::Result<wgpu::Adapter, String> {
-    let hardware = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
-        power_preference: wgpu::PowerPreference::HighPerformance,
-        force_fallback_adapter: false,
+fn request(
+    instance: &wgpu::Instance,
+    power_preference: wgpu::PowerPreference,
+    force_fallback_adapter: bool,
+) -> std::result::Result<wgpu::Adapter, String> {
+    pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+        power_preference,
+        force_fallback_adapter,
         compatible_surface: None,
         apply_limit_buckets: false,
-    }));
-    let hardware_error = match hardware {
-        Ok(adapter) if adapter.get_info().device_type != wgpu::DeviceType::Cpu => {
-            return Ok(adapter);
+    }))
+    .map_err(|e| e.to_string())
+}
+
+fn is_cpu(adapter: &wgpu::Adapter) -> bool {
+    adapter.get_info().device_type == wgpu::DeviceType::Cpu
+}
+
+/// Adapters to try, best first: a hardware adapter, then a software one.
+/// Both are returned so that a hardware adapter whose device cannot be
+/// created (broken driver, limits) still leaves the software one. Errs with
+/// a message that says how to get an adapter when there is none.
+fn candidate_adapters(instance: &wgpu::Instance) -> std::result::Result<Vec<wgpu::Adapter>, String> {
+    let mut out = Vec::new();
+    // wgpu ranks CPU adapters last for HighPerformance, so a Cpu answer here
+    // means there is no hardware adapter; it is still the software candidate.
+    let first = request(instance, wgpu::PowerPreference::HighPerformance, false);
+    let first_error = match first {
+        Ok(a) => {
+            out.push(a);
+            String::new()
         }
-        // wgpu ranks CPU adapters last, so a Cpu answer here means there is
-        // no hardware adapter; it is still our software candidate.
-        Ok(adapter) => return Ok(adapter),
-        Err(e) => e.to_string(),
+        Err(e) => e,
     };
-    let fallback = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
-        power_preference: wgpu::PowerPreference::None,
-        force_fallback_adapter: true,
-        compatible_surface: None,
-        apply_limit_buckets: false,
-    }));
-    if let Ok(adapter) = fallback {
-        return Ok(adapter);
+    if !out.iter().any(is_cpu) {
+        if let Ok(a) = request(instance, wgpu::PowerPreference::None, true) {
+            out.push(a);
+        } else {
+            // Some drivers do not flag themselves as fallback adapters; take
+            // any CPU device the instance can see.
+            let all = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
+            out.extend(all.into_iter().find(is_cpu));
+        }
     }
-    // Some drivers do not flag themselves as fallback adapters; take any CPU
-    // device the instance can see.
-    let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
-    adapters
-        .into_iter()
-        .find(|a| a.get_info().device_type == wgpu::DeviceType::Cpu)
-        .ok_or_else(|| format!("no GPU adapter found ({hardware_error}); {NO_ADAPTER_HINT}"))
+    if out.is_empty() {
+        Err(format!("no GPU adapter found ({first_error}); {NO_ADAPTER_HINT}"))
+    } else {
+        Ok(out)
+    }
 }
 
 /// Cheap check used by `crumple info`: which adapter [`GpuContext::shared`]
@@ -132,9 +147,36 @@ pub fn probe() -> Option<AdapterSummary> {
         return Some(ctx.summary.clone());
     }
     let instance = new_instance();
-    select_adapter(&instance)
+    candidate_adapters(&instance)
         .ok()
+        .and_then(|c| c.into_iter().next())
         .map(|a| AdapterSummary::from_info(&a.get_info()))
+}
+
+fn request_device(
+    adapter: &wgpu::Adapter,
+) -> std::result::Result<(wgpu::Device, wgpu::Queue), wgpu::RequestDeviceError> {
+    let available = adapter.limits();
+    // WebGPU's defaults are enough for every kernel (256 invocations and
+    // 16 KiB of workgroup memory per group) and keep the code portable;
+    // older hardware that cannot meet them gets the downlevel set.
+    let mut required = if wgpu::Limits::default().check_limits(&available) {
+        wgpu::Limits::default()
+    } else {
+        wgpu::Limits::downlevel_defaults()
+    };
+    // Spec §10.3: the default 128 MiB storage binding caps arrays at 32M
+    // u32; ask for all the adapter offers so large scenes fit.
+    required.max_storage_buffer_binding_size = available.max_storage_buffer_binding_size;
+    required.max_buffer_size = available.max_buffer_size;
+    pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+        label: Some("crumple"),
+        required_features: wgpu::Features::empty(),
+        required_limits: required,
+        experimental_features: wgpu::ExperimentalFeatures::disabled(),
+        memory_hints: wgpu::MemoryHints::Performance,
+        trace: wgpu::Trace::Off,
+    }))
 }
 
 impl GpuContext {
@@ -145,41 +187,41 @@ impl GpuContext {
     /// Prefer [`GpuContext::shared`]; a second device doubles driver memory
     /// and compile time.
     pub fn new() -> Result<Self> {
+        // Instance and device creation call into the driver; wgpu turns some
+        // driver failures into panics. Those must reach the user as an
+        // unavailable backend (the CPU backend still works), not abort the
+        // caller, so they are caught here.
+        std::panic::catch_unwind(Self::create).unwrap_or_else(|panic| {
+            let what = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("unknown panic");
+            Err(Error::Backend(format!(
+                "the GPU driver failed while creating a device ({what}); update the driver or \
+                 use backend=\"cpu\""
+            )))
+        })
+    }
+
+    fn create() -> Result<Self> {
         let instance = new_instance();
-        let adapter = select_adapter(&instance).map_err(Error::Backend)?;
-        let info = adapter.get_info();
-        let summary = AdapterSummary::from_info(&info);
+        let mut failures = Vec::new();
+        for adapter in candidate_adapters(&instance).map_err(Error::Backend)? {
+            let summary = AdapterSummary::from_info(&adapter.get_info());
+            match request_device(&adapter) {
+                Ok((device, queue)) => return Ok(Self::from_device(device, queue, summary)),
+                Err(e) => failures.push(format!("'{}' ({}): {e}", summary.name, summary.device_type)),
+            }
+        }
+        Err(Error::Backend(format!(
+            "could not create a GPU device on any adapter: {}; update the driver or use \
+             backend=\"cpu\"",
+            failures.join("; ")
+        )))
+    }
 
-        let available = adapter.limits();
-        // WebGPU's defaults are enough for every kernel (256 invocations and
-        // 16 KiB of workgroup memory per group) and keep the code portable;
-        // older hardware that cannot meet them gets the downlevel set.
-        let mut required = if wgpu::Limits::default().check_limits(&available) {
-            wgpu::Limits::default()
-        } else {
-            wgpu::Limits::downlevel_defaults()
-        };
-        // Spec §10.3: the default 128 MiB storage binding caps arrays at 32M
-        // u32; ask for all the adapter offers so large scenes fit.
-        required.max_storage_buffer_binding_size = available.max_storage_buffer_binding_size;
-        required.max_buffer_size = available.max_buffer_size;
-
-        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-            label: Some("crumple"),
-            required_features: wgpu::Features::empty(),
-            required_limits: required,
-            experimental_features: wgpu::ExperimentalFeatures::disabled(),
-            memory_hints: wgpu::MemoryHints::Performance,
-            trace: wgpu::Trace::Off,
-        }))
-        .map_err(|e| {
-            Error::Backend(format!(
-                "could not create a device on GPU adapter '{}' ({}): {e}; update the driver or \
-                 use backend=\"cpu\"",
-                summary.name, summary.device_type
-            ))
-        })?;
-
+    fn from_device(device: wgpu::Device, queue: wgpu::Queue, summary: AdapterSummary) -> Self {
         let uncaptured = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&uncaptured);
         device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
@@ -192,7 +234,7 @@ impl GpuContext {
         });
 
         let limits = device.limits();
-        Ok(Self {
+        Self {
             device,
             queue,
             summary,
@@ -201,7 +243,7 @@ impl GpuContext {
             pipelines: Mutex::new(HashMap::new()),
             uncaptured,
             lost,
-        })
+        }
     }
 
     /// The process-wide context, created on first use. A failure is cached

@@ -156,7 +156,7 @@ fn split_digit_major<'a>(mut out: &'a mut [u32], hists: &[[usize; CPU_RADIX]]) -
 pub(crate) const SHADER_NAME: &str = "radix_sort_pairs_u32";
 pub(crate) const SHADER: &str = include_str!("shaders/radix_sort_pairs_u32.wgsl");
 /// Pairs per workgroup; equals `BLOCK_SIZE` in the shader.
-pub(crate) const BLOCK_SIZE: u32 = 1024;
+pub(crate) const BLOCK_SIZE: u32 = 4096;
 /// Bits per GPU pass; equals log2(`RADIX`) in the shader.
 pub(crate) const GPU_DIGIT_BITS: u32 = 4;
 const GPU_RADIX: u32 = 1 << GPU_DIGIT_BITS;
@@ -443,15 +443,17 @@ mod tests {
         assert!(SHADER.contains(&format!("const RADIX: u32 = {GPU_RADIX}u;")));
     }
 
-    /// With at most 3 workgroups per grid dimension, a few thousand pairs
-    /// need the 2-D grid for the count, scan and scatter dispatches.
+    /// With at most 3 workgroups per grid dimension, a few blocks of pairs
+    /// need the 2-D grid (with idle workgroups) for the count and scatter
+    /// dispatches.
     #[test]
     fn gpu_sort_2d_grid_matches_cpu() {
         let Some(ctx) = super::super::test_context() else {
             return;
         };
         let mut sorter = GpuRadixSort::new(&ctx).unwrap().with_max_groups_per_dim(3);
-        for (n, key_bits) in [(10 * 1024 + 7, None), (20 * 1024, Some(9)), (5000, Some(3))] {
+        let b = BLOCK_SIZE as usize;
+        for (n, key_bits) in [(4 * b + 7, None), (10 * b, Some(9)), (5 * b - 1, Some(3))] {
             let keys: Vec<u32> = (0..n as u32)
                 .map(|i| i.wrapping_mul(0x9E37_79B9) ^ (i >> 3))
                 .collect();

@@ -54,9 +54,9 @@ fn scan_serial(data: &mut [u32], start: u32) -> u32 {
 pub(crate) const SHADER_NAME: &str = "scan_exclusive_u32";
 pub(crate) const SHADER: &str = include_str!("shaders/scan_exclusive_u32.wgsl");
 /// Elements per workgroup; equals `BLOCK_SIZE` in the shader.
-pub(crate) const BLOCK_SIZE: u32 = 1024;
-/// Parameter slots: one per level. With 1024-element blocks a u32 length
-/// needs at most 4 levels (2^32 → 2^22 → 2^12 → 4 → done).
+pub(crate) const BLOCK_SIZE: u32 = 2048;
+/// Parameter slots: one per level. With 2048-element blocks a u32 length
+/// needs at most 4 levels (2^32 → 2^21 → 2^10, one block).
 const LEVEL_SLOTS: u32 = 8;
 
 /// Mirrors `ScanParams` in the shader.
@@ -291,14 +291,16 @@ mod tests {
     }
 
     /// With at most 3 workgroups per grid dimension, arrays of a few blocks
-    /// already need the 2-D grid and idle workgroups at every level.
+    /// already need the 2-D grid, with idle workgroups; the largest size
+    /// also needs it at its second level.
     #[test]
     fn gpu_scan_2d_grid_matches_cpu() {
         let Some(ctx) = super::super::test_context() else {
             return;
         };
         let mut scan = GpuScan::new(&ctx).unwrap().with_max_groups_per_dim(3);
-        for n in [1usize, 1024, 4 * 1024 + 5, 10 * 1024, 1024 * 1024 + 3] {
+        let b = BLOCK_SIZE as usize;
+        for n in [1, b, 4 * b + 5, 10 * b, 600 * b + 3] {
             let data: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(0x9E37_79B9)).collect();
             let got = scan.scan_exclusive_u32_host(&data).unwrap();
             let mut want = data.clone();

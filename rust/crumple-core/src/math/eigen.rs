@@ -7,8 +7,10 @@
 
 use super::{Mat3, Real, Vec3};
 
-/// Upper bound on cyclic sweeps over the pairs (0,1), (0,2), (1,2). Jacobi converges quadratically;
-/// a 3×3 problem reaches rounding level in 4–6 sweeps in f64, so the bound is only a safety net.
+/// Upper bound on cyclic sweeps over the pairs (0,1), (0,2), (1,2). Jacobi converges quadratically:
+/// over millions of test matrices (random, near-singular, repeated, rank-deficient) both solvers
+/// stopped after at most 6 sweeps including the final check, in f32 and f64, so this bound is only
+/// a safety net.
 pub(super) const MAX_SWEEPS: usize = 16;
 
 /// Cosine and sine of the Jacobi rotation that zeroes the off-diagonal `g` of the symmetric 2×2
@@ -99,9 +101,8 @@ pub fn sym_eigen3<T: Real>(a: &Mat3<T>) -> SymEigen3<T> {
     let sym = a.symmetric_part();
     let mut q = Mat3::identity();
     if !sym.is_finite() {
-        let nan = T::ZERO / T::ZERO;
         return SymEigen3 {
-            eigenvalues: Vec3::splat(nan),
+            eigenvalues: Vec3::splat(T::NAN),
             eigenvectors: q,
         };
     }
@@ -119,8 +120,7 @@ pub fn sym_eigen3<T: Real>(a: &Mat3<T>) -> SymEigen3<T> {
         }
     }
     let floor = T::EPSILON * T::EPSILON;
-    for sw in 0..MAX_SWEEPS {
-        SWE.fetch_max(sw + 1, std::sync::atomic::Ordering::Relaxed);
+    for _ in 0..MAX_SWEEPS {
         let mut rotated = false;
         for (p, r) in [(0usize, 1usize), (0, 2), (1, 2)] {
             let (app, arr, apr) = (m.m[p][p], m.m[r][r], m.m[p][r]);
@@ -218,5 +218,3 @@ mod tests {
         }
     }
 }
-
-pub static SWE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);

@@ -205,4 +205,91 @@ mod tests {
         assert_eq!(q, [[1.0, 0.0], [0.0, 1.0]]);
         assert_eq!(r, [[0.0, 1.0], [0.0, 2.0]]);
     }
+
+    fn wrap_angle(x: f64) -> f64 {
+        let two_pi = 2.0 * std::f64::consts::PI;
+        x - two_pi * (x / two_pi).round()
+    }
+
+    /// All closed forms on one matrix rounded to `T`, checked in f64 against nalgebra.
+    fn check2<T: Real>(m64: &Mat2<f64>) -> Result<(), String> {
+        let m_t: Mat2<T> = [
+            [T::from_f64(m64[0][0]), T::from_f64(m64[0][1])],
+            [T::from_f64(m64[1][0]), T::from_f64(m64[1][1])],
+        ];
+        let m = m_t.map(|r| r.map(|x| x.to_f64()));
+        let na = nalgebra::Matrix2::new(m[0][0], m[0][1], m[1][0], m[1][1]);
+        let norm = na.norm();
+        let det = na.determinant();
+        let tol = 16.0 * T::EPSILON.to_f64() * norm.max(f64::MIN_POSITIVE);
+        let d = svd2_signed(&m_t);
+        let (s1, s2) = (d.sigma1.to_f64(), d.sigma2.to_f64());
+        let rec = d.to_mat().map(|r| r.map(|x| x.to_f64()));
+        if max_diff(&rec, &m) > tol {
+            return Err(format!("svd2 reconstruction {:e}", max_diff(&rec, &m)));
+        }
+        if s1 < s2.abs() || !s1.is_finite() || !s2.is_finite() {
+            return Err(format!("σ1 = {s1} < |σ2| = {s2}"));
+        }
+        let mut sv: Vec<f64> = na.svd(false, false).singular_values.iter().copied().collect();
+        sv.sort_by(|x, y| y.partial_cmp(x).unwrap());
+        if (s1 - sv[0]).abs() > tol || (s2.abs() - sv[1]).abs() > tol {
+            return Err(format!("σ = ({s1}, {s2}) vs nalgebra {sv:?}"));
+        }
+        if det.abs() > 4.0 * f64::EPSILON * norm * norm && sv[1] > tol && (s2 < 0.0) != (det < 0.0) {
+            return Err(format!("sign of σ2 = {s2} vs det = {det}"));
+        }
+        // The polar angle is the angle of U Vᵀ = rot(φ + θ) (closest proper rotation), where that
+        // rotation is well defined (σ1 + σ2 not tiny).
+        if s1 + s2 > 1e-3 * norm {
+            let a = polar2_angle(&m_t).to_f64();
+            let e = wrap_angle(a - (d.phi + d.theta).to_f64()).abs();
+            if e > 64.0 * T::EPSILON.to_f64() * norm / (s1 + s2) {
+                return Err(format!(
+                    "polar angle {a} vs φ + θ = {}",
+                    (d.phi + d.theta).to_f64()
+                ));
+            }
+        }
+        let (q, r) = qr2(&m_t);
+        let (q, r) = (q.map(|x| x.map(|y| y.to_f64())), r.map(|x| x.map(|y| y.to_f64())));
+        if max_diff(&mat2_mul(&q, &r), &m) > tol || r[1][0] != 0.0 || r[0][0] < 0.0 {
+            return Err(format!("qr2: q = {q:?}, r = {r:?}"));
+        }
+        if (q[0][0] * q[1][1] - q[0][1] * q[1][0] - 1.0).abs() > 4.0 * T::EPSILON.to_f64() {
+            return Err(format!("qr2: det q ≠ 1: {q:?}"));
+        }
+        // r22 = det/r11 is resolved in T where |det| is well above T's rounding of ‖m‖².
+        if det.abs() > tol * norm && (r[1][1] < 0.0) != (det < 0.0) {
+            return Err(format!("qr2: sign of r22 = {} vs det = {det}", r[1][1]));
+        }
+        Ok(())
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+        #[test]
+        fn mat2_closed_forms_random(e in prop::array::uniform4(-1.0f64..1.0), k in -4i32..=4) {
+            let f = 10f64.powi(k);
+            let m = [[e[0] * f, e[1] * f], [e[2] * f, e[3] * f]];
+            check2::<f64>(&m).map_err(|s| TestCaseError::fail(format!("f64 {s}: {m:?}")))?;
+            check2::<f32>(&m).map_err(|s| TestCaseError::fail(format!("f32 {s}: {m:?}")))?;
+        }
+
+        #[test]
+        fn mat2_closed_forms_constructed(phi in -3.2f64..3.2, theta in -3.2f64..3.2, s1 in 0.1f64..2.0,
+                                         ratio in -1.0f64..1.0, tiny in 0u32..3) {
+            // Near-singular (σ2 → 0), inverted (σ2 < 0) and repeated (|ratio| = 1) cases by design.
+            let s2 = s1 * ratio * [1.0, 1e-6, 0.0][tiny as usize];
+            let d = Svd2 { phi, sigma1: s1, sigma2: s2, theta };
+            let m = d.to_mat();
+            check2::<f64>(&m).map_err(|s| TestCaseError::fail(format!("f64 {s}: {m:?}")))?;
+            check2::<f32>(&m).map_err(|s| TestCaseError::fail(format!("f32 {s}: {m:?}")))?;
+            let got = svd2_signed(&m);
+            prop_assert!((got.sigma1 - s1).abs() < 1e-14 && (got.sigma2 - s2).abs() < 1e-14, "{got:?} vs {s1}, {s2}");
+        }
+    }
 }

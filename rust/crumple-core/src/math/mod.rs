@@ -5,6 +5,11 @@
 //! CPU path and the WGSL kernels can share one description of the math.
 //!
 //! Storage is row-major (`m[row][col]`), plain `Copy` values, no heap.
+//!
+//! Decompositions (bounded loops, no allocation, so each has a WGSL twin in spirit):
+//! [`svd3`] (signed SVD, `U, V ∈ SO(3)`), [`polar3`], [`qr3`] (proper-rotation `Q`, signed `r33`,
+//! spec `mpm_anisotropic.md` §4.1), [`sym_eigen3`], and the 2×2 closed forms of that spec's
+//! Appendix A: [`polar2_angle`], [`svd2_signed`], [`qr2`].
 
 #[cfg(test)]
 mod decomp_tests;
@@ -53,6 +58,8 @@ pub trait Real:
     /// Machine epsilon of the type.
     const EPSILON: Self;
     const PI: Self;
+    /// Not-a-number, returned where a decomposition is asked about a non-finite matrix.
+    const NAN: Self;
 
     fn from_f64(v: f64) -> Self;
     fn to_f64(self) -> f64;
@@ -88,6 +95,7 @@ macro_rules! impl_real {
             const HALF: Self = 0.5;
             const EPSILON: Self = <$t>::EPSILON;
             const PI: Self = core::f64::consts::PI as $t;
+            const NAN: Self = <$t>::NAN;
 
             #[inline]
             fn from_f64(v: f64) -> Self {

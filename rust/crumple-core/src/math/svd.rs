@@ -28,6 +28,15 @@ impl<T: Real> Svd3<T> {
         self.recompose(self.sigma)
     }
 
+    /// Converts between `f32` and `f64` (e.g. to check an f32 result in f64).
+    pub fn cast<U: Real>(&self) -> Svd3<U> {
+        Svd3 {
+            u: self.u.cast(),
+            sigma: self.sigma.cast(),
+            v: self.v.cast(),
+        }
+    }
+
     /// `u · diag(s) · vᵀ` with other singular values, as return mappings do (spec §5.4:
     /// `F^E ← U exp(H) Vᵀ`).
     pub fn recompose(&self, s: Vec3<T>) -> Mat3<T> {
@@ -63,10 +72,9 @@ impl<T: Real> Svd3<T> {
 pub fn svd3<T: Real>(a: &Mat3<T>) -> Svd3<T> {
     let mut v = Mat3::identity();
     if !a.is_finite() {
-        let nan = T::ZERO / T::ZERO;
         return Svd3 {
             u: Mat3::identity(),
-            sigma: Vec3::splat(nan),
+            sigma: Vec3::splat(T::NAN),
             v,
         };
     }
@@ -85,13 +93,18 @@ pub fn svd3<T: Real>(a: &Mat3<T>) -> Svd3<T> {
         }
     }
 
-    for sw in 0..MAX_SWEEPS {
-        SW.fetch_max(sw + 1, std::sync::atomic::Ordering::Relaxed);
+    // A pair counts as orthogonal at |γ| ≤ 2ε|b_p||b_q| (the rounding error of the dot product itself
+    // is about ε|b_p||b_q|; a tolerance of exactly ε could rotate on noise until the sweep limit).
+    // Columns shorter than ε²·max|a| are left alone: their squares approach the underflow threshold
+    // in f32 and they are a factor ε below the accuracy promised here.
+    let tol = T::TWO * T::EPSILON;
+    let floor = T::EPSILON * T::EPSILON * T::EPSILON * T::EPSILON;
+    for _ in 0..MAX_SWEEPS {
         let mut rotated = false;
         for (p, q) in [(0usize, 1usize), (0, 2), (1, 2)] {
             let (bp, bq) = (b.col(p), b.col(q));
             let (alpha, beta, gamma) = (bp.norm_squared(), bq.norm_squared(), bp.dot(bq));
-            if gamma.abs() <= T::EPSILON * alpha.sqrt() * beta.sqrt() {
+            if gamma.abs() <= tol * alpha.sqrt() * beta.sqrt() || alpha.min(beta) <= floor {
                 continue;
             }
             rotated = true;
@@ -183,5 +196,3 @@ mod tests {
         assert_eq!(s, s.transpose());
     }
 }
-
-pub static SW: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
