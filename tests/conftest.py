@@ -19,3 +19,11 @@ def gpu_or_skip() -> None:
     if os.environ.get("CRUMPLE_REQUIRE_GPU") == "1":
         pytest.fail(f"CRUMPLE_REQUIRE_GPU=1 but no GPU adapter: {reason}")
     pytest.skip(f"no GPU adapter: {reason}")
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    """Say which adapter the GPU tests run on (or why they skip)."""
+    info, reason = cr.backend._probe()
+    if info is None:
+        return f"crumple GPU tests: no adapter ({reason})"
+    return f"crumple GPU tests run on: {info['name']} ({info['device_type']}, {info['backend']})"

@@ -5,7 +5,10 @@ use crate::errors::{IntoPy, invalid};
 use crate::geometry::PyTriMesh;
 use crumple_core::collide as c;
 use crumple_core::math::{Mat3, Vec3};
-use numpy::{PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArray3, PyArrayMethods, PyUntypedArrayMethods};
+use numpy::{
+    PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArray3,
+    PyUntypedArrayMethods,
+};
 use pyo3::prelude::*;
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -14,7 +17,10 @@ type T3 = (f64, f64, f64);
 
 fn mat3(a: &PyReadonlyArray2<'_, f64>, name: &str) -> PyResult<Mat3<f64>> {
     if a.shape() != [3, 3] {
-        return Err(invalid(format!("{name} must be a 3x3 matrix; got shape {:?}", a.shape())));
+        return Err(invalid(format!(
+            "{name} must be a 3x3 matrix; got shape {:?}",
+            a.shape()
+        )));
     }
     let v = a.as_array();
     Ok(Mat3::from_rows_array([
@@ -42,7 +48,11 @@ fn build(
     friction: f64,
 ) -> PyResult<PyCollider> {
     let mode = c::BoundaryMode::from_name(mode).py_err()?;
-    let col = c::Collider::new(shape, translation, rotation).py_err()?.with_mode(mode).with_friction(friction).py_err()?;
+    let col = c::Collider::new(shape, translation, rotation)
+        .py_err()?
+        .with_mode(mode)
+        .with_friction(friction)
+        .py_err()?;
     Ok(PyCollider { inner: col })
 }
 
@@ -73,7 +83,13 @@ impl PyCollider {
     }
     #[staticmethod]
     #[pyo3(name = "box")]
-    fn box_(center: T3, half_extents: T3, rotation: PyReadonlyArray2<'_, f64>, mode: &str, friction: f64) -> PyResult<Self> {
+    fn box_(
+        center: T3,
+        half_extents: T3,
+        rotation: PyReadonlyArray2<'_, f64>,
+        mode: &str,
+        friction: f64,
+    ) -> PyResult<Self> {
         let s = c::BoxShape::new(v3(half_extents)).py_err()?;
         build(s.into(), v3(center), mat3(&rotation, "rotation")?, mode, friction)
     }
@@ -102,24 +118,51 @@ impl PyCollider {
         build(s.into(), v3(center), mat3(&rotation, "rotation")?, mode, friction)
     }
     #[staticmethod]
-    fn mesh(py: Python<'_>, mesh: &PyTriMesh, dx: f64, padding_cells: usize, mode: &str, friction: f64) -> PyResult<Self> {
+    fn mesh(
+        py: Python<'_>,
+        mesh: &PyTriMesh,
+        dx: f64,
+        padding_cells: usize,
+        mode: &str,
+        friction: f64,
+    ) -> PyResult<Self> {
         let m = Arc::clone(&mesh.inner);
-        let sdf = py.detach(move || c::MeshSdf::from_mesh(m.vertices(), m.faces(), dx, padding_cells)).py_err()?;
-        build(c::Shape::Mesh(Arc::new(sdf)), Vec3::zero(), Mat3::identity(), mode, friction)
+        let sdf = py
+            .detach(move || c::MeshSdf::from_mesh(m.vertices(), m.faces(), dx, padding_cells))
+            .py_err()?;
+        build(
+            c::Shape::Mesh(Arc::new(sdf)),
+            Vec3::zero(),
+            Mat3::identity(),
+            mode,
+            friction,
+        )
     }
 
     /// Signed distance (m, negative inside) at each point.
-    fn signed_distance<'py>(&self, py: Python<'py>, points: PyReadonlyArray2<'py, f64>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    fn signed_distance<'py>(
+        &self,
+        py: Python<'py>,
+        points: PyReadonlyArray2<'py, f64>,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let d = self.map_points(py, &points, |c, x| c.phi(x))?;
         Ok(PyArray1::from_vec(py, d))
     }
     /// Outward unit normal at each point.
-    fn normal<'py>(&self, py: Python<'py>, points: PyReadonlyArray2<'py, f64>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    fn normal<'py>(
+        &self,
+        py: Python<'py>,
+        points: PyReadonlyArray2<'py, f64>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let n = self.map_points(py, &points, |c, x| c.normal(x))?;
         points_to_py(py, &n)
     }
     /// Velocity (m/s) of the collider's rigid motion at each point.
-    fn velocity<'py>(&self, py: Python<'py>, points: PyReadonlyArray2<'py, f64>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    fn velocity<'py>(
+        &self,
+        py: Python<'py>,
+        points: PyReadonlyArray2<'py, f64>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let v = self.map_points(py, &points, |c, x| c.velocity(x))?;
         points_to_py(py, &v)
     }
@@ -161,7 +204,13 @@ impl PyCollider {
                 ])
             })
             .collect();
-        self.inner.set_motion(c::Motion::Keyframes { times: t, translations: tr, rotations: rots }).py_err()
+        self.inner
+            .set_motion(c::Motion::Keyframes {
+                times: t,
+                translations: tr,
+                rotations: rots,
+            })
+            .py_err()
     }
     fn set_scripted(&mut self) -> PyResult<()> {
         self.inner.set_motion(c::Motion::Scripted).py_err()
@@ -174,7 +223,9 @@ impl PyCollider {
         angular_velocity: T3,
     ) -> PyResult<()> {
         let r = mat3(&rotation, "rotation")?;
-        self.inner.set_pose(v3(translation), r, v3(linear_velocity), v3(angular_velocity)).py_err()
+        self.inner
+            .set_pose(v3(translation), r, v3(linear_velocity), v3(angular_velocity))
+            .py_err()
     }
     fn advance_to(&mut self, t: f64) -> PyResult<()> {
         self.inner.advance_to(t).py_err()
@@ -231,12 +282,17 @@ fn boundary_response<'py>(
     friction: f64,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
     let mode = c::BoundaryMode::from_name(mode).py_err()?;
-    let (v, vc, n) = (to_points(&v, "v")?, to_points(&v_co, "v_co")?, to_points(&n, "n")?);
+    let (v, vc, n) = (
+        to_points(&v, "v")?,
+        to_points(&v_co, "v_co")?,
+        to_points(&n, "n")?,
+    );
     if v.len() != vc.len() || v.len() != n.len() {
         return Err(invalid("v, v_co and n must have the same number of rows"));
     }
-    let out: Vec<Vec3<f64>> =
-        (0..v.len()).map(|i| c::boundary_response(v[i], vc[i], n[i], mode, friction)).collect();
+    let out: Vec<Vec3<f64>> = (0..v.len())
+        .map(|i| c::boundary_response(v[i], vc[i], n[i], mode, friction))
+        .collect();
     points_to_py(py, &out)
 }
 

@@ -14,7 +14,11 @@ pub fn to_points(a: &PyReadonlyArray2<'_, f64>, name: &str) -> PyResult<Vec<Vec3
         return Err(invalid(format!("{name} must have shape (N, 3); got {shape:?}")));
     }
     let view = a.as_array();
-    Ok(view.rows().into_iter().map(|r| Vec3::new(r[0], r[1], r[2])).collect())
+    Ok(view
+        .rows()
+        .into_iter()
+        .map(|r| Vec3::new(r[0], r[1], r[2]))
+        .collect())
 }
 
 /// `(M, 3)` int64 array → index triples (range checked by the core).
@@ -34,7 +38,10 @@ pub fn points_to_py<'py>(py: Python<'py>, p: &[Vec3<f64>]) -> PyResult<Bound<'py
 }
 
 /// Rows of `K` u32 → new `(N, K)` int64 array.
-pub fn rows_to_py<'py, const K: usize>(py: Python<'py>, rows: &[[u32; K]]) -> PyResult<Bound<'py, PyArray2<i64>>> {
+pub fn rows_to_py<'py, const K: usize>(
+    py: Python<'py>,
+    rows: &[[u32; K]],
+) -> PyResult<Bound<'py, PyArray2<i64>>> {
     let flat: Vec<i64> = rows.iter().flat_map(|r| r.iter().map(|&i| i as i64)).collect();
     PyArray1::from_vec(py, flat).reshape([rows.len(), K])
 }

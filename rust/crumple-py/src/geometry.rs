@@ -25,7 +25,11 @@ impl PyTriMesh {
 #[pymethods]
 impl PyTriMesh {
     #[new]
-    fn new(py: Python<'_>, vertices: PyReadonlyArray2<'_, f64>, faces: PyReadonlyArray2<'_, i64>) -> PyResult<Self> {
+    fn new(
+        py: Python<'_>,
+        vertices: PyReadonlyArray2<'_, f64>,
+        faces: PyReadonlyArray2<'_, i64>,
+    ) -> PyResult<Self> {
         let v = to_points(&vertices, "vertices")?;
         let f = to_triples(&faces, "faces")?;
         let m = py.detach(move || g::TriMesh::new(v, &f)).py_err()?;
@@ -53,7 +57,13 @@ impl PyTriMesh {
     }
     #[getter]
     fn hinges<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<i64>>> {
-        let h: Vec<[u32; 4]> = self.inner.topology().hinges().iter().map(|h| h.vertices).collect();
+        let h: Vec<[u32; 4]> = self
+            .inner
+            .topology()
+            .hinges()
+            .iter()
+            .map(|h| h.vertices)
+            .collect();
         rows_to_py(py, &h)
     }
     #[getter]
@@ -96,7 +106,9 @@ impl PyCurves {
     fn new(points: PyReadonlyArray2<'_, f64>, offsets: PyReadonlyArray1<'_, i64>) -> PyResult<Self> {
         let p = to_points(&points, "points")?;
         let o = offsets.as_array().to_vec();
-        Ok(Self { inner: Arc::new(g::Curves::new(p, &o).py_err()?) })
+        Ok(Self {
+            inner: Arc::new(g::Curves::new(p, &o).py_err()?),
+        })
     }
     #[getter]
     fn points<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
@@ -116,12 +128,21 @@ impl PyCurves {
     }
 }
 
-fn wrap_mesh(py: Python<'_>, f: impl FnOnce() -> crumple_core::Result<g::TriMesh> + Send) -> PyResult<PyTriMesh> {
+fn wrap_mesh(
+    py: Python<'_>,
+    f: impl FnOnce() -> crumple_core::Result<g::TriMesh> + Send,
+) -> PyResult<PyTriMesh> {
     Ok(PyTriMesh::wrap(py.detach(f).py_err()?))
 }
 
 #[pyfunction]
-fn grid_mesh(py: Python<'_>, size: (f64, f64), resolution: (usize, usize), center: T3, normal_axis: usize) -> PyResult<PyTriMesh> {
+fn grid_mesh(
+    py: Python<'_>,
+    size: (f64, f64),
+    resolution: (usize, usize),
+    center: T3,
+    normal_axis: usize,
+) -> PyResult<PyTriMesh> {
     wrap_mesh(py, || g::grid_mesh(size, resolution, v3(center), normal_axis))
 }
 
@@ -132,7 +153,9 @@ fn uv_sphere(py: Python<'_>, center: T3, radius: f64, n_lat: usize, n_lon: usize
 
 #[pyfunction]
 fn box_mesh(py: Python<'_>, center: T3, half_extents: T3, subdivisions: usize) -> PyResult<PyTriMesh> {
-    wrap_mesh(py, || g::box_mesh(v3(center), v3(half_extents), [subdivisions; 3]))
+    wrap_mesh(py, || {
+        g::box_mesh(v3(center), v3(half_extents), [subdivisions; 3])
+    })
 }
 
 #[pyfunction]
@@ -147,12 +170,23 @@ fn cylinder_mesh(
     n_along: usize,
     capped: bool,
 ) -> PyResult<PyTriMesh> {
-    wrap_mesh(py, || g::cylinder_mesh(v3(center), v3(axis), radius, height, n_around, n_along, capped))
+    wrap_mesh(py, || {
+        g::cylinder_mesh(v3(center), v3(axis), radius, height, n_around, n_along, capped)
+    })
 }
 
 #[pyfunction]
-fn torus_mesh(py: Python<'_>, center: T3, major_radius: f64, minor_radius: f64, n_major: usize, n_minor: usize) -> PyResult<PyTriMesh> {
-    wrap_mesh(py, || g::torus_mesh(v3(center), major_radius, minor_radius, n_major, n_minor))
+fn torus_mesh(
+    py: Python<'_>,
+    center: T3,
+    major_radius: f64,
+    minor_radius: f64,
+    n_major: usize,
+    n_minor: usize,
+) -> PyResult<PyTriMesh> {
+    wrap_mesh(py, || {
+        g::torus_mesh(v3(center), major_radius, minor_radius, n_major, n_minor)
+    })
 }
 
 #[pyfunction]
@@ -173,7 +207,12 @@ fn helix_curves(
 }
 
 #[pyfunction]
-fn straight_curves(roots: PyReadonlyArray2<'_, f64>, direction: T3, length: f64, segments: usize) -> PyResult<PyCurves> {
+fn straight_curves(
+    roots: PyReadonlyArray2<'_, f64>,
+    direction: T3,
+    length: f64,
+    segments: usize,
+) -> PyResult<PyCurves> {
     let r = to_points(&roots, "roots")?;
     let c = g::straight_curves(&r, v3(direction), length, segments).py_err()?;
     Ok(PyCurves { inner: Arc::new(c) })
@@ -196,17 +235,29 @@ impl PyRegion {
     #[staticmethod]
     #[pyo3(name = "box")]
     fn box_(lower: T3, upper: T3) -> Self {
-        Self { kind: RegionKind::Box { lower: v3(lower), upper: v3(upper) } }
+        Self {
+            kind: RegionKind::Box {
+                lower: v3(lower),
+                upper: v3(upper),
+            },
+        }
     }
     #[staticmethod]
     fn sphere(center: T3, radius: f64) -> Self {
-        Self { kind: RegionKind::Sphere { center: v3(center), radius } }
+        Self {
+            kind: RegionKind::Sphere {
+                center: v3(center),
+                radius,
+            },
+        }
     }
     #[staticmethod]
     fn mesh(py: Python<'_>, mesh: &PyTriMesh) -> PyResult<Self> {
         let m = Arc::clone(&mesh.inner);
         let inside = py.detach(move || g::MeshInside::new(&m)).py_err()?;
-        Ok(Self { kind: RegionKind::Mesh(Arc::new(inside)) })
+        Ok(Self {
+            kind: RegionKind::Mesh(Arc::new(inside)),
+        })
     }
 }
 
@@ -220,14 +271,24 @@ fn sample_region<'py>(
     seed: u64,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
     let r = match &region.kind {
-        RegionKind::Box { lower, upper } => g::Region::Box { lower: *lower, upper: *upper },
-        RegionKind::Sphere { center, radius } => g::Region::Sphere { center: *center, radius: *radius },
+        RegionKind::Box { lower, upper } => g::Region::Box {
+            lower: *lower,
+            upper: *upper,
+        },
+        RegionKind::Sphere { center, radius } => g::Region::Sphere {
+            center: *center,
+            radius: *radius,
+        },
         RegionKind::Mesh(m) => g::Region::Mesh(m),
     };
     let pts = match method {
         "lattice" => py.detach(|| g::sample_lattice(&r, spacing)),
         "poisson" => py.detach(|| g::sample_poisson_disk(&r, spacing, seed)),
-        other => return Err(invalid(format!("unknown sampling method {other:?}; expected 'lattice' or 'poisson'"))),
+        other => {
+            return Err(invalid(format!(
+                "unknown sampling method {other:?}; expected 'lattice' or 'poisson'"
+            )));
+        }
     }
     .py_err()?;
     points_to_py(py, &pts)

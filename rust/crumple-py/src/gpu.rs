@@ -18,7 +18,10 @@ fn gpu_scan(v: &[u32]) -> crumple_core::Result<Vec<u32>> {
     if guard.is_none() {
         *guard = Some(cg::GpuScan::new(&GpuContext::shared()?)?);
     }
-    guard.as_mut().map_or_else(|| unreachable_backend(), |s| s.scan_exclusive_u32_host(v))
+    guard
+        .as_mut()
+        .ok_or_else(not_initialised)?
+        .scan_exclusive_u32_host(v)
 }
 
 fn gpu_sort(k: &[u32], v: &[u32], key_bits: Option<u32>) -> crumple_core::Result<(Vec<u32>, Vec<u32>)> {
@@ -26,12 +29,17 @@ fn gpu_sort(k: &[u32], v: &[u32], key_bits: Option<u32>) -> crumple_core::Result
     if guard.is_none() {
         *guard = Some(cg::GpuRadixSort::new(&GpuContext::shared()?)?);
     }
-    guard.as_mut().map_or_else(|| unreachable_backend(), |s| s.radix_sort_pairs_u32_host(k, v, key_bits))
+    guard
+        .as_mut()
+        .ok_or_else(not_initialised)?
+        .radix_sort_pairs_u32_host(k, v, key_bits)
 }
 
-fn unreachable_backend<T>() -> crumple_core::Result<T> {
-    Err(crumple_core::Error::Backend("GPU primitive could not be initialised".into()))
+fn not_initialised() -> crumple_core::Error {
+    crumple_core::Error::Backend("GPU primitive could not be initialised".into())
 }
+
+type U32Array<'py> = Bound<'py, PyArray1<u32>>;
 
 /// The adapter the GPU backend uses, as a dict; raises BackendUnavailable.
 #[pyfunction]
@@ -42,7 +50,14 @@ fn gpu_adapter_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("name", &a.name)?;
     d.set_item("device_type", &a.device_type)?;
     d.set_item("backend", &a.backend)?;
-    d.set_item("driver", if a.driver_info.is_empty() { &a.driver } else { &a.driver_info })?;
+    d.set_item(
+        "driver",
+        if a.driver_info.is_empty() {
+            &a.driver
+        } else {
+            &a.driver_info
+        },
+    )?;
     Ok(d)
 }
 
@@ -50,7 +65,9 @@ fn is_gpu(backend: &str) -> PyResult<bool> {
     match backend {
         "cpu" => Ok(false),
         "gpu" => Ok(true),
-        other => Err(invalid(format!("backend must be 'cpu' or 'gpu' here; got {other:?}"))),
+        other => Err(invalid(format!(
+            "backend must be 'cpu' or 'gpu' here; got {other:?}"
+        ))),
     }
 }
 
@@ -61,7 +78,10 @@ fn scan_exclusive_u32<'py>(
     values: PyReadonlyArray1<'py, u32>,
     backend: &str,
 ) -> PyResult<Bound<'py, PyArray1<u32>>> {
-    let v = values.as_slice().map_err(|e| invalid(format!("values: {e}")))?.to_vec();
+    let v = values
+        .as_slice()
+        .map_err(|e| invalid(format!("values: {e}")))?
+        .to_vec();
     let gpu = is_gpu(backend)?;
     let out = py
         .detach(move || -> crumple_core::Result<Vec<u32>> {
@@ -85,11 +105,21 @@ fn radix_sort_pairs_u32<'py>(
     values: PyReadonlyArray1<'py, u32>,
     backend: &str,
     key_bits: u32,
-) -> PyResult<(Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<u32>>)> {
-    let k = keys.as_slice().map_err(|e| invalid(format!("keys: {e}")))?.to_vec();
-    let v = values.as_slice().map_err(|e| invalid(format!("values: {e}")))?.to_vec();
+) -> PyResult<(U32Array<'py>, U32Array<'py>)> {
+    let k = keys
+        .as_slice()
+        .map_err(|e| invalid(format!("keys: {e}")))?
+        .to_vec();
+    let v = values
+        .as_slice()
+        .map_err(|e| invalid(format!("values: {e}")))?
+        .to_vec();
     if k.len() != v.len() {
-        return Err(invalid(format!("keys and values must have the same length; got {} and {}", k.len(), v.len())));
+        return Err(invalid(format!(
+            "keys and values must have the same length; got {} and {}",
+            k.len(),
+            v.len()
+        )));
     }
     let gpu = is_gpu(backend)?;
     let (ks, vs) = py

@@ -1,0 +1,1 @@
+//! Constitutive models: one pure function per material and particle (spec §4, §5).

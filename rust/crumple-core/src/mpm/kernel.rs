@@ -1,0 +1,1 @@
+//! B-spline interpolation kernels (spec §3.1).
