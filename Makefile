@@ -51,7 +51,7 @@ stubtest: build
 	$(VPY) -m mypy python/crumple
 
 py-test: build sysdeps
-	CRUMPLE_REQUIRE_GPU=1 $(VPY) -m pytest -q
+	CRUMPLE_REQUIRE_GPU=1 $(VPY) -m pytest
 
 bench: build sysdeps
 	$(VPY) benches/run_all.py
