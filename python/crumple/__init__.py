@@ -20,7 +20,7 @@ from .errors import (
 
 __version__: str = _core.version()
 
-from . import backend, colliders, geometry, gpu, io, scenes  # noqa: E402
+from . import backend, colliders, geometry, gpu, io, mpm, scenes  # noqa: E402
 
 __all__ = [
     "__version__",
@@ -29,6 +29,7 @@ __all__ = [
     "geometry",
     "gpu",
     "io",
+    "mpm",
     "scenes",
     "CrumpleError",
     "InvalidInputError",

@@ -9,6 +9,7 @@ mod convert;
 mod errors;
 mod geometry;
 mod gpu;
+mod mpm;
 
 use pyo3::prelude::*;
 
@@ -36,5 +37,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     geometry::register(m)?;
     collide::register(m)?;
     gpu::register(m)?;
+    mpm::register(m)?;
     Ok(())
 }

@@ -1,0 +1,503 @@
+"""Material point method for cloth, knit, hair, sand, elastic solids and goo
+(Jiang, Gast, Teran 2017: anisotropic elastoplasticity for frictional contact).
+
+Cloth and strands are Lagrangian meshes whose vertices and elements are MPM
+particles; contact between layers, strands and other materials happens in
+the constitutive model, with no collision detection (spec
+``mpm_anisotropic.md``). Units are SI; the paper's material values (its
+Table 1) are available as presets.
+
+Example::
+
+    sim = cr.mpm.Simulation(lower=(0, 0, 0), upper=(1, 1, 1), dx=1 / 64)
+    cloth = sim.add_cloth(mesh, cr.mpm.ClothMaterial.preset("cloth_ball"), damping=0.7)
+    sim.add_collider(cr.colliders.Sphere(center=(0.5, 0.4, 0.5), radius=0.2))
+    sim.advance(1 / 24)
+    cloth.positions  # (N, 3) float32
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from . import _core
+from ._checks import as_points, as_vec3, choice, finite, non_negative, positive
+from ._progress import progress as _progress_bar
+from .backend import resolve_backend
+from .colliders import Collider
+from .errors import BackendUnavailable, InvalidInputError
+from .geometry import Curves, TriMesh
+
+__all__ = [
+    "ClothMaterial",
+    "CurveMaterial",
+    "ElasticMaterial",
+    "SandMaterial",
+    "GooMaterial",
+    "Simulation",
+    "Cloth",
+    "Strands",
+    "Particles",
+]
+
+Vec3Like = Sequence[float] | npt.ArrayLike
+
+
+def _angle(x: float, name: str) -> float:
+    f = finite(x, name)
+    if not 0.0 <= f < 90.0:
+        raise InvalidInputError(f"{name} must be in [0, 90) degrees; got {x!r}")
+    return f
+
+
+def _poisson(x: float) -> float:
+    f = finite(x, "poisson_ratio")
+    if not -1.0 < f < 0.5:
+        raise InvalidInputError(f"poisson_ratio must be in (-1, 0.5); got {x!r}")
+    return f
+
+
+@dataclass(frozen=True)
+class ClothMaterial:
+    """A cloth (surface) material (spec §4.3; paper Table 1 columns).
+
+    density: kg/m³ of the shell (mass = density · area · thickness).
+    youngs_modulus, poisson_ratio: in-plane elasticity (Pa, -).
+    normal_stiffness: k, resistance to compression across the sheet (contact), Pa.
+    shear_stiffness: γ, resistance to layers sliding over each other, Pa.
+    friction_angle: Φ_F in degrees; Coulomb friction between layers (c_F = tan Φ_F).
+    thickness: τ_h in m (default: the grid spacing dx).
+    """
+
+    density: float = 2.0
+    youngs_modulus: float = 400.0
+    poisson_ratio: float = 0.3
+    normal_stiffness: float = 800.0
+    shear_stiffness: float = 0.0
+    friction_angle: float = 0.0
+    thickness: float | None = None
+
+    PRESETS: ClassVar[dict[str, dict[str, float]]] = {
+        # paper Table 1 (spec §6.1); damping ν_d is passed to add_cloth
+        "curtain": dict(density=2, youngs_modulus=400, poisson_ratio=0.3, normal_stiffness=800),
+        "cloth_ball": dict(density=2, youngs_modulus=200, poisson_ratio=0.3, normal_stiffness=100),
+        "twister": dict(density=2, youngs_modulus=200, poisson_ratio=0.3, normal_stiffness=400),
+        "curtain_goo": dict(density=2, youngs_modulus=400, poisson_ratio=0.3, normal_stiffness=40000),
+        "cloth_slime": dict(density=2.5, youngs_modulus=15000, poisson_ratio=0.35, normal_stiffness=20000),
+        "curtain_sand": dict(density=2, youngs_modulus=400, poisson_ratio=0.3, normal_stiffness=200000),
+        "cloth_sand": dict(density=2, youngs_modulus=200, poisson_ratio=0.3, normal_stiffness=40000),
+    }
+
+    def __post_init__(self) -> None:
+        positive(self.density, "density")
+        non_negative(self.youngs_modulus, "youngs_modulus")
+        _poisson(self.poisson_ratio)
+        non_negative(self.normal_stiffness, "normal_stiffness")
+        non_negative(self.shear_stiffness, "shear_stiffness")
+        _angle(self.friction_angle, "friction_angle")
+        if self.thickness is not None:
+            positive(self.thickness, "thickness")
+
+    @classmethod
+    def preset(cls, name: str, **overrides: Any) -> ClothMaterial:
+        """A paper Table 1 material by name (see ``ClothMaterial.PRESETS``)."""
+        key = choice(name, "cloth preset", tuple(cls.PRESETS))
+        return cls(**{**cls.PRESETS[key], **overrides})
+
+    def _params(self) -> dict[str, float]:
+        return {"youngs_modulus": self.youngs_modulus, "poisson_ratio": self.poisson_ratio,
+                "normal_stiffness": self.normal_stiffness, "shear_stiffness": self.shear_stiffness,
+                "friction_angle": self.friction_angle}
+
+
+@dataclass(frozen=True)
+class CurveMaterial:
+    """A strand (curve) material for hair, yarn and fibres (spec §4.4, §5.2).
+
+    stretch_stiffness: k, fibre stretching stiffness, Pa.
+    shear_stiffness: γ, fibre shear stiffness, Pa.
+    youngs_modulus, poisson_ratio: cross-section (contact) stiffness.
+    friction_angle: Φ_F in degrees (α for the cross-section, β = tan Φ_F along the fibre).
+    radius: cross-section radius r_h in m (default dx / 2).
+    """
+
+    density: float = 1.0
+    youngs_modulus: float = 60.0
+    poisson_ratio: float = 0.3
+    stretch_stiffness: float = 2000.0
+    shear_stiffness: float = 10.0
+    friction_angle: float = 15.0
+    radius: float | None = None
+
+    PRESETS: ClassVar[dict[str, dict[str, float]]] = {
+        "hair": dict(density=1, youngs_modulus=60, stretch_stiffness=2000, shear_stiffness=10, friction_angle=15),
+        "knit_sweater": dict(density=4, youngs_modulus=500, stretch_stiffness=500, shear_stiffness=100,
+                             friction_angle=10),
+        "knit_poncho": dict(density=4, youngs_modulus=500, stretch_stiffness=2000, shear_stiffness=500,
+                            friction_angle=40),
+        "knit_curtain": dict(density=4, youngs_modulus=500, stretch_stiffness=500, shear_stiffness=500,
+                             friction_angle=20),
+        "shag_carpet": dict(density=2, youngs_modulus=400, stretch_stiffness=800, shear_stiffness=0,
+                            friction_angle=0),
+        "tearing_fiber": dict(density=4, youngs_modulus=100, stretch_stiffness=8000, shear_stiffness=500,
+                              friction_angle=40),
+    }
+
+    def __post_init__(self) -> None:
+        positive(self.density, "density")
+        non_negative(self.youngs_modulus, "youngs_modulus")
+        _poisson(self.poisson_ratio)
+        non_negative(self.stretch_stiffness, "stretch_stiffness")
+        non_negative(self.shear_stiffness, "shear_stiffness")
+        _angle(self.friction_angle, "friction_angle")
+        if self.radius is not None:
+            positive(self.radius, "radius")
+
+    @classmethod
+    def preset(cls, name: str, **overrides: Any) -> CurveMaterial:
+        """A paper Table 1 strand material by name (see ``CurveMaterial.PRESETS``)."""
+        key = choice(name, "curve preset", tuple(cls.PRESETS))
+        return cls(**{**cls.PRESETS[key], **overrides})
+
+    def _params(self) -> dict[str, float]:
+        return {"youngs_modulus": self.youngs_modulus, "poisson_ratio": self.poisson_ratio,
+                "normal_stiffness": self.stretch_stiffness, "shear_stiffness": self.shear_stiffness,
+                "friction_angle": self.friction_angle}
+
+
+@dataclass(frozen=True)
+class ElasticMaterial:
+    """A fixed-corotated elastic solid (spec §4.6): density kg/m³, Young's modulus Pa."""
+
+    density: float = 1000.0
+    youngs_modulus: float = 1e4
+    poisson_ratio: float = 0.3
+
+    def __post_init__(self) -> None:
+        positive(self.density, "density")
+        non_negative(self.youngs_modulus, "youngs_modulus")
+        _poisson(self.poisson_ratio)
+
+    def _params(self) -> dict[str, float]:
+        return {"youngs_modulus": self.youngs_modulus, "poisson_ratio": self.poisson_ratio}
+
+
+@dataclass(frozen=True)
+class SandMaterial:
+    """Drucker–Prager sand with hardening (Klár et al. 2016; spec §5.4). The
+    defaults are Klár's: friction angle φ = h0 + (h1 q − h3) exp(−h2 q) in degrees."""
+
+    density: float = 2200.0
+    youngs_modulus: float = 3.537e5
+    poisson_ratio: float = 0.3
+    friction_angle: float = 35.0
+    hardening_slope: float = 9.0
+    hardening_decay: float = 0.2
+    initial_deficit: float = 10.0
+
+    def __post_init__(self) -> None:
+        positive(self.density, "density")
+        non_negative(self.youngs_modulus, "youngs_modulus")
+        _poisson(self.poisson_ratio)
+        _angle(self.friction_angle, "friction_angle")
+        non_negative(self.hardening_slope, "hardening_slope")
+        non_negative(self.hardening_decay, "hardening_decay")
+        non_negative(self.initial_deficit, "initial_deficit")
+
+    def _params(self) -> dict[str, float]:
+        return {k: float(v) for k, v in dataclasses.asdict(self).items() if k != "density"}
+
+
+@dataclass(frozen=True)
+class GooMaterial:
+    """Viscoplastic goo (our choice where the paper is silent, spec §4.6):
+    Hencky elasticity with a von Mises yield stress (Pa) and a viscosity (Pa·s)
+    that relaxes the stress above it."""
+
+    density: float = 1000.0
+    youngs_modulus: float = 2000.0
+    poisson_ratio: float = 0.3
+    yield_stress: float = 50.0
+    viscosity: float = 10.0
+
+    def __post_init__(self) -> None:
+        positive(self.density, "density")
+        non_negative(self.youngs_modulus, "youngs_modulus")
+        _poisson(self.poisson_ratio)
+        non_negative(self.yield_stress, "yield_stress")
+        non_negative(self.viscosity, "viscosity")
+
+    def _params(self) -> dict[str, float]:
+        return {k: float(v) for k, v in dataclasses.asdict(self).items() if k != "density"}
+
+
+class _Object:
+    """A handle on one object added to a :class:`Simulation`."""
+
+    def __init__(self, sim: Simulation, index: int) -> None:
+        self._sim = sim
+        self.index = index
+
+    @property
+    def positions(self) -> npt.NDArray[np.floating[Any]]:
+        """(N, 3) positions in metres (a copy, in the simulation's precision)."""
+        return self._sim._s.positions(self.index)
+
+    @property
+    def velocities(self) -> npt.NDArray[np.floating[Any]]:
+        """(N, 3) velocities in m/s (a copy)."""
+        return self._sim._s.velocities(self.index)
+
+    @velocities.setter
+    def velocities(self, v: npt.ArrayLike) -> None:
+        self._sim._s.set_velocities(self.index, as_points(v, "velocities"))
+
+
+class Particles(_Object):
+    """Volumetric particles (sand, goo, elastic solid)."""
+
+
+class _Mesh(_Object):
+    def pin(self, indices: npt.ArrayLike) -> None:
+        """Fix vertices ``indices`` at their current positions."""
+        self._sim._s.pin(self.index, _indices(indices))
+
+    def set_pin_targets(self, indices: npt.ArrayLike, positions: npt.ArrayLike,
+                        velocities: npt.ArrayLike | None = None) -> None:
+        """Move pinned vertices: they are at ``positions (K, 3)`` now and move on
+        with ``velocities (K, 3)`` m/s (default zero)."""
+        idx = _indices(indices)
+        p = as_points(positions, "positions")
+        v = np.zeros_like(p) if velocities is None else as_points(velocities, "velocities")
+        self._sim._s.set_pin_targets(self.index, idx, p, v)
+
+    def unpin(self) -> None:
+        """Release all pinned vertices of this object."""
+        self._sim._s.unpin(self.index)
+
+
+class Cloth(_Mesh):
+    """A cloth mesh in a simulation; ``faces`` are those of the input mesh."""
+
+    def __init__(self, sim: Simulation, index: int, mesh: TriMesh) -> None:
+        super().__init__(sim, index)
+        self.faces = mesh.faces
+
+
+class Strands(_Mesh):
+    """Strands (hair, yarn) in a simulation."""
+
+    def __init__(self, sim: Simulation, index: int, curves: Curves) -> None:
+        super().__init__(sim, index)
+        self.offsets = curves.offsets
+        self.segments = curves.segments
+
+
+def _indices(a: npt.ArrayLike) -> npt.NDArray[np.int64]:
+    arr = np.asarray(a).reshape(-1)
+    if arr.size and arr.dtype.kind not in "iu":
+        raise InvalidInputError(f"vertex indices must be integers; got dtype {arr.dtype}")
+    if arr.size and arr.min() < 0:
+        raise InvalidInputError(f"vertex indices must be >= 0; got {int(arr.min())}")
+    return np.ascontiguousarray(arr, dtype=np.int64)
+
+
+class Simulation:
+    """An MPM simulation in the box ``[lower, upper]`` (m) with grid spacing ``dx`` (m).
+
+    Keyword options: ``gravity`` (m/s², default (0, −9.81, 0)), ``cfl`` (0.3:
+    no particle moves more than 0.3·dx per step), ``dt_max`` (s, the largest
+    step), ``kernel`` ("quadratic" or "cubic"), ``precision`` ("f32" default,
+    "f64" for tests), ``backend`` ("cpu", "gpu", "auto"), ``out_of_domain``
+    ("error" or "clamp"). Nodes within 3 cells of the box walls act as slip
+    walls; particles must start inside them.
+    """
+
+    def __init__(
+        self,
+        *,
+        lower: Vec3Like = (0.0, 0.0, 0.0),
+        upper: Vec3Like = (1.0, 1.0, 1.0),
+        dx: float = 1.0 / 64.0,
+        gravity: Vec3Like = (0.0, -9.81, 0.0),
+        cfl: float = 0.3,
+        dt_max: float = 1e-3,
+        kernel: Literal["quadratic", "cubic"] = "quadratic",
+        precision: Literal["f32", "f64"] = "f32",
+        backend: str = "cpu",
+        out_of_domain: Literal["error", "clamp"] = "error",
+        boundary_padding: int = 3,
+    ) -> None:
+        b = resolve_backend(backend)
+        if b == "gpu":
+            raise BackendUnavailable(
+                "the MPM solver runs on the CPU only in this version (its GPU port is a separate issue); "
+                "use backend='cpu' or 'auto'"
+            )
+        self.backend = b
+        self.dx = positive(dx, "dx")
+        self._s = _core.MpmSimulation(
+            as_vec3(lower, "lower"), as_vec3(upper, "upper"), self.dx, as_vec3(gravity, "gravity"),
+            finite(cfl, "cfl"), positive(dt_max, "dt_max"), choice(kernel, "kernel", ("quadratic", "cubic")),
+            int(boundary_padding), choice(out_of_domain, "out_of_domain", ("error", "clamp")),
+            choice(precision, "precision", ("f32", "f64")),
+        )
+        self._colliders: list[Collider] = []
+
+    # -- building ---------------------------------------------------------
+
+    def add_cloth(self, mesh: TriMesh, material: ClothMaterial | None = None, *, damping: float = 0.0,
+                  velocity: Vec3Like = (0, 0, 0)) -> Cloth:
+        """Add a cloth mesh. ``damping`` is the paper's ν_d in [0, 1] (0 = APIC,
+        1 = RPIC: removes non-rigid affine motion, spec Eq. 2)."""
+        if not isinstance(mesh, TriMesh):
+            raise InvalidInputError(f"mesh must be a crumple.geometry.TriMesh; got {type(mesh).__name__}")
+        mat = material or ClothMaterial()
+        if not isinstance(mat, ClothMaterial):
+            raise InvalidInputError(f"material must be a ClothMaterial; got {type(mat).__name__}")
+        idx = self._s.add_cloth(mesh._m, mat._params(), float(mat.density), float(mat.thickness or self.dx),
+                                as_vec3(velocity, "velocity"), finite(damping, "damping"))
+        return Cloth(self, idx, mesh)
+
+    def add_curves(self, curves: Curves, material: CurveMaterial | None = None, *, damping: float = 0.0,
+                   velocity: Vec3Like = (0, 0, 0)) -> Strands:
+        """Add strands (hair, yarn, fibres)."""
+        if not isinstance(curves, Curves):
+            raise InvalidInputError(f"curves must be a crumple.geometry.Curves; got {type(curves).__name__}")
+        mat = material or CurveMaterial()
+        if not isinstance(mat, CurveMaterial):
+            raise InvalidInputError(f"material must be a CurveMaterial; got {type(mat).__name__}")
+        idx = self._s.add_curves(curves._c, mat._params(), float(mat.density), float(mat.radius or self.dx / 2),
+                                 as_vec3(velocity, "velocity"), finite(damping, "damping"))
+        return Strands(self, idx, curves)
+
+    def _add_volume(self, kind: str, points: npt.ArrayLike, material: Any, particle_volume: float | None,
+                    velocity: Vec3Like, damping: float) -> Particles:
+        pts = as_points(points, "points")
+        pv = (self.dx / 2) ** 3 if particle_volume is None else positive(particle_volume, "particle_volume")
+        idx = self._s.add_volume(pts, kind, material._params(), float(material.density), pv,
+                                 as_vec3(velocity, "velocity"), finite(damping, "damping"))
+        return Particles(self, idx)
+
+    def add_solid(self, points: npt.ArrayLike, material: ElasticMaterial | None = None, *,
+                  velocity: Vec3Like = (0, 0, 0), damping: float = 0.0,
+                  particle_volume: float | None = None) -> Particles:
+        """Add an elastic solid sampled by ``points (N, 3)``; each particle has
+        rest volume ``particle_volume`` m³ (default (dx/2)³: 8 per cell)."""
+        mat = material or ElasticMaterial()
+        if not isinstance(mat, ElasticMaterial):
+            raise InvalidInputError(f"material must be an ElasticMaterial; got {type(mat).__name__}")
+        return self._add_volume("elastic", points, mat, particle_volume, velocity, damping)
+
+    def add_granular(self, points: npt.ArrayLike, material: SandMaterial | None = None, *,
+                     velocity: Vec3Like = (0, 0, 0), damping: float = 0.0,
+                     particle_volume: float | None = None) -> Particles:
+        """Add sand (Drucker–Prager) sampled by ``points (N, 3)``."""
+        mat = material or SandMaterial()
+        if not isinstance(mat, SandMaterial):
+            raise InvalidInputError(f"material must be a SandMaterial; got {type(mat).__name__}")
+        return self._add_volume("sand", points, mat, particle_volume, velocity, damping)
+
+    def add_goo(self, points: npt.ArrayLike, material: GooMaterial | None = None, *,
+                velocity: Vec3Like = (0, 0, 0), damping: float = 0.0,
+                particle_volume: float | None = None) -> Particles:
+        """Add viscoplastic goo sampled by ``points (N, 3)``."""
+        mat = material or GooMaterial()
+        if not isinstance(mat, GooMaterial):
+            raise InvalidInputError(f"material must be a GooMaterial; got {type(mat).__name__}")
+        return self._add_volume("goo", points, mat, particle_volume, velocity, damping)
+
+    def add_collider(self, collider: Collider) -> int:
+        """Add a collider (its motion and later changes to it are followed)."""
+        if not isinstance(collider, Collider):
+            raise InvalidInputError(f"collider must be a crumple.colliders.Collider; got {type(collider).__name__}")
+        collider.advance_to(self.time)
+        i = self._s.add_collider(collider._c)
+        self._colliders.append(collider)
+        return i
+
+    # -- stepping ---------------------------------------------------------
+
+    def _push_colliders(self) -> None:
+        for i, c in enumerate(self._colliders):
+            if c._callback is not None:
+                c.advance_to(self.time)
+            self._s.set_collider(i, c._c)
+
+    def _pull_colliders(self) -> None:
+        for i, c in enumerate(self._colliders):
+            c._c = self._s.get_collider(i)
+
+    def advance(self, duration: float, *, frames: int = 1, progress: bool = False) -> int:
+        """Advance by ``duration`` seconds in ``frames`` equal frames (collider
+        callbacks are called once per frame), with CFL-limited steps that land
+        exactly on each frame time. Returns the number of steps taken."""
+        d = non_negative(duration, "duration")
+        if isinstance(frames, bool) or not isinstance(frames, int) or frames < 1:
+            raise InvalidInputError(f"frames must be a positive integer; got {frames!r}")
+        steps = 0
+        with _progress_bar(frames, "mpm", enabled=progress and frames > 1) as bar:
+            for _ in range(frames):
+                self._push_colliders()
+                try:
+                    steps += self._s.advance(d / frames)
+                finally:
+                    self._pull_colliders()
+                bar.update(1)
+        return steps
+
+    def step(self, dt: float) -> None:
+        """One step of exactly ``dt`` seconds (no CFL control)."""
+        self._push_colliders()
+        try:
+            self._s.step(positive(dt, "dt"))
+        finally:
+            self._pull_colliders()
+
+    # -- read-outs --------------------------------------------------------
+
+    @property
+    def time(self) -> float:
+        """Simulated time, s."""
+        return self._s.time
+
+    @property
+    def step_count(self) -> int:
+        """Steps taken so far."""
+        return self._s.step_count
+
+    @property
+    def num_particles(self) -> int:
+        """All MPM particles (volumetric, mesh vertices and element particles)."""
+        return self._s.num_particles
+
+    def stable_dt(self) -> float:
+        """The step the CFL rule and ``dt_max`` allow now, s."""
+        return self._s.stable_dt()
+
+    def total_momentum(self) -> npt.NDArray[np.float64]:
+        """Σ m v over all particles, kg·m/s."""
+        return np.asarray(self._s.total_momentum())
+
+    def kinetic_energy(self) -> float:
+        """Σ ½ m |v|² over all particles, J."""
+        return self._s.kinetic_energy()
+
+    def total_mass(self) -> float:
+        """Σ m over all particles, kg."""
+        return self._s.total_mass()
+
+    def grid_mass(self) -> float:
+        """Mass transferred to the grid in the last step, kg (equals total_mass)."""
+        return self._s.grid_mass()
+
+    def counters(self) -> dict[str, int]:
+        """Return-map events since the start: slide, tension, inverted, degenerate, element_steps."""
+        return dict(self._s.counters())
+

@@ -1,0 +1,493 @@
+//! The convenience wrapper: a [`Simulation`] owns a model, a state, a solver,
+//! colliders and pins, builds particles from meshes, strands and point sets
+//! (spec §2.6), and advances by CFL-limited steps that land exactly on the
+//! requested time (spec §3.2).
+
+use std::ops::Range;
+
+use crate::collide::Collider;
+use crate::error::{Error, Result};
+use crate::geometry::{Curves, TriMesh};
+use crate::invalid;
+use crate::math::{Mat3, Real, Vec3, qr3};
+
+use super::material::{CodimMaterial, VolumeMaterial};
+use super::model::{Element, Model, State};
+use super::params::SolverParams;
+use super::solver::{Counters, Pin, Solver, max_speed};
+
+/// What kind of object a handle refers to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ObjectKind {
+    /// Type (i) particles: sand, goo, elastic solid.
+    Volume,
+    /// A triangle mesh (cloth): vertices are type (ii), triangles type (iii).
+    Surface,
+    /// Strands (hair, yarn): vertices type (ii), segments type (iii).
+    Curves,
+}
+
+/// One added object: where its particles live inside their type range.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Object {
+    pub kind: ObjectKind,
+    /// Particles (volume) or vertices (surface, curves), as offsets within the type range.
+    pub points: Range<usize>,
+    /// Elements, as offsets within the element range (empty for volumes).
+    pub elements: Range<usize>,
+}
+
+/// Speed (m/s) above which a step is reported as diverged.
+pub const DIVERGED_SPEED: f64 = 1e4;
+
+/// An MPM simulation in precision `T` (f32 by default in the bindings).
+#[derive(Clone, Debug)]
+pub struct Simulation<T> {
+    pub params: SolverParams,
+    pub model: Model<T>,
+    pub state: State<T>,
+    pub solver: Solver<T>,
+    pub colliders: Vec<Collider>,
+    pub pins: Vec<Pin>,
+    pub objects: Vec<Object>,
+}
+
+fn splice<V: Clone>(v: &mut Vec<V>, at: usize, items: impl IntoIterator<Item = V>) {
+    v.splice(at..at, items);
+}
+
+impl<T: Real> Simulation<T> {
+    /// A new, empty simulation; errors on invalid parameters.
+    pub fn new(params: SolverParams) -> Result<Self> {
+        params.validate()?;
+        Ok(Self {
+            params,
+            model: Model::default(),
+            state: State::default(),
+            solver: Solver::default(),
+            colliders: Vec::new(),
+            pins: Vec::new(),
+            objects: Vec::new(),
+        })
+    }
+
+    fn check_inside(&self, what: &str, pts: &[Vec3<f64>]) -> Result<()> {
+        let p = &self.params;
+        let margin = p.dx * (p.boundary_padding as f64);
+        for (i, x) in pts.iter().enumerate() {
+            if !x.is_finite() {
+                return invalid!("{what}: point {i} is not finite");
+            }
+            for a in 0..3 {
+                if x[a] < p.lower[a] + margin || x[a] > p.upper[a] - margin {
+                    return invalid!(
+                        "{what}: point {i} at ({:.4}, {:.4}, {:.4}) m lies outside the simulation domain \
+                         {:?} to {:?} less its {}-cell wall padding ({margin:.4} m); move the object or \
+                         enlarge the domain",
+                        x.x,
+                        x.y,
+                        x.z,
+                        p.lower.to_array(),
+                        p.upper.to_array(),
+                        p.boundary_padding
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn check_damping(damping: f64) -> Result<()> {
+        if !(0.0..=1.0).contains(&damping) {
+            return invalid!("damping must be in [0, 1] (0 = APIC, 1 = RPIC); got {damping}");
+        }
+        Ok(())
+    }
+
+    /// Adds volumetric particles (type i) at `points` with rest volume
+    /// `particle_volume` (m³) each, density `density` (kg/m³) and initial
+    /// `velocity`. Returns the object index.
+    pub fn add_volume(
+        &mut self,
+        points: &[Vec3<f64>],
+        material: VolumeMaterial<T>,
+        density: f64,
+        particle_volume: f64,
+        velocity: Vec3<f64>,
+        damping: f64,
+    ) -> Result<usize> {
+        if points.is_empty() {
+            return invalid!("points is empty; give at least one particle");
+        }
+        check_positive("density", density)?;
+        check_positive("particle_volume", particle_volume)?;
+        if !velocity.is_finite() {
+            return invalid!("velocity must be finite");
+        }
+        Self::check_damping(damping)?;
+        self.check_inside("points", points)?;
+        let n = points.len();
+        let mat_id = self.push_volume_material(material)?;
+        let m = &mut self.model;
+        let s = &mut self.state;
+        let at = m.vol.end;
+        let local = m.vol.len();
+        let mass = T::from_f64(density * particle_volume);
+        splice(&mut m.mass, at, std::iter::repeat_n(mass, n));
+        splice(&mut m.volume, at, std::iter::repeat_n(T::from_f64(particle_volume), n));
+        splice(&mut m.damping, at, std::iter::repeat_n(T::from_f64(damping), n));
+        splice(&mut s.x, at, points.iter().map(|p| p.cast()));
+        splice(&mut s.v, at, std::iter::repeat_n(velocity.cast(), n));
+        splice(&mut s.c, at, std::iter::repeat_n(Mat3::zero(), n));
+        m.vol_material.extend(std::iter::repeat_n(mat_id, n));
+        s.f.extend(std::iter::repeat_n(Mat3::identity(), n));
+        s.q.extend(std::iter::repeat_n(T::ZERO, n));
+        m.vol.end += n;
+        m.vert = m.vert.start + n..m.vert.end + n;
+        m.elem = m.elem.start + n..m.elem.end + n;
+        self.objects.push(Object { kind: ObjectKind::Volume, points: local..local + n, elements: 0..0 });
+        Ok(self.objects.len() - 1)
+    }
+
+    fn push_volume_material(&mut self, mat: VolumeMaterial<T>) -> Result<u16> {
+        let id = self.model.volume_materials.len();
+        if id >= u16::MAX as usize {
+            return invalid!("too many materials (at most {})", u16::MAX);
+        }
+        self.model.volume_materials.push(mat);
+        Ok(id as u16)
+    }
+
+    fn push_codim_material(&mut self, mat: CodimMaterial<T>) -> Result<u16> {
+        let id = self.model.codim_materials.len();
+        if id >= u16::MAX as usize {
+            return invalid!("too many materials (at most {})", u16::MAX);
+        }
+        self.model.codim_materials.push(mat);
+        Ok(id as u16)
+    }
+
+    /// Appends Lagrangian vertices and elements (spec §2.6). `elements` hold
+    /// object-local vertex indices; `dims` is 2 for triangles, 1 for segments.
+    #[allow(clippy::too_many_arguments)]
+    fn add_codim(
+        &mut self,
+        kind: ObjectKind,
+        verts: &[Vec3<f64>],
+        elems: &[[u32; 3]],
+        dim: u8,
+        material: CodimMaterial<T>,
+        density: f64,
+        thickness: f64,
+        velocity: Vec3<f64>,
+        damping: f64,
+    ) -> Result<usize> {
+        check_positive("density", density)?;
+        check_positive("thickness", thickness)?;
+        if !velocity.is_finite() {
+            return invalid!("velocity must be finite");
+        }
+        Self::check_damping(damping)?;
+        self.check_inside("mesh vertices", verts)?;
+        let mat_id = self.push_codim_material(material)?;
+        let nv = verts.len();
+        let ne = elems.len();
+        // Per-element rest data and volume split (spec §2.6): V_e = A τ (surfaces)
+        // or L π r² (curves), V_e/(m+2) to the element particle and to each vertex.
+        let mut vert_volume = vec![0.0f64; nv];
+        let mut new_elems = Vec::with_capacity(ne);
+        let mut elem_volume = Vec::with_capacity(ne);
+        let mut normals = Vec::with_capacity(ne);
+        let mut centres = Vec::with_capacity(ne);
+        let vbase = self.model.vert.len() as u32;
+        for (ei, e) in elems.iter().enumerate() {
+            let x0 = verts[e[0] as usize];
+            let x1 = verts[e[1] as usize];
+            let e1 = x1 - x0;
+            let (ve, dm_inv, d, centre) = if dim == 2 {
+                let x2 = verts[e[2] as usize];
+                let e2 = x2 - x0;
+                let l1 = e1.norm();
+                let nrm = e1.cross(e2);
+                let area2 = nrm.norm();
+                if l1 <= 0.0 || area2 <= 1e-14 * l1 * l1 {
+                    return Err(Error::Mesh(crate::geometry::MeshError::Other(format!(
+                        "triangle {ei} is degenerate (zero area); remove it"
+                    ))));
+                }
+                // Dm = [[|E1|, e1·E2], [0, |E1×E2|/|E1|]] (spec §2.3)
+                let (a, b, c) = (l1, e1.dot(e2) / l1, area2 / l1);
+                let inv = [1.0 / a, -b / (a * c), 1.0 / c];
+                let ve = 0.5 * area2 * thickness;
+                (ve, inv, [nrm * (1.0 / area2), Vec3::zero()], (x0 + x1 + x2) * (1.0 / 3.0))
+            } else {
+                let l = e1.norm();
+                if l <= 0.0 {
+                    return invalid!("strand segment {ei} has zero length");
+                }
+                let t = e1 * (1.0 / l);
+                let n2 = t.any_orthogonal();
+                let n3 = t.cross(n2);
+                let ve = l * std::f64::consts::PI * thickness * thickness;
+                (ve, [1.0 / l, 0.0, 0.0], [n2, n3], (x0 + x1) * 0.5)
+            };
+            let share = ve / (dim as f64 + 2.0);
+            for c in 0..=dim as usize {
+                vert_volume[e[c] as usize] += share;
+            }
+            elem_volume.push(share);
+            normals.push([d[0].cast(), d[1].cast()]);
+            centres.push(centre);
+            let vs = [e[0] + vbase, e[1] + vbase, if dim == 2 { e[2] + vbase } else { e[1] + vbase }];
+            new_elems.push(Element { vertices: vs, dim, material: mat_id, dm_inv: dm_inv.map(T::from_f64) });
+        }
+        if let Some(i) = vert_volume.iter().position(|&v| v <= 0.0) {
+            return invalid!("vertex {i} belongs to no element; remove unused vertices");
+        }
+        let m = &mut self.model;
+        let s = &mut self.state;
+        // vertices at the end of the vertex range
+        let at = m.vert.end;
+        let vel: Vec3<T> = velocity.cast();
+        splice(&mut m.mass, at, vert_volume.iter().map(|&v| T::from_f64(v * density)));
+        splice(&mut m.volume, at, vert_volume.iter().map(|&v| T::from_f64(v)));
+        splice(&mut m.damping, at, std::iter::repeat_n(T::from_f64(damping), nv));
+        splice(&mut s.x, at, verts.iter().map(|p| p.cast()));
+        splice(&mut s.v, at, std::iter::repeat_n(vel, nv));
+        splice(&mut s.c, at, std::iter::repeat_n(Mat3::zero(), nv));
+        let vlocal = m.vert.len();
+        m.vert.end += nv;
+        m.elem = m.elem.start + nv..m.elem.end + nv;
+        // elements at the end of everything
+        let elocal = m.elem.len();
+        m.mass.extend(elem_volume.iter().map(|&v| T::from_f64(v * density)));
+        m.volume.extend(elem_volume.iter().map(|&v| T::from_f64(v)));
+        m.damping.extend(std::iter::repeat_n(T::from_f64(damping), ne));
+        s.x.extend(centres.iter().map(|p| p.cast()));
+        s.v.extend(std::iter::repeat_n(vel, ne));
+        s.c.extend(std::iter::repeat_n(Mat3::zero(), ne));
+        s.d.extend(normals);
+        m.elements.extend(new_elems);
+        m.elem.end += ne;
+        m.rebuild_vertex_lists();
+        self.objects.push(Object { kind, points: vlocal..vlocal + nv, elements: elocal..elocal + ne });
+        Ok(self.objects.len() - 1)
+    }
+
+    /// Adds a cloth (triangle mesh) with thickness `τ_h` (m, spec §2.6).
+    pub fn add_surface(
+        &mut self,
+        mesh: &TriMesh,
+        material: CodimMaterial<T>,
+        density: f64,
+        thickness: f64,
+        velocity: Vec3<f64>,
+        damping: f64,
+    ) -> Result<usize> {
+        if !matches!(material, CodimMaterial::Surface(_)) {
+            return invalid!("a triangle mesh needs a cloth (surface) material");
+        }
+        self.add_codim(
+            ObjectKind::Surface,
+            mesh.vertices(),
+            mesh.faces(),
+            2,
+            material,
+            density,
+            thickness,
+            velocity,
+            damping,
+        )
+    }
+
+    /// Adds strands (hair, yarn) with cross-section radius `r_h` (m, spec §2.6).
+    pub fn add_curves(
+        &mut self,
+        curves: &Curves,
+        material: CodimMaterial<T>,
+        density: f64,
+        radius: f64,
+        velocity: Vec3<f64>,
+        damping: f64,
+    ) -> Result<usize> {
+        if !matches!(material, CodimMaterial::Curve(_)) {
+            return invalid!("strands need a curve material");
+        }
+        let segs: Vec<[u32; 3]> = curves.segments().iter().map(|s| [s[0], s[1], s[1]]).collect();
+        self.add_codim(ObjectKind::Curves, curves.points(), &segs, 1, material, density, radius, velocity, damping)
+    }
+
+    /// Adds a collider (moved to the simulation's current time).
+    pub fn add_collider(&mut self, mut c: Collider) -> Result<usize> {
+        c.advance_to(self.state.time)?;
+        self.colliders.push(c);
+        Ok(self.colliders.len() - 1)
+    }
+
+    fn object(&self, object: usize) -> Result<&Object> {
+        self.objects.get(object).ok_or_else(|| {
+            Error::InvalidInput(format!("no object {object}; this simulation has {} objects", self.objects.len()))
+        })
+    }
+
+    /// Pins vertices `indices` (object-local) of a mesh or strand object at
+    /// their current positions; returns how many pins exist.
+    pub fn pin(&mut self, object: usize, indices: &[u32]) -> Result<usize> {
+        let o = self.object(object)?.clone();
+        if o.kind == ObjectKind::Volume {
+            return invalid!("only mesh and strand vertices can be pinned; object {object} is a particle volume");
+        }
+        let n = o.points.len();
+        for &i in indices {
+            if i as usize >= n {
+                return invalid!("pin index {i} is out of range: object {object} has {n} vertices");
+            }
+            let local = (o.points.start + i as usize) as u32;
+            let x = self.state.x[self.model.vert.start + local as usize].cast();
+            self.pins.retain(|p| p.vertex != local);
+            self.pins.push(Pin { vertex: local, x0: x, v: Vec3::zero(), t0: self.state.time });
+        }
+        Ok(self.pins.len())
+    }
+
+    /// Moves pinned vertices of `object`: `indices` (object-local, each
+    /// already pinned) reach `positions` now and move on with `velocities`.
+    pub fn set_pin_targets(
+        &mut self,
+        object: usize,
+        indices: &[u32],
+        positions: &[Vec3<f64>],
+        velocities: &[Vec3<f64>],
+    ) -> Result<()> {
+        let o = self.object(object)?.clone();
+        if positions.len() != indices.len() || velocities.len() != indices.len() {
+            return invalid!("indices, positions and velocities must have the same length");
+        }
+        for (k, &i) in indices.iter().enumerate() {
+            let local = (o.points.start + i as usize) as u32;
+            let Some(pin) = self.pins.iter_mut().find(|p| p.vertex == local) else {
+                return invalid!("vertex {i} of object {object} is not pinned; call pin() first");
+            };
+            if !positions[k].is_finite() || !velocities[k].is_finite() {
+                return invalid!("pin target {k} is not finite");
+            }
+            *pin = Pin { vertex: local, x0: positions[k], v: velocities[k], t0: self.state.time };
+        }
+        Ok(())
+    }
+
+    /// Removes all pins of `object` (its vertices move freely again).
+    pub fn unpin(&mut self, object: usize) -> Result<()> {
+        let o = self.object(object)?.clone();
+        self.pins.retain(|p| !(o.points.contains(&(p.vertex as usize))));
+        Ok(())
+    }
+
+    /// Global particle range of an object's points (particles or vertices).
+    pub fn object_range(&self, object: usize) -> Result<Range<usize>> {
+        let o = self.object(object)?;
+        let start = match o.kind {
+            ObjectKind::Volume => self.model.vol.start,
+            _ => self.model.vert.start,
+        };
+        Ok(start + o.points.start..start + o.points.end)
+    }
+
+    /// The time step the CFL rule allows now (spec §3.2), without the frame end.
+    pub fn stable_dt(&self) -> f64 {
+        let vmax = max_speed(&self.state);
+        let cfl = if vmax > 0.0 { self.params.cfl * self.params.dx / vmax } else { f64::INFINITY };
+        self.params.dt_max.min(cfl)
+    }
+
+    /// One step of exactly `dt` seconds.
+    pub fn step(&mut self, dt: f64) -> Result<()> {
+        if !(dt.is_finite() && dt > 0.0) {
+            return invalid!("dt must be > 0; got {dt}");
+        }
+        if self.model.num_particles() == 0 {
+            return invalid!("the simulation has no particles; add cloth, strands or a volume first");
+        }
+        self.solver.step(&self.model, &mut self.state, &self.params, &mut self.colliders, &self.pins, dt)?;
+        let vmax = max_speed(&self.state);
+        if vmax > DIVERGED_SPEED {
+            return Err(Error::Diverged {
+                step: self.state.step,
+                what: format!(
+                    "a particle reached {vmax:.3e} m/s; lower dt_max, raise damping or lower the stiffness"
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Advances by `duration` seconds with CFL-limited steps, landing exactly
+    /// on `time + duration` (spec §3.2). Returns the number of steps taken.
+    pub fn advance(&mut self, duration: f64) -> Result<u64> {
+        if !(duration.is_finite() && duration >= 0.0) {
+            return invalid!("duration must be >= 0; got {duration}");
+        }
+        let t_end = self.state.time + duration;
+        let mut steps = 0;
+        // A step shorter than this fraction of dt_max is merged into the previous one.
+        let tiny = 1e-9 * self.params.dt_max;
+        while t_end - self.state.time > tiny {
+            let remaining = t_end - self.state.time;
+            let mut dt = self.stable_dt().min(remaining);
+            if remaining - dt <= tiny {
+                dt = remaining;
+            }
+            self.step(dt)?;
+            steps += 1;
+        }
+        self.state.time = t_end;
+        Ok(steps)
+    }
+
+    /// Event counters of the return maps (spec §5.5).
+    pub fn counters(&self) -> Counters {
+        self.solver.counters
+    }
+
+    /// Total linear momentum `Σ m v`, kg·m/s (ordered sums).
+    pub fn total_momentum(&self) -> Vec3<f64> {
+        let n = self.model.num_particles();
+        let (m, v) = (&self.model.mass, &self.state.v);
+        let s = |a: usize| crate::parallel::ordered_sum(n, |i| m[i].to_f64() * v[i][a].to_f64());
+        Vec3::new(s(0), s(1), s(2))
+    }
+
+    /// Kinetic energy `Σ ½ m |v|²`, J.
+    pub fn kinetic_energy(&self) -> f64 {
+        let (m, v) = (&self.model.mass, &self.state.v);
+        crate::parallel::ordered_sum(self.model.num_particles(), |i| {
+            0.5 * m[i].to_f64() * v[i].norm_squared().to_f64()
+        })
+    }
+
+    /// Total mass of particles, kg.
+    pub fn total_mass(&self) -> f64 {
+        self.model.total_mass()
+    }
+
+    /// `R̃` of every element (for tests and diagnostics): the QR factor of F̃ (spec §4.1).
+    pub fn element_r(&self) -> Vec<Mat3<T>> {
+        let vs = self.model.vert.start;
+        self.model
+            .elements
+            .iter()
+            .enumerate()
+            .map(|(e, el)| {
+                let x = |k: usize| self.state.x[vs + el.vertices[k] as usize];
+                qr3(&super::solver::element_f(el, x(0), x(1), x(2), &self.state.d[e])).r
+            })
+            .collect()
+    }
+}
+
+fn check_positive(name: &str, v: f64) -> Result<()> {
+    if !(v.is_finite() && v > 0.0) {
+        return invalid!("{name} must be a finite number > 0; got {v}");
+    }
+    Ok(())
+}

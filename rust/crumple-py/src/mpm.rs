@@ -1,0 +1,380 @@
+//! Bindings of `crumple_core::mpm`: one simulation object in f32 or f64.
+
+use crate::collide::PyCollider;
+use crate::convert::{points_to_py, to_points, v3};
+use crate::errors::{IntoPy, invalid};
+use crate::geometry::{PyCurves, PyTriMesh};
+use crumple_core::math::{Real, Vec3};
+use crumple_core::mpm::constitutive::{CurveParams, GooParams, SandParams, SurfaceParams, lame_parameters};
+use crumple_core::mpm::{CodimMaterial, Kernel, OutOfDomain, Simulation, SolverParams, VolumeMaterial};
+use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+type T3 = (f64, f64, f64);
+
+enum Sim {
+    F32(Box<Simulation<f32>>),
+    F64(Box<Simulation<f64>>),
+}
+
+/// Runs `$body` with `$s` bound to the simulation, whatever its precision.
+macro_rules! with_sim {
+    ($self:expr, $s:ident => $body:expr) => {
+        match &$self.sim {
+            Sim::F32($s) => $body,
+            Sim::F64($s) => $body,
+        }
+    };
+}
+macro_rules! with_sim_mut {
+    ($self:expr, $s:ident => $body:expr) => {
+        match &mut $self.sim {
+            Sim::F32($s) => $body,
+            Sim::F64($s) => $body,
+        }
+    };
+}
+
+/// An MPM simulation (spec `mpm_anisotropic.md`).
+#[pyclass(module = "crumple._core", name = "MpmSimulation")]
+pub struct PyMpmSimulation {
+    sim: Sim,
+}
+
+fn positions_py<'py, T: Real + numpy::Element>(
+    py: Python<'py>,
+    x: &[Vec3<T>],
+) -> PyResult<Bound<'py, PyArray2<T>>> {
+    let flat: Vec<T> = x.iter().flat_map(|v| [v.x, v.y, v.z]).collect();
+    PyArray1::from_vec(py, flat).reshape([x.len(), 3])
+}
+
+fn vol_material<T: Real>(kind: &str, p: &Bound<'_, PyDict>) -> PyResult<VolumeMaterial<T>> {
+    let get = |k: &str| -> PyResult<f64> {
+        p.get_item(k)?.ok_or_else(|| invalid(format!("material parameter {k:?} is missing")))?.extract()
+    };
+    Ok(match kind {
+        "elastic" => {
+            let (mu, lambda) = lame_parameters(get("youngs_modulus")?, get("poisson_ratio")?).py_err()?;
+            VolumeMaterial::Elastic { mu: T::from_f64(mu), lambda: T::from_f64(lambda) }
+        }
+        "sand" => VolumeMaterial::Sand(
+            SandParams::<f64>::from_material(
+                get("youngs_modulus")?,
+                get("poisson_ratio")?,
+                get("friction_angle")?,
+                get("hardening_slope")?,
+                get("hardening_decay")?,
+                get("initial_deficit")?,
+            )
+            .py_err()?
+            .cast(),
+        ),
+        "goo" => VolumeMaterial::Goo(
+            GooParams::<f64>::from_material(
+                get("youngs_modulus")?,
+                get("poisson_ratio")?,
+                get("yield_stress")?,
+                get("viscosity")?,
+            )
+            .py_err()?
+            .cast(),
+        ),
+        other => return Err(invalid(format!("unknown volume material {other:?}; use elastic, sand or goo"))),
+    })
+}
+
+fn codim_material<T: Real>(kind: &str, p: &Bound<'_, PyDict>) -> PyResult<CodimMaterial<T>> {
+    let get = |k: &str| -> PyResult<f64> {
+        p.get_item(k)?.ok_or_else(|| invalid(format!("material parameter {k:?} is missing")))?.extract()
+    };
+    let (e, nu, g, k, phi) = (
+        get("youngs_modulus")?,
+        get("poisson_ratio")?,
+        get("shear_stiffness")?,
+        get("normal_stiffness")?,
+        get("friction_angle")?,
+    );
+    Ok(match kind {
+        "surface" => CodimMaterial::Surface(SurfaceParams::<f64>::from_material(e, nu, g, k, phi).py_err()?.cast()),
+        "curve" => CodimMaterial::Curve(CurveParams::<f64>::from_material(e, nu, g, k, phi).py_err()?.cast()),
+        other => return Err(invalid(format!("unknown codimensional material {other:?}"))),
+    })
+}
+
+#[pymethods]
+impl PyMpmSimulation {
+    #[new]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        lower: T3,
+        upper: T3,
+        dx: f64,
+        gravity: T3,
+        cfl: f64,
+        dt_max: f64,
+        kernel: &str,
+        boundary_padding: usize,
+        out_of_domain: &str,
+        precision: &str,
+    ) -> PyResult<Self> {
+        let kernel = match kernel {
+            "quadratic" => Kernel::Quadratic,
+            "cubic" => Kernel::Cubic,
+            k => return Err(invalid(format!("unknown kernel {k:?}; use 'quadratic' or 'cubic'"))),
+        };
+        let out_of_domain = match out_of_domain {
+            "error" => OutOfDomain::Error,
+            "clamp" => OutOfDomain::Clamp,
+            k => return Err(invalid(format!("unknown out_of_domain {k:?}; use 'error' or 'clamp'"))),
+        };
+        let params = SolverParams {
+            lower: v3(lower),
+            upper: v3(upper),
+            dx,
+            gravity: v3(gravity),
+            cfl,
+            dt_max,
+            kernel,
+            boundary_padding,
+            out_of_domain,
+        };
+        let sim = match precision {
+            "f32" => Sim::F32(Box::new(Simulation::new(params).py_err()?)),
+            "f64" => Sim::F64(Box::new(Simulation::new(params).py_err()?)),
+            p => return Err(invalid(format!("unknown precision {p:?}; use 'f32' or 'f64'"))),
+        };
+        Ok(Self { sim })
+    }
+
+    /// Adds volumetric particles; `kind` is "elastic", "sand" or "goo".
+    #[allow(clippy::too_many_arguments)]
+    fn add_volume(
+        &mut self,
+        points: PyReadonlyArray2<'_, f64>,
+        kind: &str,
+        params: &Bound<'_, PyDict>,
+        density: f64,
+        particle_volume: f64,
+        velocity: T3,
+        damping: f64,
+    ) -> PyResult<usize> {
+        let pts = to_points(&points, "points")?;
+        with_sim_mut!(self, s => {
+            let mat = vol_material(kind, params)?;
+            s.add_volume(&pts, mat, density, particle_volume, v3(velocity), damping).py_err()
+        })
+    }
+
+    /// Adds a cloth mesh with a surface material.
+    #[allow(clippy::too_many_arguments)]
+    fn add_cloth(
+        &mut self,
+        mesh: &PyTriMesh,
+        params: &Bound<'_, PyDict>,
+        density: f64,
+        thickness: f64,
+        velocity: T3,
+        damping: f64,
+    ) -> PyResult<usize> {
+        with_sim_mut!(self, s => {
+            let mat = codim_material("surface", params)?;
+            s.add_surface(&mesh.inner, mat, density, thickness, v3(velocity), damping).py_err()
+        })
+    }
+
+    /// Adds strands with a curve material.
+    fn add_curves(
+        &mut self,
+        curves: &PyCurves,
+        params: &Bound<'_, PyDict>,
+        density: f64,
+        radius: f64,
+        velocity: T3,
+        damping: f64,
+    ) -> PyResult<usize> {
+        with_sim_mut!(self, s => {
+            let mat = codim_material("curve", params)?;
+            s.add_curves(&curves.inner, mat, density, radius, v3(velocity), damping).py_err()
+        })
+    }
+
+    fn add_collider(&mut self, collider: &PyCollider) -> PyResult<usize> {
+        let c = collider.inner.clone();
+        with_sim_mut!(self, s => s.add_collider(c).py_err())
+    }
+
+    /// Replaces collider `index` with the state of `collider` (pose, motion, response).
+    fn set_collider(&mut self, index: usize, collider: &PyCollider) -> PyResult<()> {
+        let c = collider.inner.clone();
+        with_sim_mut!(self, s => {
+            let n = s.colliders.len();
+            let slot = s.colliders.get_mut(index).ok_or_else(|| invalid(format!("no collider {index}; there are {n}")))?;
+            *slot = c;
+            Ok(())
+        })
+    }
+
+    /// A copy of collider `index` as the simulation has moved it.
+    fn get_collider(&self, index: usize) -> PyResult<PyCollider> {
+        with_sim!(self, s => {
+            let c = s.colliders.get(index).ok_or_else(|| invalid(format!("no collider {index}")))?;
+            Ok(PyCollider { inner: c.clone() })
+        })
+    }
+
+    fn pin(&mut self, object: usize, indices: PyReadonlyArray1<'_, i64>) -> PyResult<usize> {
+        let idx = indices_u32(&indices)?;
+        with_sim_mut!(self, s => s.pin(object, &idx).py_err())
+    }
+
+    fn set_pin_targets(
+        &mut self,
+        object: usize,
+        indices: PyReadonlyArray1<'_, i64>,
+        positions: PyReadonlyArray2<'_, f64>,
+        velocities: PyReadonlyArray2<'_, f64>,
+    ) -> PyResult<()> {
+        let idx = indices_u32(&indices)?;
+        let p = to_points(&positions, "positions")?;
+        let v = to_points(&velocities, "velocities")?;
+        with_sim_mut!(self, s => s.set_pin_targets(object, &idx, &p, &v).py_err())
+    }
+
+    fn unpin(&mut self, object: usize) -> PyResult<()> {
+        with_sim_mut!(self, s => s.unpin(object).py_err())
+    }
+
+    /// Advances by `duration` s (GIL released); returns the number of steps.
+    fn advance(&mut self, py: Python<'_>, duration: f64) -> PyResult<u64> {
+        let sim = &mut self.sim;
+        py.detach(|| match sim {
+            Sim::F32(s) => s.advance(duration),
+            Sim::F64(s) => s.advance(duration),
+        })
+        .py_err()
+    }
+
+    /// One step of exactly `dt` s.
+    fn step(&mut self, py: Python<'_>, dt: f64) -> PyResult<()> {
+        let sim = &mut self.sim;
+        py.detach(|| match sim {
+            Sim::F32(s) => s.step(dt),
+            Sim::F64(s) => s.step(dt),
+        })
+        .py_err()
+    }
+
+    /// Positions (N, 3) of an object's particles or vertices, in the simulation's precision.
+    fn positions<'py>(&self, py: Python<'py>, object: usize) -> PyResult<Bound<'py, PyAny>> {
+        with_sim!(self, s => {
+            let r = s.object_range(object).py_err()?;
+            Ok(positions_py(py, &s.state.x[r])?.into_any())
+        })
+    }
+
+    /// Velocities (N, 3) of an object's particles or vertices.
+    fn velocities<'py>(&self, py: Python<'py>, object: usize) -> PyResult<Bound<'py, PyAny>> {
+        with_sim!(self, s => {
+            let r = s.object_range(object).py_err()?;
+            Ok(positions_py(py, &s.state.v[r])?.into_any())
+        })
+    }
+
+    /// Overwrites the velocities of an object's particles or vertices.
+    fn set_velocities(&mut self, object: usize, velocities: PyReadonlyArray2<'_, f64>) -> PyResult<()> {
+        let v = to_points(&velocities, "velocities")?;
+        with_sim_mut!(self, s => {
+            let r = s.object_range(object).py_err()?;
+            if v.len() != r.len() {
+                return Err(invalid(format!("velocities must have {} rows; got {}", r.len(), v.len())));
+            }
+            for (dst, src) in s.state.v[r].iter_mut().zip(&v) {
+                *dst = src.cast();
+            }
+            Ok(())
+        })
+    }
+
+    /// Element `R̃` factors (E, 3, 3) of every element (diagnostics, spec §4.1).
+    fn element_r<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        with_sim!(self, s => {
+            let r = s.element_r();
+            let flat: Vec<f64> = r.iter().flat_map(|m| m.m.iter().flatten().map(|v| v.to_f64()).collect::<Vec<_>>()).collect();
+            Ok(PyArray1::from_vec(py, flat).reshape([r.len(), 3, 3])?.into_any())
+        })
+    }
+
+    /// All particle positions (N, 3) as float64 (diagnostics).
+    fn all_positions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        with_sim!(self, s => {
+            let x: Vec<Vec3<f64>> = s.state.x.iter().map(|v| v.cast()).collect();
+            points_to_py(py, &x)
+        })
+    }
+
+    #[getter]
+    fn time(&self) -> f64 {
+        with_sim!(self, s => s.state.time)
+    }
+    #[getter]
+    fn step_count(&self) -> u64 {
+        with_sim!(self, s => s.state.step)
+    }
+    #[getter]
+    fn num_particles(&self) -> usize {
+        with_sim!(self, s => s.model.num_particles())
+    }
+    #[getter]
+    fn precision(&self) -> &'static str {
+        match self.sim {
+            Sim::F32(_) => "f32",
+            Sim::F64(_) => "f64",
+        }
+    }
+    fn stable_dt(&self) -> f64 {
+        with_sim!(self, s => s.stable_dt())
+    }
+    fn total_momentum(&self) -> T3 {
+        let m = with_sim!(self, s => s.total_momentum());
+        (m.x, m.y, m.z)
+    }
+    fn kinetic_energy(&self) -> f64 {
+        with_sim!(self, s => s.kinetic_energy())
+    }
+    fn total_mass(&self) -> f64 {
+        with_sim!(self, s => s.total_mass())
+    }
+    /// Total grid mass of the last step (kg): equals the particle mass (spec E8).
+    fn grid_mass(&self) -> f64 {
+        with_sim!(self, s => s.solver.grid.total_mass())
+    }
+    /// Number of active grid blocks of the last step (4³ nodes each).
+    fn active_blocks(&self) -> usize {
+        with_sim!(self, s => s.solver.grid.num_blocks())
+    }
+    /// Return-map event counters (spec §5.5).
+    fn counters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let c = with_sim!(self, s => s.counters());
+        let d = PyDict::new(py);
+        d.set_item("slide", c.slide)?;
+        d.set_item("tension", c.tension)?;
+        d.set_item("inverted", c.inverted)?;
+        d.set_item("degenerate", c.degenerate)?;
+        d.set_item("element_steps", c.element_steps)?;
+        Ok(d)
+    }
+}
+
+fn indices_u32(a: &PyReadonlyArray1<'_, i64>) -> PyResult<Vec<u32>> {
+    a.as_array()
+        .iter()
+        .map(|&i| u32::try_from(i).map_err(|_| invalid(format!("vertex index {i} is out of range"))))
+        .collect()
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyMpmSimulation>()?;
+    Ok(())
+}
