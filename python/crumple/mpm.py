@@ -497,6 +497,10 @@ class Simulation:
         """Mass transferred to the grid in the last step, kg (equals total_mass)."""
         return self._s.grid_mass()
 
+    def stage_times(self) -> dict[str, float]:
+        """Seconds spent in each solver stage since the start (for profiling)."""
+        return dict(self._s.stage_times())
+
     def counters(self) -> dict[str, int]:
         """Return-map events since the start: slide, tension, inverted, degenerate, element_steps."""
         return dict(self._s.counters())

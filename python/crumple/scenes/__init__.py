@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..errors import InvalidInputError
 
@@ -65,12 +66,17 @@ def run(
     backend: str = "auto",
     scale: float = 1.0,
     progress: bool = False,
+    **options: Any,
 ) -> Path:
-    """Run scene ``name``, writing frames under ``out_dir / name``; returns that folder."""
+    """Run scene ``name``, writing frames under ``out_dir / name``; returns that folder.
+    ``options`` are the scene's own keyword options (see its function)."""
     s = _get(name)
     if frames is not None and frames < 1:
         raise InvalidInputError(f"frames must be >= 1; got {frames}")
     if not scale > 0:
         raise InvalidInputError(f"scale must be > 0; got {scale}")
     return s.fn(out_dir=Path(out_dir) / name, frames=frames or s.frames, backend=backend, scale=scale,
-                progress=progress)
+                progress=progress, **options)
+
+
+from . import mpm_scenes  # noqa: E402  (registers the MPM scenes)

@@ -354,6 +354,23 @@ impl PyMpmSimulation {
     fn active_blocks(&self) -> usize {
         with_sim!(self, s => s.solver.grid.num_blocks())
     }
+    /// Seconds spent per solver stage since the start (profiling).
+    fn stage_times<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let t = with_sim!(self, s => s.solver.times);
+        let d = PyDict::new(py);
+        for (k, v) in [
+            ("bin", t.bin),
+            ("stress", t.stress),
+            ("p2g", t.p2g),
+            ("grid_update", t.grid_update),
+            ("g2p", t.g2p),
+            ("advect", t.advect),
+            ("plasticity", t.plasticity),
+        ] {
+            d.set_item(k, v)?;
+        }
+        Ok(d)
+    }
     /// Return-map event counters (spec §5.5).
     fn counters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let c = with_sim!(self, s => s.counters());

@@ -119,10 +119,18 @@ impl<T: Real> SparseGrid<T> {
     /// `2^KEY_BITS − 1` so that its `+1` neighbours have keys too (the
     /// solver's domain check guarantees this).
     pub fn rebuild(&mut self, keys: &[u32]) {
-        self.pairs.clear();
-        self.pairs.extend(keys.iter().enumerate().map(|(p, &k)| (k, p as u32)));
+        if self.pairs.len() == keys.len() {
+            // Particles move at most a fraction of a cell per step, so last
+            // step's order is nearly sorted for the new keys: refresh the keys
+            // in place and let the sort mostly verify runs.
+            self.pairs.par_iter_mut().for_each(|pair| pair.0 = keys[pair.1 as usize]);
+        } else {
+            self.pairs.clear();
+            self.pairs.extend(keys.iter().enumerate().map(|(p, &k)| (k, p as u32)));
+        }
         // Pairs are unique, so an unstable sort has one possible result: the
-        // order is deterministic whatever the thread count.
+        // order is deterministic whatever the thread count and whatever the
+        // order we start from.
         self.pairs.par_sort_unstable();
         self.order.clear();
         self.order.extend(self.pairs.iter().map(|&(_, p)| p));

@@ -62,14 +62,22 @@ impl<T: Real, const K: usize> Stencil<T, K> {
         let wbc = wb * wc;
         (
             wa * wbc,
-            Vec3::new(self.dw[0][a] * wbc, wa * self.dw[1][b] * wc, wa * wb * self.dw[2][c]),
+            Vec3::new(
+                self.dw[0][a] * wbc,
+                wa * self.dw[1][b] * wc,
+                wa * wb * self.dw[2][c],
+            ),
         )
     }
 
     /// Integer index of the node at offset `(a, b, c)`: `base + (a, b, c)`.
     #[inline]
     pub fn node(&self, a: usize, b: usize, c: usize) -> [i32; 3] {
-        [self.base[0] + a as i32, self.base[1] + b as i32, self.base[2] + c as i32]
+        [
+            self.base[0] + a as i32,
+            self.base[1] + b as i32,
+            self.base[2] + c as i32,
+        ]
     }
 
     /// `(x_i − x_p)/h` for the node at offset `(a, b, c)`, in grid units (multiply by `h` for metres).
@@ -264,7 +272,10 @@ mod tests {
                 let id = if i == j { 1.0 } else { 0.0 };
                 assert!((xg[i][j] - id).abs() < 1e-11, "Σ x_i ∇wᵀ = {xg:?}");
                 let dp = if i == j { 1.0 / d_inv } else { 0.0 };
-                assert!((second[i][j] - dp).abs() < 1e-13 * h * h, "second moment {second:?}");
+                assert!(
+                    (second[i][j] - dp).abs() < 1e-13 * h * h,
+                    "second moment {second:?}"
+                );
             }
         }
     }
@@ -298,7 +309,11 @@ mod tests {
                         xp[axis] -= 2.0 * step / h;
                         let wm = weight_of(&make(xp), n);
                         let fd = (wp - wm) / (2.0 * step);
-                        assert!((fd - g[axis]).abs() < 1e-6 / h, "node {n:?} axis {axis}: {fd} vs {}", g[axis]);
+                        assert!(
+                            (fd - g[axis]).abs() < 1e-6 / h,
+                            "node {n:?} axis {axis}: {fd} vs {}",
+                            g[axis]
+                        );
                     }
                 }
             }
@@ -362,7 +377,10 @@ mod tests {
         assert_eq!(KernelKind::Cubic.nodes(), CubicStencil::<f64>::NODES);
         assert_eq!(KernelKind::Quadratic.apic_d_inv(2.0f64), 16.0);
         assert_eq!(KernelKind::Cubic.apic_d_inv(2.0f64), 12.0);
-        assert_eq!((KernelKind::Quadratic.degree(), KernelKind::Cubic.degree()), (2, 3));
+        assert_eq!(
+            (KernelKind::Quadratic.degree(), KernelKind::Cubic.degree()),
+            (2, 3)
+        );
     }
 
     #[test]
@@ -376,7 +394,10 @@ mod tests {
             );
             let xi32 = xi.cast::<f32>();
             let xi = xi32.cast::<f64>();
-            let (q64, q32) = (QuadraticStencil::quadratic(xi, 4.0), QuadraticStencil::quadratic(xi32, 4.0f32));
+            let (q64, q32) = (
+                QuadraticStencil::quadratic(xi, 4.0),
+                QuadraticStencil::quadratic(xi32, 4.0f32),
+            );
             let (c64, c32) = (CubicStencil::cubic(xi, 4.0), CubicStencil::cubic(xi32, 4.0f32));
             assert_eq!(q64.base, q32.base);
             assert_eq!(c64.base, c32.base);

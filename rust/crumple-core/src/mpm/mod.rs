@@ -19,4 +19,4 @@ pub use material::{CodimMaterial, ReturnEvent, VolumeMaterial};
 pub use model::{Element, Model, State};
 pub use params::{Kernel, OutOfDomain, SolverParams};
 pub use sim::{Object, ObjectKind, Simulation};
-pub use solver::{Counters, Pin, Solver};
+pub use solver::{Counters, Pin, Solver, StageTimes};

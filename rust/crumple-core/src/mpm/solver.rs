@@ -14,7 +14,7 @@ use crate::collide::{Collider, boundary_response};
 use crate::error::{Error, Result};
 use crate::math::{Mat3, Real, Vec3};
 
-use super::grid::{BLOCK_NODES, NO_BLOCK, NodesPtr, SparseGrid, block_key, local_index};
+use super::grid::{BLOCK_NODES, NO_BLOCK, NodesPtr, SparseGrid, block_key};
 use super::kernel::Stencil;
 use super::material::{codim_piola, codim_return_map, volume_kirchhoff, volume_plasticity};
 use super::model::{Model, State};
@@ -57,6 +57,19 @@ pub struct Counters {
     pub element_steps: u64,
 }
 
+/// Wall-clock seconds spent in each stage since the simulation started
+/// (for profiling; measured with `Instant`, not part of the physics).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StageTimes {
+    pub bin: f64,
+    pub stress: f64,
+    pub p2g: f64,
+    pub grid_update: f64,
+    pub g2p: f64,
+    pub advect: f64,
+    pub plasticity: f64,
+}
+
 /// Scratch buffers and the grid; owns no simulation state.
 #[derive(Clone, Debug, Default)]
 pub struct Solver<T> {
@@ -74,6 +87,7 @@ pub struct Solver<T> {
     /// Per element: return-map event of the last step (for the counters).
     events: Vec<u8>,
     pub counters: Counters,
+    pub times: StageTimes,
 }
 
 /// Grid geometry in solver precision.
@@ -118,19 +132,29 @@ impl<T: Real> Solver<T> {
     ) -> Result<()> {
         let n = model.num_particles();
         let frame = GridFrame::<T>::new(params);
+        let mut clock = std::time::Instant::now();
+        let mut lap = |slot: &mut f64| {
+            let now = std::time::Instant::now();
+            *slot += (now - clock).as_secs_f64();
+            clock = now;
+        };
         self.bin(state, params, &frame)?;
         self.resize(model, n);
+        lap(&mut self.times.bin);
         let dt_t = T::from_f64(dt);
         self.stress(model, state);
+        lap(&mut self.times.stress);
         match params.kernel {
             Kernel::Quadratic => self.p2g::<3>(model, state, &frame, dt_t, Stencil::quadratic),
             Kernel::Cubic => self.p2g::<4>(model, state, &frame, dt_t, Stencil::cubic),
         }
+        lap(&mut self.times.p2g);
         let t_new = state.time + dt;
         for c in colliders.iter_mut() {
             c.advance_to(t_new)?;
         }
         self.grid_update(params, &frame, dt_t, colliders);
+        lap(&mut self.times.grid_update);
         let d_inv = match params.kernel {
             Kernel::Quadratic => Stencil::<T, 3>::apic_d_inv(frame.inv_dx),
             Kernel::Cubic => Stencil::<T, 4>::apic_d_inv(frame.inv_dx),
@@ -139,8 +163,11 @@ impl<T: Real> Solver<T> {
             Kernel::Quadratic => self.g2p::<3>(model, state, &frame, d_inv, Stencil::quadratic),
             Kernel::Cubic => self.g2p::<4>(model, state, &frame, d_inv, Stencil::cubic),
         }
+        lap(&mut self.times.g2p);
         self.advect(model, state, pins, dt, t_new);
+        lap(&mut self.times.advect);
         self.plasticity(model, state, dt_t);
+        lap(&mut self.times.plasticity);
         state.time = t_new;
         state.step += 1;
         self.check_finite(model, state)
@@ -274,6 +301,10 @@ impl<T: Real> Solver<T> {
 
     /// Step 3: APIC P2G with fused forces (spec §3.4, fused form):
     /// `m_i += w m`, `p_i += w m (v + C (x_i − x_p)) − Δt s_p ∇w + Δt w f_q`.
+    ///
+    /// The affine term is built up axis by axis (`C (x_i − x_p)` is a sum of
+    /// C's columns times the per-axis offsets), so the innermost loop does
+    /// one multiply-add per column instead of a matrix–vector product.
     fn p2g<const K: usize>(
         &mut self,
         model: &Model<T>,
@@ -293,26 +324,31 @@ impl<T: Real> Solver<T> {
                 let nodes = ptr;
                 for &p in &order[offsets[b] as usize..offsets[b + 1] as usize] {
                     let p = p as usize;
-                    let xi = frame.grid_units(state.x[p]);
-                    let st = make(xi, frame.inv_dx);
+                    let st = make(frame.grid_units(state.x[p]), frame.inv_dx);
+                    let ax = AxisTables::new(&st);
                     let m = model.mass[p];
-                    let mv = state.v[p] * m;
                     let mc = state.c[p] * (m * frame.dx);
+                    let (mc0, mc1, mc2) = (mc.col(0), mc.col(1), mc.col(2));
                     let s_dt = stress[p] * dt;
-                    let f_dt = force[p] * dt;
-                    let lb = [(st.base[0] & 3) as usize, (st.base[1] & 3) as usize, (st.base[2] & 3) as usize];
+                    let (s0, s1, s2) = (s_dt.col(0), s_dt.col(1), s_dt.col(2));
+                    let base_u = state.v[p] * m + force[p] * dt;
                     for a in 0..K {
-                        let (ia, la) = ((lb[0] + a) >> 2, (lb[0] + a) & 3);
+                        let (wa, dwa) = (st.w[0][a], st.dw[0][a]);
+                        let ua = base_u + mc0 * ax.off[0][a];
                         for bb in 0..K {
-                            let (ib, lbb) = ((lb[1] + bb) >> 2, (lb[1] + bb) & 3);
+                            let (wb, dwb) = (st.w[1][bb], st.dw[1][bb]);
+                            let uab = ua + mc1 * ax.off[1][bb];
+                            let (wab, dwa_b, wa_dwb) = (wa * wb, dwa * wb, wa * dwb);
+                            let row = ax.blk[0][a] * 4 + ax.blk[1][bb] * 2;
+                            let lrow = ax.loc[0][a] * 16 + ax.loc[1][bb] * 4;
                             for c in 0..K {
-                                let (ic, lc) = ((lb[2] + c) >> 2, (lb[2] + c) & 3);
-                                let blk = nbh[ia * 4 + ib * 2 + ic];
+                                let (wc, dwc) = (st.w[2][c], st.dw[2][c]);
+                                let w = wab * wc;
+                                let u = uab + mc2 * ax.off[2][c];
+                                let dmv = u * w - (s0 * (dwa_b * wc) + s1 * (wa_dwb * wc) + s2 * (wab * dwc));
+                                let blk = nbh[row + ax.blk[2][c]];
                                 debug_assert!(blk != NO_BLOCK);
-                                let idx = blk as usize * BLOCK_NODES + local_index(la, lbb, lc);
-                                let (w, gw) = st.weight_and_gradient(a, bb, c);
-                                let off = st.offset(a, bb, c);
-                                let dmv = (mv + mc * off + f_dt) * w - s_dt * gw;
+                                let idx = blk as usize * BLOCK_NODES + lrow + ax.loc[2][c];
                                 // SAFETY: idx lies in block b + {0,1}³; blocks of one colour
                                 // are ≥ 2 apart, so no other task of this colour writes it
                                 // (NodesPtr contract), and colours run one after another.
@@ -367,7 +403,8 @@ impl<T: Real> Solver<T> {
     }
 
     /// Step 6: G2P with RPIC-style damping of the symmetric part of C (spec
-    /// §3.7, paper Eq. 2) and the velocity gradient ∇v̂_p.
+    /// §3.7, paper Eq. 2) and the velocity gradient ∇v̂_p (types i and iii
+    /// only: mesh vertices carry no deformation).
     fn g2p<const K: usize>(
         &mut self,
         model: &Model<T>,
@@ -379,6 +416,7 @@ impl<T: Real> Solver<T> {
         let grid = &self.grid;
         let scale = d_inv * frame.dx; // (x_i − x_p) = h·offset, C̃ = B 𝔇⁻¹
         let x = &state.x;
+        let vert = model.vert.clone();
         state
             .v
             .par_iter_mut()
@@ -386,36 +424,45 @@ impl<T: Real> Solver<T> {
             .zip(self.grad_v.par_iter_mut())
             .enumerate()
             .for_each(|(p, ((vp, cp), gp))| {
-                let b = grid.particle_block[p] as usize;
-                let nbh = &grid.neighbours[b];
+                let nbh = &grid.neighbours[grid.particle_block[p] as usize];
                 let st = make(frame.grid_units(x[p]), frame.inv_dx);
-                let lb = [(st.base[0] & 3) as usize, (st.base[1] & 3) as usize, (st.base[2] & 3) as usize];
+                let ax = AxisTables::new(&st);
+                let want_grad = !vert.contains(&p);
                 let mut v = Vec3::zero();
-                let mut bm = Mat3::zero();
-                let mut gv = Mat3::zero();
+                // columns of B = Σ w v̂ offᵀ and of ∇v = Σ v̂ ∇wᵀ
+                let (mut b0, mut b1, mut b2) = (Vec3::zero(), Vec3::zero(), Vec3::zero());
+                let (mut g0, mut g1, mut g2) = (Vec3::zero(), Vec3::zero(), Vec3::zero());
                 for a in 0..K {
-                    let (ia, la) = ((lb[0] + a) >> 2, (lb[0] + a) & 3);
+                    let (wa, dwa) = (st.w[0][a], st.dw[0][a]);
                     for bb in 0..K {
-                        let (ib, lbb) = ((lb[1] + bb) >> 2, (lb[1] + bb) & 3);
+                        let (wb, dwb) = (st.w[1][bb], st.dw[1][bb]);
+                        let (wab, dwa_b, wa_dwb) = (wa * wb, dwa * wb, wa * dwb);
+                        let row = ax.blk[0][a] * 4 + ax.blk[1][bb] * 2;
+                        let lrow = ax.loc[0][a] * 16 + ax.loc[1][bb] * 4;
                         for c in 0..K {
-                            let (ic, lc) = ((lb[2] + c) >> 2, (lb[2] + c) & 3);
-                            let blk = nbh[ia * 4 + ib * 2 + ic] as usize;
-                            let vi = grid.nodes[blk * BLOCK_NODES + local_index(la, lbb, lc)].mv;
-                            let (w, gw) = st.weight_and_gradient(a, bb, c);
-                            let off = st.offset(a, bb, c);
-                            v += vi * w;
-                            bm += Mat3::outer(vi * w, off);
-                            gv += Mat3::outer(vi, gw);
+                            let (wc, dwc) = (st.w[2][c], st.dw[2][c]);
+                            let blk = nbh[row + ax.blk[2][c]] as usize;
+                            let vi = grid.nodes[blk * BLOCK_NODES + lrow + ax.loc[2][c]].mv;
+                            let wvi = vi * (wab * wc);
+                            v += wvi;
+                            b0 += wvi * ax.off[0][a];
+                            b1 += wvi * ax.off[1][bb];
+                            b2 += wvi * ax.off[2][c];
+                            if want_grad {
+                                g0 += vi * (dwa_b * wc);
+                                g1 += vi * (wa_dwb * wc);
+                                g2 += vi * (wab * dwc);
+                            }
                         }
                     }
                 }
-                let ct = bm * scale;
+                let ct = Mat3::from_cols(b0, b1, b2) * scale;
                 let nu = model.damping[p];
                 let skew = (ct - ct.transpose()) * T::HALF;
                 let sym = ct.symmetric_part();
                 *vp = v;
                 *cp = skew + sym * (T::ONE - nu);
-                *gp = gv;
+                *gp = Mat3::from_cols(g0, g1, g2);
             });
     }
 
@@ -517,6 +564,31 @@ impl<T: Real> Solver<T> {
             });
         }
         Ok(())
+    }
+}
+
+/// Per-axis lookups of a stencil: which neighbour block (0 or 1) and which
+/// node inside it each of the `K` stencil nodes falls in, and the APIC lever
+/// arm `(x_i − x_p)/h` along the axis.
+struct AxisTables<T, const K: usize> {
+    blk: [[usize; K]; 3],
+    loc: [[usize; K]; 3],
+    off: [[T; K]; 3],
+}
+
+impl<T: Real, const K: usize> AxisTables<T, K> {
+    #[inline]
+    fn new(st: &Stencil<T, K>) -> Self {
+        let mut t = Self { blk: [[0; K]; 3], loc: [[0; K]; 3], off: [[T::ZERO; K]; 3] };
+        for d in 0..3 {
+            let lb = (st.base[d] & 3) as usize;
+            for k in 0..K {
+                t.blk[d][k] = (lb + k) >> 2;
+                t.loc[d][k] = (lb + k) & 3;
+                t.off[d][k] = T::from_f64(k as f64) - st.frac[d];
+            }
+        }
+        t
     }
 }
 

@@ -129,8 +129,11 @@ fn curve_a_and_grad<T: Real>(p: &CurveParams<T>, r: &Mat3<T>) -> (Mat3<T>, Mat2<
     let (r22, r23, r33) = (r.m[1][1], r.m[1][2], r.m[2][2]);
     let (svd, e, sbar) = cross_strain(&cross_block(r));
     let tr = e[0] + e[1];
-    let tau = [T::TWO * p.mu * e[0] + p.lambda * tr, T::TWO * p.mu * e[1] + p.lambda * tr];
-    let dh = [tau[0] / sbar[0], tau[1] / svd.sigma2];
+    let tau = [
+        T::TWO * p.mu * e[0] + p.lambda * tr,
+        T::TWO * p.mu * e[1] + p.lambda * tr,
+    ];
+    let dh = [tau[0] / sbar[0], tau[1] / sbar[1]];
     let grad = svd.recompose(dh[0], dh[1]);
     // Kirchhoff block U diag(dh_i σ_i) Uᵀ (= τ_h = U diag(τ_i) Uᵀ where no clamp is active).
     let u = svd.u();
@@ -314,11 +317,26 @@ mod tests {
         assert!((p.alpha - 0.4453).abs() < 5e-5 && (p.beta - 0.8391).abs() < 5e-5);
         assert!((p.mu - 192.307_692).abs() < 1e-5 && (p.lambda - 288.461_538).abs() < 1e-5);
         for (r, name) in [
-            (CurveParams::<f64>::from_material(-5.0, 0.3, 1.0, 1.0, 10.0), "youngs_modulus"),
-            (CurveParams::<f64>::from_material(5.0, 0.6, 1.0, 1.0, 10.0), "poisson_ratio"),
-            (CurveParams::<f64>::from_material(5.0, 0.3, -1.0, 1.0, 10.0), "gamma"),
-            (CurveParams::<f64>::from_material(5.0, 0.3, 1.0, -1.0, 10.0), "k (fibre"),
-            (CurveParams::<f64>::from_material(5.0, 0.3, 1.0, 1.0, 95.0), "friction_angle"),
+            (
+                CurveParams::<f64>::from_material(-5.0, 0.3, 1.0, 1.0, 10.0),
+                "youngs_modulus",
+            ),
+            (
+                CurveParams::<f64>::from_material(5.0, 0.6, 1.0, 1.0, 10.0),
+                "poisson_ratio",
+            ),
+            (
+                CurveParams::<f64>::from_material(5.0, 0.3, -1.0, 1.0, 10.0),
+                "gamma",
+            ),
+            (
+                CurveParams::<f64>::from_material(5.0, 0.3, 1.0, -1.0, 10.0),
+                "k (fibre",
+            ),
+            (
+                CurveParams::<f64>::from_material(5.0, 0.3, 1.0, 1.0, 95.0),
+                "friction_angle",
+            ),
         ] {
             let msg = r.unwrap_err().to_string();
             assert!(msg.contains(name), "{msg} should name {name}");
@@ -419,7 +437,10 @@ mod tests {
             let sig = a * (1.0 / j);
             let s3 = svd2_signed(&cross_block(&r));
             let tr = s3.sigma1.ln() + s3.sigma2.ln();
-            assert!((sig.m[1][1] + sig.m[2][2] - 2.0 * (p.mu + p.lambda) * tr / j).abs() < 1e-10 * (1.0 + sig.max_abs()));
+            assert!(
+                (sig.m[1][1] + sig.m[2][2] - 2.0 * (p.mu + p.lambda) * tr / j).abs()
+                    < 1e-10 * (1.0 + sig.max_abs())
+            );
         }
     }
 
@@ -540,7 +561,11 @@ mod tests {
         let p0 = CurveParams::from_material(0.0, 0.3, 0.0, 100.0, 30.0).unwrap();
         let r_hat = Mat3::from_rows_array([[1.1, 0.2, -0.1], [0.0, 0.7, 0.2], [0.0, 0.0, 0.9]]);
         assert_eq!(curve_project_r(&p0, &r_hat), (r_hat, ReturnEvent::Elastic));
-        let f = Mat3::from_cols(Vec3::new(1.0, 0.0, 0.0), Vec3::new(2.0, 0.0, 0.0), Vec3::new(0.0, 0.0, 1.0));
+        let f = Mat3::from_cols(
+            Vec3::new(1.0, 0.0, 0.0),
+            Vec3::new(2.0, 0.0, 0.0),
+            Vec3::new(0.0, 0.0, 1.0),
+        );
         assert_eq!(curve_return_map(&p, &f, EPS), (f, ReturnEvent::Degenerate));
     }
 

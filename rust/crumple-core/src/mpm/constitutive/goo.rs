@@ -19,7 +19,7 @@
 //! viscosity `η` and relaxation time `η/μ`.
 
 use super::hencky::hencky_strain;
-use super::{check_non_negative, lame_parameters};
+use super::{check_non_negative, is_positive, lame_parameters};
 use crate::Result;
 use crate::math::{Mat3, Real, Vec3, svd3};
 
@@ -41,7 +41,12 @@ impl<T: Real> GooParams<T> {
     ///
     /// Errors ([`Error::InvalidInput`](crate::Error::InvalidInput), naming the parameter): negative or
     /// non-finite `youngs_modulus`, `yield_stress` or `viscosity`; `poisson_ratio` outside `(−1, 0.5)`.
-    pub fn from_material(youngs_modulus: f64, poisson_ratio: f64, yield_stress: f64, viscosity: f64) -> Result<Self> {
+    pub fn from_material(
+        youngs_modulus: f64,
+        poisson_ratio: f64,
+        yield_stress: f64,
+        viscosity: f64,
+    ) -> Result<Self> {
         let (mu, lambda) = lame_parameters(youngs_modulus, poisson_ratio)?;
         check_non_negative("yield_stress", yield_stress)?;
         check_non_negative("viscosity", viscosity)?;
@@ -70,7 +75,7 @@ impl<T: Real> GooParams<T> {
 /// At or below yield (`2μ‖e‖ ≤ sqrt(2/3) τ_Y`), or with `μ = 0`, the input is returned bit for bit.
 /// Above yield `F^E ← U exp(ε') Vᵀ` with `tr ε' = tr ε` and `e' ∥ e`.
 pub fn goo_return_map<T: Real>(p: &GooParams<T>, f: &Mat3<T>, dt: T) -> Mat3<T> {
-    if !(p.mu > T::ZERO) {
+    if !is_positive(p.mu) {
         return *f;
     }
     let d = svd3(f);
@@ -79,10 +84,15 @@ pub fn goo_return_map<T: Real>(p: &GooParams<T>, f: &Mat3<T>, dt: T) -> Mat3<T> 
     let e = eps - Vec3::splat(third);
     let e_norm = e.norm();
     let e_yield = T::from_f64((2.0f64 / 3.0).sqrt()) * p.yield_stress / (T::TWO * p.mu);
-    if !(e_norm > e_yield) {
+    // Also true for a NaN strain (non-finite input), which is then left for the solver to report.
+    if !is_positive(e_norm - e_yield) {
         return *f;
     }
-    let decay = if p.viscosity > T::ZERO { (-p.mu * dt / p.viscosity).exp() } else { T::ZERO };
+    let decay = if p.viscosity > T::ZERO {
+        (-p.mu * dt / p.viscosity).exp()
+    } else {
+        T::ZERO
+    };
     let target = e_yield + (e_norm - e_yield) * decay;
     let scale = target / e_norm;
     let h = Vec3::splat(third) + e * scale;
@@ -109,9 +119,18 @@ mod tests {
     #[test]
     fn goo_validation() {
         for (r, name) in [
-            (GooParams::<f64>::from_material(-1.0, 0.3, 1.0, 1.0), "youngs_modulus"),
-            (GooParams::<f64>::from_material(1.0, 0.3, -1.0, 1.0), "yield_stress"),
-            (GooParams::<f64>::from_material(1.0, 0.3, 1.0, f64::NAN), "viscosity"),
+            (
+                GooParams::<f64>::from_material(-1.0, 0.3, 1.0, 1.0),
+                "youngs_modulus",
+            ),
+            (
+                GooParams::<f64>::from_material(1.0, 0.3, -1.0, 1.0),
+                "yield_stress",
+            ),
+            (
+                GooParams::<f64>::from_material(1.0, 0.3, 1.0, f64::NAN),
+                "viscosity",
+            ),
         ] {
             let msg = r.unwrap_err().to_string();
             assert!(msg.contains(name), "{msg} should name {name}");

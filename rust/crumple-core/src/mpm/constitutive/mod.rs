@@ -65,7 +65,11 @@ pub enum ReturnEvent {
 /// divided out by `Dm⁻¹`), so the spec's `ε·L` threshold on `Ds` is `ε` on `F̃`.
 #[inline]
 pub fn default_degenerate_eps<T: Real>() -> T {
-    if T::EPSILON.to_f64() < 1e-10 { T::from_f64(1e-10) } else { T::from_f64(1e-6) }
+    if T::EPSILON.to_f64() < 1e-10 {
+        T::from_f64(1e-10)
+    } else {
+        T::from_f64(1e-6)
+    }
 }
 
 /// Kirchhoff stress `τ = P Fᵀ` (spec §3.3: type (i) uses `V_p⁰ P(F^E) F^Eᵀ`; for codimensional
@@ -98,22 +102,23 @@ pub fn sym_up<T: Real>(k: &Mat3<T>) -> Mat3<T> {
 #[inline]
 pub(crate) fn piola_from_a<T: Real>(qr: &Qr3<T>, a: &Mat3<T>, g3: [T; 3]) -> Mat3<T> {
     let r = &qr.r.m;
-    let mut y = [[T::ZERO; 3]; 3];
-    y[2] = g3;
-    for j in 0..3 {
-        y[1][j] = (a.m[1][j] - r[1][2] * y[2][j]) / r[1][1];
-    }
-    for j in 0..3 {
-        y[0][j] = (a.m[0][j] - r[0][1] * y[1][j] - r[0][2] * y[2][j]) / r[0][0];
-    }
-    let q = &qr.q.m;
+    let y2 = g3;
+    let y1: [T; 3] = core::array::from_fn(|j| (a.m[1][j] - r[1][2] * y2[j]) / r[1][1]);
+    let y0: [T; 3] = core::array::from_fn(|j| (a.m[0][j] - r[0][1] * y1[j] - r[0][2] * y2[j]) / r[0][0]);
+    let y = [y0, y1, y2];
     let mut p = Mat3::zero();
-    for i in 0..3 {
-        for j in 0..3 {
-            p.m[i][j] = q[i][0] * y[j][0] + q[i][1] * y[j][1] + q[i][2] * y[j][2];
+    for (row, qi) in p.m.iter_mut().zip(qr.q.m.iter()) {
+        for (pij, yj) in row.iter_mut().zip(y.iter()) {
+            *pij = qi[0] * yj[0] + qi[1] * yj[1] + qi[2] * yj[2];
         }
     }
     p
+}
+
+/// `x > 0`, and `false` for NaN: guards that must also route NaN to their safe branch.
+#[inline]
+pub(crate) fn is_positive<T: Real>(x: T) -> bool {
+    x > T::ZERO
 }
 
 /// Whether a QR factorisation is unusable for stress or plasticity (spec §4.1, §5.5): `r11` or `r22`
@@ -191,7 +196,12 @@ mod tests {
         }
         assert!(lame_parameters(0.0, 0.0).is_ok());
         for deg in [-1.0, 90.0, f64::INFINITY] {
-            assert!(friction_angle_radians(deg).unwrap_err().to_string().contains("friction_angle"));
+            assert!(
+                friction_angle_radians(deg)
+                    .unwrap_err()
+                    .to_string()
+                    .contains("friction_angle")
+            );
         }
         // Table 1: Φ = 40° gives α = 0.4453, Φ = 10° gives 0.1003.
         assert!((drucker_prager_alpha(40f64.to_radians()) - 0.4453).abs() < 5e-5);
@@ -204,7 +214,10 @@ mod tests {
     fn sym_up_and_kirchhoff() {
         let k = Mat3::<f64>::from_rows_array([[1.0, 2.0, 3.0], [9.0, 4.0, 5.0], [9.0, 9.0, 6.0]]);
         let a = sym_up(&k);
-        assert_eq!(a, Mat3::from_rows_array([[1.0, 2.0, 3.0], [2.0, 4.0, 5.0], [3.0, 5.0, 6.0]]));
+        assert_eq!(
+            a,
+            Mat3::from_rows_array([[1.0, 2.0, 3.0], [2.0, 4.0, 5.0], [3.0, 5.0, 6.0]])
+        );
         let f = Mat3::<f64>::from_rows_array([[1.0, 0.5, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 1.0]]);
         let t = kirchhoff(&Mat3::identity(), &f);
         assert_eq!(t, f.transpose());

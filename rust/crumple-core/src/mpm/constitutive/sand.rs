@@ -13,7 +13,7 @@
 //! No cohesion (spec §5.4, §9 A22).
 
 use super::hencky::hencky_strain;
-use super::{check_non_negative, drucker_prager_alpha, lame_parameters};
+use super::{check_non_negative, drucker_prager_alpha, is_positive, lame_parameters};
 use crate::Result;
 use crate::math::{Mat3, Real, Vec3, svd3};
 
@@ -152,8 +152,8 @@ pub fn sand_return_map<T: Real>(p: &SandParams<T>, f: &Mat3<T>, q: T) -> (Mat3<T
     let e_norm = e.norm();
     let alpha = p.alpha(q);
     let dgamma = e_norm + (T::from_f64(3.0) * p.lambda + T::TWO * p.mu) / (T::TWO * p.mu) * tr * alpha;
-    // `!(δγ > 0)` also catches NaN from μ = 0, which is then elastic.
-    if !(dgamma > T::ZERO) || e_norm <= T::ZERO {
+    // `!is_positive(δγ)` also catches NaN from μ = 0, which is then elastic.
+    if !is_positive(dgamma) || e_norm <= T::ZERO {
         let c = T::from_f64(super::LOG_CLAMP);
         if d.sigma.min_element() >= c {
             return (*f, q, DpCase::Elastic);
@@ -162,7 +162,11 @@ pub fn sand_return_map<T: Real>(p: &SandParams<T>, f: &Mat3<T>, q: T) -> (Mat3<T
         return (d.recompose(h), q, DpCase::Elastic);
     }
     let h = eps - e * (dgamma / e_norm);
-    (d.recompose(Vec3::new(h.x.exp(), h.y.exp(), h.z.exp())), q + dgamma, DpCase::Projected)
+    (
+        d.recompose(Vec3::new(h.x.exp(), h.y.exp(), h.z.exp())),
+        q + dgamma,
+        DpCase::Projected,
+    )
 }
 
 #[cfg(test)]
@@ -188,11 +192,26 @@ mod tests {
         assert_eq!(p.friction_angle_deg(0.0), 25.0);
         assert!((p.friction_angle_deg(1e6) - 35.0).abs() < 1e-12);
         for (r, name) in [
-            (SandParams::<f64>::from_material(-1.0, 0.3, 35.0, 9.0, 0.2, 10.0), "youngs_modulus"),
-            (SandParams::<f64>::from_material(1.0, 0.3, 95.0, 9.0, 0.2, 10.0), "h0"),
-            (SandParams::<f64>::from_material(1.0, 0.3, 35.0, -9.0, 0.2, 10.0), "h1"),
-            (SandParams::<f64>::from_material(1.0, 0.3, 35.0, 9.0, -0.2, 10.0), "h2"),
-            (SandParams::<f64>::from_material(1.0, 0.3, 35.0, 9.0, 0.2, 40.0), "h3"),
+            (
+                SandParams::<f64>::from_material(-1.0, 0.3, 35.0, 9.0, 0.2, 10.0),
+                "youngs_modulus",
+            ),
+            (
+                SandParams::<f64>::from_material(1.0, 0.3, 95.0, 9.0, 0.2, 10.0),
+                "h0",
+            ),
+            (
+                SandParams::<f64>::from_material(1.0, 0.3, 35.0, -9.0, 0.2, 10.0),
+                "h1",
+            ),
+            (
+                SandParams::<f64>::from_material(1.0, 0.3, 35.0, 9.0, -0.2, 10.0),
+                "h2",
+            ),
+            (
+                SandParams::<f64>::from_material(1.0, 0.3, 35.0, 9.0, 0.2, 40.0),
+                "h3",
+            ),
         ] {
             let msg = r.unwrap_err().to_string();
             assert!(msg.contains(name), "{msg} should name {name}");
@@ -212,7 +231,11 @@ mod tests {
                 (0.15 * normal(&mut g) - 0.05).exp(),
             );
             let f = w1 * Mat3::from_diagonal(s) * w2.transpose();
-            let q: f64 = if g.random::<f64>() < 0.5 { 0.0 } else { 3.0 * g.random::<f64>() };
+            let q: f64 = if g.random::<f64>() < 0.5 {
+                0.0
+            } else {
+                3.0 * g.random::<f64>()
+            };
             let (fnew, qnew, case) = sand_return_map(&p, &f, q);
             assert!(qnew >= q, "q must not decrease");
             // Reference: Klár's formulas in the principal frame.
@@ -228,8 +251,12 @@ mod tests {
                 (eps - e * (dg / e.norm()), dg, DpCase::Projected)
             };
             assert_eq!(case, want);
-            let expect = w1 * Mat3::from_diagonal(Vec3::new(h.x.exp(), h.y.exp(), h.z.exp())) * w2.transpose();
-            assert!((fnew - expect).max_abs() < 1e-13, "{case:?}: {fnew:?} vs {expect:?}");
+            let expect =
+                w1 * Mat3::from_diagonal(Vec3::new(h.x.exp(), h.y.exp(), h.z.exp())) * w2.transpose();
+            assert!(
+                (fnew - expect).max_abs() < 1e-13,
+                "{case:?}: {fnew:?} vs {expect:?}"
+            );
             assert!((qnew - q - dq).abs() < 1e-13);
             match case {
                 DpCase::Elastic => {
@@ -261,7 +288,11 @@ mod tests {
         assert!(fnew.is_finite() && fnew.determinant() > 0.0);
         let (fnew, qn, case) = sand_return_map(&p, &Mat3::zero(), 0.0);
         assert!(fnew.is_finite() && qn.is_finite(), "{case:?}");
-        let p0 = SandParams { mu: 0.0, lambda: 0.0, ..p };
+        let p0 = SandParams {
+            mu: 0.0,
+            lambda: 0.0,
+            ..p
+        };
         let f = Mat3::from_diagonal(Vec3::new(0.5, 0.9, 0.95));
         assert_eq!(sand_return_map(&p0, &f, 0.0), (f, 0.0, DpCase::Elastic));
     }

@@ -150,7 +150,11 @@ pub fn surface_piola_qr<T: Real>(p: &SurfaceParams<T>, qr: &Qr3<T>, eps: T) -> O
     }
     let r = &qr.r;
     let a = surface_a(p, r);
-    let g3 = [p.gamma * r.m[0][2], p.gamma * r.m[1][2], normal_energy(p.k, r.m[2][2]).1];
+    let g3 = [
+        p.gamma * r.m[0][2],
+        p.gamma * r.m[1][2],
+        normal_energy(p.k, r.m[2][2]).1,
+    ];
     Some(piola_from_a(qr, &a, g3))
 }
 
@@ -261,13 +265,34 @@ mod tests {
         assert!((p.mu - 153.846_153_846).abs() < 1e-6);
         assert!((p.c_f - 30f64.to_radians().tan()).abs() < 1e-15);
         let bad = [
-            (SurfaceParams::<f64>::from_material(-1.0, 0.3, 0.0, 1.0, 0.0), "youngs_modulus"),
-            (SurfaceParams::<f64>::from_material(1.0, 0.5, 0.0, 1.0, 0.0), "poisson_ratio"),
-            (SurfaceParams::<f64>::from_material(1.0, -1.0, 0.0, 1.0, 0.0), "poisson_ratio"),
-            (SurfaceParams::<f64>::from_material(1.0, 0.3, -2.0, 1.0, 0.0), "gamma"),
-            (SurfaceParams::<f64>::from_material(1.0, 0.3, 0.0, f64::NAN, 0.0), "k (normal"),
-            (SurfaceParams::<f64>::from_material(1.0, 0.3, 0.0, 1.0, 90.0), "friction_angle"),
-            (SurfaceParams::<f64>::from_material(1.0, 0.3, 0.0, 1.0, -5.0), "friction_angle"),
+            (
+                SurfaceParams::<f64>::from_material(-1.0, 0.3, 0.0, 1.0, 0.0),
+                "youngs_modulus",
+            ),
+            (
+                SurfaceParams::<f64>::from_material(1.0, 0.5, 0.0, 1.0, 0.0),
+                "poisson_ratio",
+            ),
+            (
+                SurfaceParams::<f64>::from_material(1.0, -1.0, 0.0, 1.0, 0.0),
+                "poisson_ratio",
+            ),
+            (
+                SurfaceParams::<f64>::from_material(1.0, 0.3, -2.0, 1.0, 0.0),
+                "gamma",
+            ),
+            (
+                SurfaceParams::<f64>::from_material(1.0, 0.3, 0.0, f64::NAN, 0.0),
+                "k (normal",
+            ),
+            (
+                SurfaceParams::<f64>::from_material(1.0, 0.3, 0.0, 1.0, 90.0),
+                "friction_angle",
+            ),
+            (
+                SurfaceParams::<f64>::from_material(1.0, 0.3, 0.0, 1.0, -5.0),
+                "friction_angle",
+            ),
         ];
         for (r, name) in bad {
             let msg = r.unwrap_err().to_string();
@@ -342,7 +367,10 @@ mod tests {
             let e = rel_err(&pk, &fd, 1.0);
             assert!(e < 1e-6, "rel err {e}: F = {f:?}\nP = {pk:?}\nFD = {fd:?}");
         }
-        assert!(above > 50 && below > 50, "r33 sides: {above} above 1, {below} below");
+        assert!(
+            above > 50 && below > 50,
+            "r33 sides: {above} above 1, {below} below"
+        );
     }
 
     /// `∂ψ̂/∂R̃` by central differences on the six upper entries.
@@ -371,7 +399,11 @@ mod tests {
             }
             let k = numeric_dpsi_dr(|x| surface_energy_r(&p, x), &r) * r.transpose();
             let a = surface_a(&p, &r);
-            assert!(rel_err(&a, &sym_up(&k), 1.0) < 1e-7, "A = {a:?}\nnumeric = {:?}", sym_up(&k));
+            assert!(
+                rel_err(&a, &sym_up(&k), 1.0) < 1e-7,
+                "A = {a:?}\nnumeric = {:?}",
+                sym_up(&k)
+            );
             assert_eq!(a, a.transpose());
         }
     }
@@ -385,7 +417,10 @@ mod tests {
             let qr = qr3(&f);
             let pk = surface_piola(&p, &f, EPS).unwrap();
             let tau = kirchhoff(&pk, &f);
-            assert!((tau - tau.transpose()).max_abs() <= 1e-12 * tau.max_abs().max(1.0), "{tau:?}");
+            assert!(
+                (tau - tau.transpose()).max_abs() <= 1e-12 * tau.max_abs().max(1.0),
+                "{tau:?}"
+            );
             // τ = Q A Qᵀ (§4.2).
             let qaq = qr.q * surface_a(&p, &qr.r) * qr.q.transpose();
             assert!(rel_err(&tau, &qaq, 1.0) < 1e-11);
@@ -448,7 +483,11 @@ mod tests {
         let (rp, _) = surface_project_r(&p, &qr3(&f).r, false);
         assert_eq!((rp.m[0][2], rp.m[1][2], rp.m[2][2]), (0.0, 0.0, 1.0));
         let a = surface_a(&p, &rp);
-        assert_eq!((a.m[0][2], a.m[1][2], a.m[2][2]), (0.0, 0.0, 0.0), "traction must be exactly 0");
+        assert_eq!(
+            (a.m[0][2], a.m[1][2], a.m[2][2]),
+            (0.0, 0.0, 0.0),
+            "traction must be exactly 0"
+        );
         let r2 = qr3(&fnew).r;
         assert!(r2.m[0][2].abs() < 1e-15 && r2.m[1][2].abs() < 1e-15 && (r2.m[2][2] - 1.0).abs() < 1e-15);
 
@@ -464,10 +503,16 @@ mod tests {
         // Degenerate: untouched.
         let c = Vec3::new(0.3, 0.4, 0.5);
         let f = Mat3::from_cols(c, c * 2.0, Vec3::new(1.0, 5.0, 0.0));
-        assert_eq!(surface_return_map(&p, &f, EPS, false), (f, ReturnEvent::Degenerate));
+        assert_eq!(
+            surface_return_map(&p, &f, EPS, false),
+            (f, ReturnEvent::Degenerate)
+        );
         let mut nan = Mat3::identity();
         nan.m[0][2] = f64::NAN;
-        assert_eq!(surface_return_map(&p, &nan, EPS, false).1, ReturnEvent::Degenerate);
+        assert_eq!(
+            surface_return_map(&p, &nan, EPS, false).1,
+            ReturnEvent::Degenerate
+        );
     }
 
     #[test]
@@ -546,7 +591,8 @@ mod tests {
         for _ in 0..200 {
             let f = round_to::<f32>(&near_identity(&mut g, 0.3));
             let eps32 = default_degenerate_eps::<f32>();
-            let (Some(a), Some(b)) = (surface_piola(&p, &f, EPS), surface_piola(&p32, &f.cast(), eps32)) else {
+            let (Some(a), Some(b)) = (surface_piola(&p, &f, EPS), surface_piola(&p32, &f.cast(), eps32))
+            else {
                 continue;
             };
             assert!(b.is_finite());
