@@ -54,8 +54,8 @@ RESULT_TAG = "RESULT "
 # Measurement windows sized so the whole comparison takes a few minutes on a
 # 2-core machine (the slowest peer, single-threaded warp, dominates).
 SIZES: dict[str, CubeScene] = {
-    "100k": CubeScene(n_side=46, warmup=5, steps=60),  # 97,336 particles
-    "500k": CubeScene(n_side=79, warmup=2, steps=12),  # 493,039 particles
+    "100k": CubeScene(n_side=46, warmup=5, steps=150),  # 97,336 particles
+    "500k": CubeScene(n_side=79, warmup=3, steps=40),  # 493,039 particles
 }
 WORKER_TIMEOUT_S = 420.0
 # Mean final heights within this many cells of crumple's count as "the same scene".
@@ -76,6 +76,7 @@ def _build_crumple(scene: CubeScene) -> Stepper:
         velocity=(0.0, scene.v0, 0.0), particle_volume=scene.p_vol)
     if sim.num_particles != scene.particles:
         raise RuntimeError(f"crumple made {sim.num_particles} particles, expected {scene.particles}")
+    _CRUMPLE_SIM.append(sim)
 
     def step() -> None:
         sim.step(scene.dt)
@@ -84,6 +85,17 @@ def _build_crumple(scene: CubeScene) -> Stepper:
         return np.asarray(cube.positions)
 
     return step, positions
+
+
+_CRUMPLE_SIM: list[Any] = []
+
+
+def _crumple_stage_times() -> dict[str, float] | None:
+    """Seconds per solver stage so far, where this build of crumple reports them."""
+    if not _CRUMPLE_SIM:
+        return None
+    fn = getattr(_CRUMPLE_SIM[0]._s, "stage_times", None)
+    return {str(k): float(v) for k, v in fn().items()} if fn is not None else None
 
 
 def _build(name: str, scene: CubeScene) -> tuple[Stepper, dict[str, Any]]:
@@ -117,7 +129,11 @@ def _cpu_seconds() -> float:
 
 
 def measure(name: str, size: str) -> dict[str, Any]:
-    """Run one framework on one size in this process and return its measurement."""
+    """Run one framework on one size in this process and return its measurement.
+
+    Throughput is over the whole measured window; the median step time is
+    reported too, as it is less sensitive to other work on the machine.
+    """
     scene = SIZES[size]
     t0 = time.perf_counter()
     try:
@@ -129,14 +145,19 @@ def measure(name: str, size: str) -> dict[str, Any]:
     for _ in range(scene.warmup):
         step()
     warmup_s = time.perf_counter() - t0
+    stages0 = _crumple_stage_times() if name == "crumple" else None
+    load0 = os.getloadavg()[0]
+    per_step: list[float] = []
     cpu0, t0 = _cpu_seconds(), time.perf_counter()
     for _ in range(scene.steps):
+        ts = time.perf_counter()
         step()
+        per_step.append(time.perf_counter() - ts)
     wall = time.perf_counter() - t0
     cpu = _cpu_seconds() - cpu0
     x = positions()
-    finite = bool(np.isfinite(x).all())
-    return {
+    median = float(np.median(per_step))
+    out: dict[str, Any] = {
         "available": True,
         **info,
         "particles": scene.particles,
@@ -147,11 +168,19 @@ def measure(name: str, size: str) -> dict[str, Any]:
         "warmup_s": warmup_s,
         "measured_s": wall,
         "s_per_step": wall / scene.steps,
+        "median_s_per_step": median,
         "particle_steps_per_s": scene.particles * scene.steps / wall,
+        "median_particle_steps_per_s": scene.particles / median,
         "cpu_utilisation": cpu / wall,
-        "finite": finite,
+        "loadavg_1min": [load0, os.getloadavg()[0]],
+        "finite": bool(np.isfinite(x).all()),
         "final": height_stats(x, scene.dx),
     }
+    if stages0 is not None:
+        stages1 = _crumple_stage_times()
+        if stages1 is not None:
+            out["stage_ms_per_step"] = {k: 1e3 * (stages1[k] - stages0.get(k, 0.0)) / scene.steps for k in stages1}
+    return out
 
 
 def _worker_env(name: str) -> dict[str, str]:

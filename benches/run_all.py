@@ -7,6 +7,12 @@ part writes its own JSON under ``bench-out/``; this script collects them into
 Parts:
 - ``gpu_primitives``: criterion benches of the Rust core (prefix sum and radix
   sort, CPU twin vs the wgpu adapter), read back from criterion's output.
+- ``mpm_vs_peers``: crumple's MPM solver against taichi and NVIDIA warp (CPU)
+  on the same elastic-cube scene at ~100k and ~500k particles, 2 threads
+  (``mpm_vs_peers.py``; peers from the ``bench`` extra, reported unavailable
+  if they cannot be installed or run).
+- ``mpm_cloth``: cloth throughput and bytes per particle at ~100k triangles
+  next to the paper's Table 2 (``mpm_cloth.py``).
 """
 
 from __future__ import annotations
@@ -16,6 +22,9 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+import mpm_cloth
+import mpm_vs_peers
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench-out"
@@ -76,7 +85,11 @@ def run_gpu_primitives() -> dict[str, object]:
 
 def main() -> int:
     OUT.mkdir(exist_ok=True)
-    summary = {"gpu_primitives": run_gpu_primitives()}
+    summary = {
+        "gpu_primitives": run_gpu_primitives(),
+        "mpm_vs_peers": mpm_vs_peers.run(),
+        "mpm_cloth": mpm_cloth.run(),
+    }
     (OUT / "summary.json").write_text(json.dumps(summary, indent=2))
     print(json.dumps(summary, indent=2))
     return 0

@@ -83,6 +83,15 @@ class Collider:
 
     _c: _core.Collider
     _callback: PoseCallback | None = None
+    # How the collider was built and moved, for checkpoints: constructor
+    # keyword arguments and (time, kind, arguments) of each motion change.
+    _spec: dict[str, Any]
+    _motions: list[tuple[float, str, dict[str, Any]]]
+
+    def _record(self, kind: str, **args: Any) -> None:
+        if not hasattr(self, "_motions"):
+            self._motions = []
+        self._motions.append((self.time, kind, args))
 
     def signed_distance(self, points: npt.ArrayLike) -> F64:
         """Signed distance (m) at ``points (N, 3)``: negative inside. Returns ``(N,)``."""
@@ -125,6 +134,7 @@ class Collider:
         """Stop moving (keeps the current pose)."""
         self._callback = None
         self._c.set_static()
+        self._record("static")
         return self
 
     def set_velocity(self, linear: Vec3Like = (0, 0, 0), angular: Vec3Like = (0, 0, 0)) -> Collider:
@@ -132,7 +142,9 @@ class Collider:
         ``angular`` velocity (rad/s, world axis, about the moving origin),
         starting from the current pose."""
         self._callback = None
-        self._c.set_constant_motion(as_vec3(linear, "linear"), as_vec3(angular, "angular"))
+        lin, ang = as_vec3(linear, "linear"), as_vec3(angular, "angular")
+        self._c.set_constant_motion(lin, ang)
+        self._record("velocity", linear=lin, angular=ang)
         return self
 
     def set_keyframes(self, times: npt.ArrayLike, translations: npt.ArrayLike,
@@ -146,6 +158,7 @@ class Collider:
         r = np.tile(np.eye(3), (len(t), 1, 1)) if rotations is None else np.asarray(rotations, dtype=np.float64)
         self._callback = None
         self._c.set_keyframes(t, tr, np.ascontiguousarray(r))
+        self._record("keyframes", times=t.tolist(), translations=tr.tolist(), rotations=np.asarray(r).tolist())
         return self
 
     def set_callback(self, fn: PoseCallback) -> Collider:
@@ -158,6 +171,7 @@ class Collider:
             raise InvalidInputError("set_callback needs a callable fn(t) -> dict")
         self._callback = fn
         self._c.set_scripted()
+        self._record("callback")
         return self
 
     def advance_to(self, t: float) -> None:
@@ -187,6 +201,8 @@ class Plane(Collider):
     def __init__(self, *, point: Vec3Like = (0, 0, 0), normal: Vec3Like = (0, 1, 0), mode: Mode = "separate",
                  friction: float = 0.3) -> None:
         self._c = _core.Collider.plane(as_vec3(point, "point"), as_vec3(normal, "normal"), *_mode(mode, friction))
+        self._spec = dict(type="Plane", point=as_vec3(point, "point"), normal=as_vec3(normal, "normal"), mode=mode,
+                          friction=friction)
 
 
 class Sphere(Collider):
@@ -195,6 +211,7 @@ class Sphere(Collider):
     def __init__(self, *, center: Vec3Like = (0, 0, 0), radius: float = 0.5, mode: Mode = "separate",
                  friction: float = 0.3) -> None:
         self._c = _core.Collider.sphere(as_vec3(center, "center"), positive(radius, "radius"), *_mode(mode, friction))
+        self._spec = dict(type="Sphere", center=as_vec3(center, "center"), radius=radius, mode=mode, friction=friction)
 
 
 class Box(Collider):
@@ -206,6 +223,8 @@ class Box(Collider):
         for i, h in enumerate(he):
             positive(h, f"half_extents[{i}]")
         self._c = _core.Collider.box(as_vec3(center, "center"), he, _rot(rotation), *_mode(mode, friction))
+        self._spec = dict(type="Box", center=as_vec3(center, "center"), half_extents=he,
+                          rotation=_rot(rotation).tolist(), mode=mode, friction=friction)
 
 
 class Capsule(Collider):
@@ -220,6 +239,7 @@ class Capsule(Collider):
             raise InvalidInputError("capsule end points a and b must differ (use a Sphere for a ball)")
         self._c = _core.Collider.capsule(tuple(0.5 * (pa + pb)), 0.5 * length, positive(radius, "radius"),
                                          _y_to(axis / length), *_mode(mode, friction))
+        self._spec = dict(type="Capsule", a=pa.tolist(), b=pb.tolist(), radius=radius, mode=mode, friction=friction)
 
 
 class Cylinder(Collider):
@@ -234,6 +254,8 @@ class Cylinder(Collider):
             raise InvalidInputError("cylinder axis must be non-zero")
         self._c = _core.Collider.cylinder(as_vec3(center, "center"), positive(radius, "radius"),
                                           0.5 * positive(height, "height"), _y_to(ax / n), *_mode(mode, friction))
+        self._spec = dict(type="Cylinder", center=as_vec3(center, "center"), axis=ax.tolist(), radius=radius,
+                          height=height, mode=mode, friction=friction)
 
 
 class MeshSDF(Collider):
@@ -249,6 +271,37 @@ class MeshSDF(Collider):
         if isinstance(padding, bool) or not isinstance(padding, int) or padding < 0:
             raise InvalidInputError(f"padding must be a non-negative integer; got {padding!r}")
         self._c = _core.Collider.mesh(mesh._m, positive(dx, "dx"), padding, *_mode(mode, friction))
+        self._spec = dict(type="MeshSDF", vertices=mesh.vertices.tolist(), faces=mesh.faces.tolist(), dx=dx,
+                          padding=padding, mode=mode, friction=friction)
+
+
+def _from_spec(spec: dict[str, Any], motions: list[tuple[float, str, dict[str, Any]]]) -> Collider:
+    """Rebuild a collider from its recorded spec and motion changes (checkpoints).
+    A callback-driven collider comes back scripted at its recorded pose; attach
+    the callback again with :meth:`Collider.set_callback`."""
+    kw = dict(spec)
+    kind = kw.pop("type")
+    c: Collider
+    if kind == "MeshSDF":
+        mesh = TriMesh(np.asarray(kw.pop("vertices")), np.asarray(kw.pop("faces")))
+        c = MeshSDF(mesh, **kw)
+    else:
+        c = {"Plane": Plane, "Sphere": Sphere, "Box": Box, "Capsule": Capsule, "Cylinder": Cylinder}[kind](**kw)
+    for t, what, args in motions:
+        c.advance_to(t)
+        if what == "static":
+            c.set_static()
+        elif what == "velocity":
+            c.set_velocity(args["linear"], args["angular"])
+        elif what == "keyframes":
+            c.set_keyframes(args["times"], args["translations"], args["rotations"])
+        elif what == "callback":
+            c._c.set_scripted()
+            c._record("callback")
+        elif what == "pose":
+            c._c.set_pose(tuple(args["translation"]), np.asarray(args["rotation"]), tuple(args["linear_velocity"]),
+                          tuple(args["angular_velocity"]))
+    return c
 
 
 def _y_to(d: F64) -> F64:

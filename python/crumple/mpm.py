@@ -30,7 +30,8 @@ from . import _core
 from ._checks import as_points, as_vec3, choice, finite, non_negative, positive
 from ._progress import progress as _progress_bar
 from .backend import resolve_backend
-from .colliders import Collider
+from . import io as _io
+from .colliders import Collider, _from_spec
 from .errors import BackendUnavailable, InvalidInputError
 from .geometry import Curves, TriMesh
 
@@ -334,6 +335,13 @@ class Simulation:
         out_of_domain: Literal["error", "clamp"] = "error",
         boundary_padding: int = 3,
     ) -> None:
+        self._params: dict[str, Any] = dict(
+            lower=as_vec3(lower, "lower"), upper=as_vec3(upper, "upper"), dx=dx, gravity=as_vec3(gravity, "gravity"),
+            cfl=cfl, dt_max=dt_max, kernel=kernel, precision=precision, backend=backend,
+            out_of_domain=out_of_domain, boundary_padding=boundary_padding,
+        )
+        # Every object added, in order, for checkpoints: (kind, arrays, options).
+        self._recipe: list[tuple[str, dict[str, npt.NDArray[Any]], dict[str, Any]]] = []
         b = resolve_backend(backend)
         if b == "gpu":
             raise BackendUnavailable(
@@ -363,6 +371,8 @@ class Simulation:
             raise InvalidInputError(f"material must be a ClothMaterial; got {type(mat).__name__}")
         idx = self._s.add_cloth(mesh._m, mat._params(), float(mat.density), float(mat.thickness or self.dx),
                                 as_vec3(velocity, "velocity"), finite(damping, "damping"))
+        self._recipe.append(("cloth", {"vertices": mesh.vertices, "faces": mesh.faces},
+                             dict(material=dataclasses.asdict(mat), damping=damping, velocity=as_vec3(velocity, "v"))))
         return Cloth(self, idx, mesh)
 
     def add_curves(self, curves: Curves, material: CurveMaterial | None = None, *, damping: float = 0.0,
@@ -375,6 +385,8 @@ class Simulation:
             raise InvalidInputError(f"material must be a CurveMaterial; got {type(mat).__name__}")
         idx = self._s.add_curves(curves._c, mat._params(), float(mat.density), float(mat.radius or self.dx / 2),
                                  as_vec3(velocity, "velocity"), finite(damping, "damping"))
+        self._recipe.append(("curves", {"points": curves.points, "offsets": curves.offsets},
+                             dict(material=dataclasses.asdict(mat), damping=damping, velocity=as_vec3(velocity, "v"))))
         return Strands(self, idx, curves)
 
     def _add_volume(self, kind: str, points: npt.ArrayLike, material: Any, particle_volume: float | None,
@@ -383,6 +395,8 @@ class Simulation:
         pv = (self.dx / 2) ** 3 if particle_volume is None else positive(particle_volume, "particle_volume")
         idx = self._s.add_volume(pts, kind, material._params(), float(material.density), pv,
                                  as_vec3(velocity, "velocity"), finite(damping, "damping"))
+        self._recipe.append((kind, {"points": pts}, dict(material=dataclasses.asdict(material), damping=damping,
+                                                          velocity=as_vec3(velocity, "v"), particle_volume=pv)))
         return Particles(self, idx)
 
     def add_solid(self, points: npt.ArrayLike, material: ElasticMaterial | None = None, *,
@@ -496,6 +510,63 @@ class Simulation:
     def grid_mass(self) -> float:
         """Mass transferred to the grid in the last step, kg (equals total_mass)."""
         return self._s.grid_mass()
+
+    # -- checkpoints --------------------------------------------------------
+
+    def save(self, path: str | Any) -> Any:
+        """Write a checkpoint ``.npz``: the objects as added, the colliders and
+        their motions, pins, and the full particle state. :meth:`load` continues
+        bit-identically (collider callbacks are not saved: re-attach them)."""
+        arrays: dict[str, npt.NDArray[Any]] = {}
+        recipe = []
+        for i, (kind, arrs, opts) in enumerate(self._recipe):
+            for k, a in arrs.items():
+                arrays[f"obj{i}_{k}"] = np.asarray(a)
+            recipe.append({"kind": kind, "arrays": list(arrs), "options": opts})
+        colliders = []
+        for c in self._colliders:
+            motions = list(getattr(c, "_motions", []))
+            if c._callback is not None:
+                motions.append((c.time, "pose", dict(
+                    translation=c.translation.tolist(), rotation=c.rotation.tolist(),
+                    linear_velocity=list(c._c.linear_velocity), angular_velocity=list(c._c.angular_velocity))))
+            colliders.append({"spec": c._spec, "motions": motions})
+        for k, v in self._s.state_arrays().items():
+            arrays[f"state_{k}"] = np.asarray(v)
+        meta = {"solver": "mpm", "params": self._params, "recipe": recipe, "colliders": colliders}
+        return _io.save_checkpoint(path, arrays, meta)
+
+    @classmethod
+    def load(cls, path: str | Any) -> Simulation:
+        """Rebuild a simulation from a checkpoint written by :meth:`save`."""
+        arrays, meta = _io.load_checkpoint(path)
+        if meta.get("solver") != "mpm":
+            raise InvalidInputError(f"{str(path)!r} is not an MPM checkpoint")
+        sim = cls(**meta["params"])
+        for i, item in enumerate(meta["recipe"]):
+            a = {k: arrays[f"obj{i}_{k}"] for k in item["arrays"]}
+            o = item["options"]
+            kind = item["kind"]
+            if kind == "cloth":
+                sim.add_cloth(TriMesh(a["vertices"], a["faces"]), ClothMaterial(**o["material"]),
+                              damping=o["damping"], velocity=o["velocity"])
+            elif kind == "curves":
+                sim.add_curves(Curves(a["points"], a["offsets"]), CurveMaterial(**o["material"]),
+                               damping=o["damping"], velocity=o["velocity"])
+            else:
+                mat_cls = {"elastic": ElasticMaterial, "sand": SandMaterial, "goo": GooMaterial}[kind]
+                sim._add_volume(kind, a["points"], mat_cls(**o["material"]), o["particle_volume"], o["velocity"],
+                                o["damping"])
+        for c in meta["colliders"]:
+            sim.add_collider(_from_spec(c["spec"], [tuple(m) for m in c["motions"]]))
+        state: dict[str, Any] = {k[len("state_"):]: v for k, v in arrays.items() if k.startswith("state_")}
+        state["time"] = float(state["time"])
+        state["step"] = int(state["step"])
+        sim._s.set_state_arrays(state)
+        for i, c in enumerate(sim._colliders):
+            c._c.advance_to(sim.time)
+            sim._s.set_collider(i, c._c)
+        return sim
 
     def stage_times(self) -> dict[str, float]:
         """Seconds spent in each solver stage since the start (for profiling)."""

@@ -52,12 +52,17 @@ fn positions_py<'py, T: Real + numpy::Element>(
 
 fn vol_material<T: Real>(kind: &str, p: &Bound<'_, PyDict>) -> PyResult<VolumeMaterial<T>> {
     let get = |k: &str| -> PyResult<f64> {
-        p.get_item(k)?.ok_or_else(|| invalid(format!("material parameter {k:?} is missing")))?.extract()
+        p.get_item(k)?
+            .ok_or_else(|| invalid(format!("material parameter {k:?} is missing")))?
+            .extract()
     };
     Ok(match kind {
         "elastic" => {
             let (mu, lambda) = lame_parameters(get("youngs_modulus")?, get("poisson_ratio")?).py_err()?;
-            VolumeMaterial::Elastic { mu: T::from_f64(mu), lambda: T::from_f64(lambda) }
+            VolumeMaterial::Elastic {
+                mu: T::from_f64(mu),
+                lambda: T::from_f64(lambda),
+            }
         }
         "sand" => VolumeMaterial::Sand(
             SandParams::<f64>::from_material(
@@ -81,13 +86,19 @@ fn vol_material<T: Real>(kind: &str, p: &Bound<'_, PyDict>) -> PyResult<VolumeMa
             .py_err()?
             .cast(),
         ),
-        other => return Err(invalid(format!("unknown volume material {other:?}; use elastic, sand or goo"))),
+        other => {
+            return Err(invalid(format!(
+                "unknown volume material {other:?}; use elastic, sand or goo"
+            )));
+        }
     })
 }
 
 fn codim_material<T: Real>(kind: &str, p: &Bound<'_, PyDict>) -> PyResult<CodimMaterial<T>> {
     let get = |k: &str| -> PyResult<f64> {
-        p.get_item(k)?.ok_or_else(|| invalid(format!("material parameter {k:?} is missing")))?.extract()
+        p.get_item(k)?
+            .ok_or_else(|| invalid(format!("material parameter {k:?} is missing")))?
+            .extract()
     };
     let (e, nu, g, k, phi) = (
         get("youngs_modulus")?,
@@ -97,8 +108,16 @@ fn codim_material<T: Real>(kind: &str, p: &Bound<'_, PyDict>) -> PyResult<CodimM
         get("friction_angle")?,
     );
     Ok(match kind {
-        "surface" => CodimMaterial::Surface(SurfaceParams::<f64>::from_material(e, nu, g, k, phi).py_err()?.cast()),
-        "curve" => CodimMaterial::Curve(CurveParams::<f64>::from_material(e, nu, g, k, phi).py_err()?.cast()),
+        "surface" => CodimMaterial::Surface(
+            SurfaceParams::<f64>::from_material(e, nu, g, k, phi)
+                .py_err()?
+                .cast(),
+        ),
+        "curve" => CodimMaterial::Curve(
+            CurveParams::<f64>::from_material(e, nu, g, k, phi)
+                .py_err()?
+                .cast(),
+        ),
         other => return Err(invalid(format!("unknown codimensional material {other:?}"))),
     })
 }
@@ -122,12 +141,20 @@ impl PyMpmSimulation {
         let kernel = match kernel {
             "quadratic" => Kernel::Quadratic,
             "cubic" => Kernel::Cubic,
-            k => return Err(invalid(format!("unknown kernel {k:?}; use 'quadratic' or 'cubic'"))),
+            k => {
+                return Err(invalid(format!(
+                    "unknown kernel {k:?}; use 'quadratic' or 'cubic'"
+                )));
+            }
         };
         let out_of_domain = match out_of_domain {
             "error" => OutOfDomain::Error,
             "clamp" => OutOfDomain::Clamp,
-            k => return Err(invalid(format!("unknown out_of_domain {k:?}; use 'error' or 'clamp'"))),
+            k => {
+                return Err(invalid(format!(
+                    "unknown out_of_domain {k:?}; use 'error' or 'clamp'"
+                )));
+            }
         };
         let params = SolverParams {
             lower: v3(lower),
@@ -354,6 +381,84 @@ impl PyMpmSimulation {
     fn active_blocks(&self) -> usize {
         with_sim!(self, s => s.solver.grid.num_blocks())
     }
+    /// The whole mutable state as float64 arrays (for checkpoints): x, v (N,3),
+    /// c (N,3,3), f (Nv,3,3), q (Nv,), d (Ne,2,3), pins (P,8), time, step.
+    fn state_arrays<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        with_sim!(self, s => {
+            let st = &s.state;
+            d.set_item("x", PyArray1::from_vec(py, v3s(&st.x)).reshape([st.x.len(), 3])?)?;
+            d.set_item("v", PyArray1::from_vec(py, v3s(&st.v)).reshape([st.v.len(), 3])?)?;
+            d.set_item("c", PyArray1::from_vec(py, m3s(&st.c)).reshape([st.c.len(), 3, 3])?)?;
+            d.set_item("f", PyArray1::from_vec(py, m3s(&st.f)).reshape([st.f.len(), 3, 3])?)?;
+            d.set_item("q", PyArray1::from_vec(py, st.q.iter().map(|v| v.to_f64()).collect()))?;
+            let dd: Vec<f64> = st.d.iter().flat_map(|c| v3s(c)).collect();
+            d.set_item("d", PyArray1::from_vec(py, dd).reshape([st.d.len(), 2, 3])?)?;
+            let pins: Vec<f64> = s.pins.iter().flat_map(|p| [p.vertex as f64, p.x0.x, p.x0.y, p.x0.z, p.v.x, p.v.y, p.v.z, p.t0]).collect();
+            d.set_item("pins", PyArray1::from_vec(py, pins).reshape([s.pins.len(), 8])?)?;
+            d.set_item("time", st.time)?;
+            d.set_item("step", st.step)?;
+            Ok(d)
+        })
+    }
+
+    /// Restores a state written by `state_arrays` into a simulation built the same way.
+    fn set_state_arrays(&mut self, arrays: &Bound<'_, PyDict>) -> PyResult<()> {
+        let get = |k: &str| -> PyResult<Vec<f64>> {
+            let a = arrays
+                .get_item(k)?
+                .ok_or_else(|| invalid(format!("checkpoint lacks {k:?}")))?;
+            let a: PyReadonlyArray1<'_, f64> = a.call_method0("ravel")?.extract()?;
+            Ok(a.as_array().to_vec())
+        };
+        let (x, v, c, f, q, d, pins) = (
+            get("x")?,
+            get("v")?,
+            get("c")?,
+            get("f")?,
+            get("q")?,
+            get("d")?,
+            get("pins")?,
+        );
+        let time: f64 = arrays
+            .get_item("time")?
+            .ok_or_else(|| invalid("checkpoint lacks time"))?
+            .extract()?;
+        let step: u64 = arrays
+            .get_item("step")?
+            .ok_or_else(|| invalid("checkpoint lacks step"))?
+            .extract()?;
+        with_sim_mut!(self, s => {
+            let st = &mut s.state;
+            if x.len() != 3 * st.x.len() || v.len() != x.len() || c.len() != 9 * st.c.len() || f.len() != 9 * st.f.len()
+                || q.len() != st.q.len() || d.len() != 6 * st.d.len() || pins.len() % 8 != 0
+            {
+                return Err(invalid("checkpoint arrays do not match this simulation's objects (was it built with the same recipe?)"));
+            }
+            let cast = |v: f64| Real::from_f64(v);
+            for (i, a) in st.x.iter_mut().enumerate() { *a = Vec3::new(cast(x[3 * i]), cast(x[3 * i + 1]), cast(x[3 * i + 2])); }
+            for (i, a) in st.v.iter_mut().enumerate() { *a = Vec3::new(cast(v[3 * i]), cast(v[3 * i + 1]), cast(v[3 * i + 2])); }
+            for (i, a) in st.c.iter_mut().enumerate() { for r in 0..3 { for k in 0..3 { a.m[r][k] = cast(c[9 * i + 3 * r + k]); } } }
+            for (i, a) in st.f.iter_mut().enumerate() { for r in 0..3 { for k in 0..3 { a.m[r][k] = cast(f[9 * i + 3 * r + k]); } } }
+            for (i, a) in st.q.iter_mut().enumerate() { *a = cast(q[i]); }
+            for (i, a) in st.d.iter_mut().enumerate() {
+                for j in 0..2 { a[j] = Vec3::new(cast(d[6 * i + 3 * j]), cast(d[6 * i + 3 * j + 1]), cast(d[6 * i + 3 * j + 2])); }
+            }
+            st.time = time;
+            st.step = step;
+            s.pins = pins
+                .chunks_exact(8)
+                .map(|p| crumple_core::mpm::Pin {
+                    vertex: p[0] as u32,
+                    x0: Vec3::new(p[1], p[2], p[3]),
+                    v: Vec3::new(p[4], p[5], p[6]),
+                    t0: p[7],
+                })
+                .collect();
+            Ok(())
+        })
+    }
+
     /// Seconds spent per solver stage since the start (profiling).
     fn stage_times<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let t = with_sim!(self, s => s.solver.times);
@@ -382,6 +487,18 @@ impl PyMpmSimulation {
         d.set_item("element_steps", c.element_steps)?;
         Ok(d)
     }
+}
+
+fn v3s<T: Real>(v: &[Vec3<T>]) -> Vec<f64> {
+    v.iter()
+        .flat_map(|a| [a.x.to_f64(), a.y.to_f64(), a.z.to_f64()])
+        .collect()
+}
+
+fn m3s<T: Real>(m: &[crumple_core::math::Mat3<T>]) -> Vec<f64> {
+    m.iter()
+        .flat_map(|a| a.m.iter().flatten().map(|v| v.to_f64()).collect::<Vec<_>>())
+        .collect()
 }
 
 fn indices_u32(a: &PyReadonlyArray1<'_, i64>) -> PyResult<Vec<u32>> {

@@ -123,10 +123,13 @@ impl<T: Real> SparseGrid<T> {
             // Particles move at most a fraction of a cell per step, so last
             // step's order is nearly sorted for the new keys: refresh the keys
             // in place and let the sort mostly verify runs.
-            self.pairs.par_iter_mut().for_each(|pair| pair.0 = keys[pair.1 as usize]);
+            self.pairs
+                .par_iter_mut()
+                .for_each(|pair| pair.0 = keys[pair.1 as usize]);
         } else {
             self.pairs.clear();
-            self.pairs.extend(keys.iter().enumerate().map(|(p, &k)| (k, p as u32)));
+            self.pairs
+                .extend(keys.iter().enumerate().map(|(p, &k)| (k, p as u32)));
         }
         // Pairs are unique, so an unstable sort has one possible result: the
         // order is deterministic whatever the thread count and whatever the
@@ -217,8 +220,11 @@ impl<T: Real> SparseGrid<T> {
     pub fn node_position(&self, b: usize, l: usize, lower: Vec3<T>, dx: T) -> Vec3<T> {
         let idx = self.node_coords(b, l);
         lower
-            + Vec3::new(T::from_f64(idx[0] as f64), T::from_f64(idx[1] as f64), T::from_f64(idx[2] as f64))
-                * dx
+            + Vec3::new(
+                T::from_f64(idx[0] as f64),
+                T::from_f64(idx[1] as f64),
+                T::from_f64(idx[2] as f64),
+            ) * dx
     }
 
     /// Global integer coordinates of node `l` of block `b`.

@@ -136,6 +136,15 @@ pub struct State<T> {
 
 impl<T: Real> Default for State<T> {
     fn default() -> Self {
-        Self { x: Vec::new(), v: Vec::new(), c: Vec::new(), f: Vec::new(), q: Vec::new(), d: Vec::new(), time: 0.0, step: 0 }
+        Self {
+            x: Vec::new(),
+            v: Vec::new(),
+            c: Vec::new(),
+            f: Vec::new(),
+            q: Vec::new(),
+            d: Vec::new(),
+            time: 0.0,
+            step: 0,
+        }
     }
 }

@@ -70,7 +70,10 @@ impl SolverParams {
     /// Checks every field; the message names the field and how to fix it.
     pub fn validate(&self) -> Result<()> {
         if !(self.dx.is_finite() && self.dx > 0.0) {
-            return invalid!("dx must be a finite number > 0 (the grid spacing in metres); got {}", self.dx);
+            return invalid!(
+                "dx must be a finite number > 0 (the grid spacing in metres); got {}",
+                self.dx
+            );
         }
         if !(self.lower.is_finite() && self.upper.is_finite()) {
             return invalid!("lower and upper must be finite");

@@ -134,7 +134,11 @@ impl<T: Real> Simulation<T> {
         let local = m.vol.len();
         let mass = T::from_f64(density * particle_volume);
         splice(&mut m.mass, at, std::iter::repeat_n(mass, n));
-        splice(&mut m.volume, at, std::iter::repeat_n(T::from_f64(particle_volume), n));
+        splice(
+            &mut m.volume,
+            at,
+            std::iter::repeat_n(T::from_f64(particle_volume), n),
+        );
         splice(&mut m.damping, at, std::iter::repeat_n(T::from_f64(damping), n));
         splice(&mut s.x, at, points.iter().map(|p| p.cast()));
         splice(&mut s.v, at, std::iter::repeat_n(velocity.cast(), n));
@@ -145,7 +149,11 @@ impl<T: Real> Simulation<T> {
         m.vol.end += n;
         m.vert = m.vert.start + n..m.vert.end + n;
         m.elem = m.elem.start + n..m.elem.end + n;
-        self.objects.push(Object { kind: ObjectKind::Volume, points: local..local + n, elements: 0..0 });
+        self.objects.push(Object {
+            kind: ObjectKind::Volume,
+            points: local..local + n,
+            elements: 0..0,
+        });
         Ok(self.objects.len() - 1)
     }
 
@@ -219,7 +227,12 @@ impl<T: Real> Simulation<T> {
                 let (a, b, c) = (l1, e1.dot(e2) / l1, area2 / l1);
                 let inv = [1.0 / a, -b / (a * c), 1.0 / c];
                 let ve = 0.5 * area2 * thickness;
-                (ve, inv, [nrm * (1.0 / area2), Vec3::zero()], (x0 + x1 + x2) * (1.0 / 3.0))
+                (
+                    ve,
+                    inv,
+                    [nrm * (1.0 / area2), Vec3::zero()],
+                    (x0 + x1 + x2) * (1.0 / 3.0),
+                )
             } else {
                 let l = e1.norm();
                 if l <= 0.0 {
@@ -238,8 +251,17 @@ impl<T: Real> Simulation<T> {
             elem_volume.push(share);
             normals.push([d[0].cast(), d[1].cast()]);
             centres.push(centre);
-            let vs = [e[0] + vbase, e[1] + vbase, if dim == 2 { e[2] + vbase } else { e[1] + vbase }];
-            new_elems.push(Element { vertices: vs, dim, material: mat_id, dm_inv: dm_inv.map(T::from_f64) });
+            let vs = [
+                e[0] + vbase,
+                e[1] + vbase,
+                if dim == 2 { e[2] + vbase } else { e[1] + vbase },
+            ];
+            new_elems.push(Element {
+                vertices: vs,
+                dim,
+                material: mat_id,
+                dm_inv: dm_inv.map(T::from_f64),
+            });
         }
         if let Some(i) = vert_volume.iter().position(|&v| v <= 0.0) {
             return invalid!("vertex {i} belongs to no element; remove unused vertices");
@@ -249,7 +271,11 @@ impl<T: Real> Simulation<T> {
         // vertices at the end of the vertex range
         let at = m.vert.end;
         let vel: Vec3<T> = velocity.cast();
-        splice(&mut m.mass, at, vert_volume.iter().map(|&v| T::from_f64(v * density)));
+        splice(
+            &mut m.mass,
+            at,
+            vert_volume.iter().map(|&v| T::from_f64(v * density)),
+        );
         splice(&mut m.volume, at, vert_volume.iter().map(|&v| T::from_f64(v)));
         splice(&mut m.damping, at, std::iter::repeat_n(T::from_f64(damping), nv));
         splice(&mut s.x, at, verts.iter().map(|p| p.cast()));
@@ -260,7 +286,8 @@ impl<T: Real> Simulation<T> {
         m.elem = m.elem.start + nv..m.elem.end + nv;
         // elements at the end of everything
         let elocal = m.elem.len();
-        m.mass.extend(elem_volume.iter().map(|&v| T::from_f64(v * density)));
+        m.mass
+            .extend(elem_volume.iter().map(|&v| T::from_f64(v * density)));
         m.volume.extend(elem_volume.iter().map(|&v| T::from_f64(v)));
         m.damping.extend(std::iter::repeat_n(T::from_f64(damping), ne));
         s.x.extend(centres.iter().map(|p| p.cast()));
@@ -270,7 +297,11 @@ impl<T: Real> Simulation<T> {
         m.elements.extend(new_elems);
         m.elem.end += ne;
         m.rebuild_vertex_lists();
-        self.objects.push(Object { kind, points: vlocal..vlocal + nv, elements: elocal..elocal + ne });
+        self.objects.push(Object {
+            kind,
+            points: vlocal..vlocal + nv,
+            elements: elocal..elocal + ne,
+        });
         Ok(self.objects.len() - 1)
     }
 
@@ -314,7 +345,17 @@ impl<T: Real> Simulation<T> {
             return invalid!("strands need a curve material");
         }
         let segs: Vec<[u32; 3]> = curves.segments().iter().map(|s| [s[0], s[1], s[1]]).collect();
-        self.add_codim(ObjectKind::Curves, curves.points(), &segs, 1, material, density, radius, velocity, damping)
+        self.add_codim(
+            ObjectKind::Curves,
+            curves.points(),
+            &segs,
+            1,
+            material,
+            density,
+            radius,
+            velocity,
+            damping,
+        )
     }
 
     /// Adds a collider (moved to the simulation's current time).
@@ -326,7 +367,10 @@ impl<T: Real> Simulation<T> {
 
     fn object(&self, object: usize) -> Result<&Object> {
         self.objects.get(object).ok_or_else(|| {
-            Error::InvalidInput(format!("no object {object}; this simulation has {} objects", self.objects.len()))
+            Error::InvalidInput(format!(
+                "no object {object}; this simulation has {} objects",
+                self.objects.len()
+            ))
         })
     }
 
@@ -335,17 +379,24 @@ impl<T: Real> Simulation<T> {
     pub fn pin(&mut self, object: usize, indices: &[u32]) -> Result<usize> {
         let o = self.object(object)?.clone();
         if o.kind == ObjectKind::Volume {
-            return invalid!("only mesh and strand vertices can be pinned; object {object} is a particle volume");
+            return invalid!(
+                "only mesh and strand vertices can be pinned; object {object} is a particle volume"
+            );
         }
         let n = o.points.len();
+        if let Some(&i) = indices.iter().find(|&&i| i as usize >= n) {
+            return invalid!("pin index {i} is out of range: object {object} has {n} vertices");
+        }
         for &i in indices {
-            if i as usize >= n {
-                return invalid!("pin index {i} is out of range: object {object} has {n} vertices");
-            }
             let local = (o.points.start + i as usize) as u32;
             let x = self.state.x[self.model.vert.start + local as usize].cast();
             self.pins.retain(|p| p.vertex != local);
-            self.pins.push(Pin { vertex: local, x0: x, v: Vec3::zero(), t0: self.state.time });
+            self.pins.push(Pin {
+                vertex: local,
+                x0: x,
+                v: Vec3::zero(),
+                t0: self.state.time,
+            });
         }
         Ok(self.pins.len())
     }
@@ -363,15 +414,30 @@ impl<T: Real> Simulation<T> {
         if positions.len() != indices.len() || velocities.len() != indices.len() {
             return invalid!("indices, positions and velocities must have the same length");
         }
+        // Check everything first, so that an error leaves the pins untouched.
+        let n = o.points.len();
         for (k, &i) in indices.iter().enumerate() {
+            if i as usize >= n {
+                return invalid!("pin index {i} is out of range: object {object} has {n} vertices");
+            }
             let local = (o.points.start + i as usize) as u32;
-            let Some(pin) = self.pins.iter_mut().find(|p| p.vertex == local) else {
+            if !self.pins.iter().any(|p| p.vertex == local) {
                 return invalid!("vertex {i} of object {object} is not pinned; call pin() first");
-            };
+            }
             if !positions[k].is_finite() || !velocities[k].is_finite() {
                 return invalid!("pin target {k} is not finite");
             }
-            *pin = Pin { vertex: local, x0: positions[k], v: velocities[k], t0: self.state.time };
+        }
+        for (k, &i) in indices.iter().enumerate() {
+            let local = (o.points.start + i as usize) as u32;
+            if let Some(pin) = self.pins.iter_mut().find(|p| p.vertex == local) {
+                *pin = Pin {
+                    vertex: local,
+                    x0: positions[k],
+                    v: velocities[k],
+                    t0: self.state.time,
+                };
+            }
         }
         Ok(())
     }
@@ -396,7 +462,11 @@ impl<T: Real> Simulation<T> {
     /// The time step the CFL rule allows now (spec §3.2), without the frame end.
     pub fn stable_dt(&self) -> f64 {
         let vmax = max_speed(&self.state);
-        let cfl = if vmax > 0.0 { self.params.cfl * self.params.dx / vmax } else { f64::INFINITY };
+        let cfl = if vmax > 0.0 {
+            self.params.cfl * self.params.dx / vmax
+        } else {
+            f64::INFINITY
+        };
         self.params.dt_max.min(cfl)
     }
 
@@ -408,7 +478,14 @@ impl<T: Real> Simulation<T> {
         if self.model.num_particles() == 0 {
             return invalid!("the simulation has no particles; add cloth, strands or a volume first");
         }
-        self.solver.step(&self.model, &mut self.state, &self.params, &mut self.colliders, &self.pins, dt)?;
+        self.solver.step(
+            &self.model,
+            &mut self.state,
+            &self.params,
+            &mut self.colliders,
+            &self.pins,
+            dt,
+        )?;
         let vmax = max_speed(&self.state);
         if vmax > DIVERGED_SPEED {
             return Err(Error::Diverged {

@@ -116,7 +116,11 @@ impl<T: Real> GridFrame<T> {
 
 /// Largest particle speed, m/s (exact max: order-independent).
 pub fn max_speed<T: Real>(state: &State<T>) -> f64 {
-    state.v.par_iter().map(|v| v.norm().to_f64()).reduce(|| 0.0, f64::max)
+    state
+        .v
+        .par_iter()
+        .map(|v| v.norm().to_f64())
+        .reduce(|| 0.0, f64::max)
 }
 
 impl<T: Real> Solver<T> {
@@ -254,47 +258,62 @@ impl<T: Real> Solver<T> {
     fn stress(&mut self, model: &Model<T>, state: &State<T>) {
         let (vol, vert, elem) = (model.vol.clone(), model.vert.clone(), model.elem.clone());
         // (i) τ_p = V⁰ P Fᵀ
-        self.stress[vol.clone()].par_iter_mut().enumerate().for_each(|(i, s)| {
-            let p = vol.start + i;
-            let mat = &model.volume_materials[model.vol_material[i] as usize];
-            *s = volume_kirchhoff(mat, &state.f[i]) * model.volume[p];
-        });
-        self.stress[vert.clone()].par_iter_mut().for_each(|s| *s = Mat3::zero());
+        self.stress[vol.clone()]
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(i, s)| {
+                let p = vol.start + i;
+                let mat = &model.volume_materials[model.vol_material[i] as usize];
+                *s = volume_kirchhoff(mat, &state.f[i]) * model.volume[p];
+            });
+        self.stress[vert.clone()]
+            .par_iter_mut()
+            .for_each(|s| *s = Mat3::zero());
         // (iii) P̃ on the element frame, S_p from the normal columns, corner forces from the tangent ones.
         let stress_elem = &mut self.stress[elem.clone()];
-        stress_elem.par_iter_mut().zip(self.elem_forces.par_iter_mut()).enumerate().for_each(|(e, (s, fe))| {
-            let el = &model.elements[e];
-            let vol_p = model.volume[elem.start + e];
-            let xs = |k: usize| state.x[vert.start + el.vertices[k] as usize];
-            let ft = element_f(el, xs(0), xs(1), xs(2), &state.d[e]);
-            let mat = &model.codim_materials[el.material as usize];
-            *s = Mat3::zero();
-            *fe = [Vec3::zero(); 3];
-            let Some(p) = codim_piola(mat, &ft) else { return };
-            let [a, b, c] = el.dm_inv;
-            if el.dim == 2 {
-                // G = V P̃[:, 0:2] Dm⁻ᵀ with Dm⁻¹ = [[a, b], [0, c]]:
-                // G₀ = V (a P₀ + b P₁), G₁ = V c P₁ (= ∂Φ/∂x₁, ∂Φ/∂x₂)
-                let (p0, p1) = (p.col(0), p.col(1));
-                let g0 = (p0 * a + p1 * b) * vol_p;
-                let g1 = p1 * (c * vol_p);
-                *fe = [g0 + g1, -g0, -g1];
-                *s = Mat3::outer(p.col(2), state.d[e][0]) * vol_p;
-            } else {
-                let g0 = p.col(0) * (vol_p * a);
-                *fe = [g0, -g0, Vec3::zero()];
-                *s = (Mat3::outer(p.col(1), state.d[e][0]) + Mat3::outer(p.col(2), state.d[e][1])) * vol_p;
-            }
-        });
+        stress_elem
+            .par_iter_mut()
+            .zip(self.elem_forces.par_iter_mut())
+            .enumerate()
+            .for_each(|(e, (s, fe))| {
+                let el = &model.elements[e];
+                let vol_p = model.volume[elem.start + e];
+                let xs = |k: usize| state.x[vert.start + el.vertices[k] as usize];
+                let ft = element_f(el, xs(0), xs(1), xs(2), &state.d[e]);
+                let mat = &model.codim_materials[el.material as usize];
+                *s = Mat3::zero();
+                *fe = [Vec3::zero(); 3];
+                let Some(p) = codim_piola(mat, &ft) else { return };
+                let [a, b, c] = el.dm_inv;
+                if el.dim == 2 {
+                    // G = V P̃[:, 0:2] Dm⁻ᵀ with Dm⁻¹ = [[a, b], [0, c]]:
+                    // G₀ = V (a P₀ + b P₁), G₁ = V c P₁ (= ∂Φ/∂x₁, ∂Φ/∂x₂)
+                    let (p0, p1) = (p.col(0), p.col(1));
+                    let g0 = (p0 * a + p1 * b) * vol_p;
+                    let g1 = p1 * (c * vol_p);
+                    *fe = [g0 + g1, -g0, -g1];
+                    *s = Mat3::outer(p.col(2), state.d[e][0]) * vol_p;
+                } else {
+                    let g0 = p.col(0) * (vol_p * a);
+                    *fe = [g0, -g0, Vec3::zero()];
+                    *s =
+                        (Mat3::outer(p.col(1), state.d[e][0]) + Mat3::outer(p.col(2), state.d[e][1])) * vol_p;
+                }
+            });
         // (ii) gather corner forces onto vertices, in element order (deterministic).
         let ef = &self.elem_forces;
-        self.force[vert.clone()].par_iter_mut().enumerate().for_each(|(v, f)| {
-            let mut acc = Vec3::zero();
-            for &(e, c) in &model.vertex_elems[model.vertex_offsets[v] as usize..model.vertex_offsets[v + 1] as usize] {
-                acc += ef[e as usize][c as usize];
-            }
-            *f = acc;
-        });
+        self.force[vert.clone()]
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(v, f)| {
+                let mut acc = Vec3::zero();
+                for &(e, c) in &model.vertex_elems
+                    [model.vertex_offsets[v] as usize..model.vertex_offsets[v + 1] as usize]
+                {
+                    acc += ef[e as usize][c as usize];
+                }
+                *f = acc;
+            });
         self.force[vol].par_iter_mut().for_each(|f| *f = Vec3::zero());
         self.force[elem].par_iter_mut().for_each(|f| *f = Vec3::zero());
     }
@@ -373,33 +392,37 @@ impl<T: Real> Solver<T> {
         let dx = params.dx;
         let keys = &self.grid.block_keys;
         let nodes = &mut self.grid.nodes;
-        nodes.par_chunks_mut(BLOCK_NODES).enumerate().for_each(|(b, blk)| {
-            for (l, node) in blk.iter_mut().enumerate() {
-                if node.mass <= T::ZERO {
-                    node.mv = Vec3::zero();
-                    continue;
-                }
-                let mut v = node.mv * (T::ONE / node.mass) + g * dt;
-                let ijk = grid_coords(keys, b, l);
-                // Domain walls: slip (remove the outward normal component).
-                for a in 0..3 {
-                    if (ijk[a] < pad && v[a] < T::ZERO) || (ijk[a] > nmax[a] && v[a] > T::ZERO) {
-                        v[a] = T::ZERO;
+        nodes
+            .par_chunks_mut(BLOCK_NODES)
+            .enumerate()
+            .for_each(|(b, blk)| {
+                for (l, node) in blk.iter_mut().enumerate() {
+                    if node.mass <= T::ZERO {
+                        node.mv = Vec3::zero();
+                        continue;
                     }
-                }
-                if !colliders.is_empty() {
-                    let xw = lower + Vec3::new(ijk[0] as f64, ijk[1] as f64, ijk[2] as f64) * dx;
-                    for c in colliders {
-                        if let Some(ct) = c.query(xw) {
-                            let vd: Vec3<f64> = v.cast();
-                            let out = boundary_response(vd, ct.velocity, ct.normal, c.mode(), c.friction());
-                            v = out.cast();
+                    let mut v = node.mv * (T::ONE / node.mass) + g * dt;
+                    let ijk = grid_coords(keys, b, l);
+                    // Domain walls: slip (remove the outward normal component).
+                    for a in 0..3 {
+                        if (ijk[a] < pad && v[a] < T::ZERO) || (ijk[a] > nmax[a] && v[a] > T::ZERO) {
+                            v[a] = T::ZERO;
                         }
                     }
+                    if !colliders.is_empty() {
+                        let xw = lower + Vec3::new(ijk[0] as f64, ijk[1] as f64, ijk[2] as f64) * dx;
+                        for c in colliders {
+                            if let Some(ct) = c.query(xw) {
+                                let vd: Vec3<f64> = v.cast();
+                                let out =
+                                    boundary_response(vd, ct.velocity, ct.normal, c.mode(), c.friction());
+                                v = out.cast();
+                            }
+                        }
+                    }
+                    node.mv = v;
                 }
-                node.mv = v;
-            }
-        });
+            });
     }
 
     /// Step 6: G2P with RPIC-style damping of the symmetric part of C (spec
@@ -473,7 +496,10 @@ impl<T: Real> Solver<T> {
         let dt_t = T::from_f64(dt);
         let (vol, vert, elem) = (model.vol.clone(), model.vert.clone(), model.elem.clone());
         let upto = vert.end;
-        state.x[..upto].par_iter_mut().zip(state.v[..upto].par_iter()).for_each(|(x, v)| *x += *v * dt_t);
+        state.x[..upto]
+            .par_iter_mut()
+            .zip(state.v[..upto].par_iter())
+            .for_each(|(x, v)| *x += *v * dt_t);
         for pin in pins {
             let p = vert.start + pin.vertex as usize;
             state.x[p] = pin.position(t_new).cast();
@@ -487,45 +513,61 @@ impl<T: Real> Solver<T> {
         let (xs, ds) = (&mut state.x, &mut state.d);
         let (x_before, x_elem) = xs.split_at_mut(elem.start);
         let verts = &x_before[vert.clone()];
-        x_elem.par_iter_mut().zip(ds.par_iter_mut()).enumerate().for_each(|(e, (xe, d))| {
-            let el = &model.elements[e];
-            let g = Mat3::identity() + gv[elem.start + e] * dt_t;
-            d[0] = g * d[0];
-            if el.dim == 1 {
-                d[1] = g * d[1];
-                *xe = (verts[el.vertices[0] as usize] + verts[el.vertices[1] as usize]) * T::HALF;
-            } else {
-                let third = T::ONE / T::from_f64(3.0);
-                *xe = (verts[el.vertices[0] as usize] + verts[el.vertices[1] as usize] + verts[el.vertices[2] as usize])
-                    * third;
-            }
-        });
+        x_elem
+            .par_iter_mut()
+            .zip(ds.par_iter_mut())
+            .enumerate()
+            .for_each(|(e, (xe, d))| {
+                let el = &model.elements[e];
+                let g = Mat3::identity() + gv[elem.start + e] * dt_t;
+                d[0] = g * d[0];
+                if el.dim == 1 {
+                    d[1] = g * d[1];
+                    *xe = (verts[el.vertices[0] as usize] + verts[el.vertices[1] as usize]) * T::HALF;
+                } else {
+                    let third = T::ONE / T::from_f64(3.0);
+                    *xe = (verts[el.vertices[0] as usize]
+                        + verts[el.vertices[1] as usize]
+                        + verts[el.vertices[2] as usize])
+                        * third;
+                }
+            });
     }
 
     /// Step 9: return mapping (spec §3.10, §5) for elements and volumetric plasticity.
     fn plasticity(&mut self, model: &Model<T>, state: &mut State<T>, dt: T) {
         let vert = model.vert.clone();
         let vol_mats = &model.volume_materials;
-        state.f.par_iter_mut().zip(state.q.par_iter_mut()).enumerate().for_each(|(i, (f, q))| {
-            let mat = &vol_mats[model.vol_material[i] as usize];
-            let (nf, nq) = volume_plasticity(mat, f, *q, dt);
-            *f = nf;
-            *q = nq;
-        });
+        state
+            .f
+            .par_iter_mut()
+            .zip(state.q.par_iter_mut())
+            .enumerate()
+            .for_each(|(i, (f, q))| {
+                let mat = &vol_mats[model.vol_material[i] as usize];
+                let (nf, nq) = volume_plasticity(mat, f, *q, dt);
+                *f = nf;
+                *q = nq;
+            });
         let x = &state.x;
-        state.d.par_iter_mut().zip(self.events.par_iter_mut()).enumerate().for_each(|(e, (d, ev))| {
-            let el = &model.elements[e];
-            let xs = |k: usize| x[vert.start + el.vertices[k] as usize];
-            let ft = element_f(el, xs(0), xs(1), xs(2), d);
-            let (fnew, event) = codim_return_map(&model.codim_materials[el.material as usize], &ft);
-            *ev = event as u8;
-            if el.dim == 2 {
-                d[0] = fnew.col(2);
-            } else {
-                d[0] = fnew.col(1);
-                d[1] = fnew.col(2);
-            }
-        });
+        state
+            .d
+            .par_iter_mut()
+            .zip(self.events.par_iter_mut())
+            .enumerate()
+            .for_each(|(e, (d, ev))| {
+                let el = &model.elements[e];
+                let xs = |k: usize| x[vert.start + el.vertices[k] as usize];
+                let ft = element_f(el, xs(0), xs(1), xs(2), d);
+                let (fnew, event) = codim_return_map(&model.codim_materials[el.material as usize], &ft);
+                *ev = event as u8;
+                if el.dim == 2 {
+                    d[0] = fnew.col(2);
+                } else {
+                    d[0] = fnew.col(1);
+                    d[1] = fnew.col(2);
+                }
+            });
         let mut counts = [0u64; 5];
         for &e in &self.events {
             counts[(e as usize).min(4)] += 1;
@@ -544,7 +586,13 @@ impl<T: Real> Solver<T> {
             .par_iter()
             .zip(state.v.par_iter())
             .enumerate()
-            .map(|(p, (x, v))| if x.is_finite() && v.is_finite() { usize::MAX } else { p })
+            .map(|(p, (x, v))| {
+                if x.is_finite() && v.is_finite() {
+                    usize::MAX
+                } else {
+                    p
+                }
+            })
             .min()
             .unwrap_or(usize::MAX);
         if bad != usize::MAX {
@@ -579,7 +627,11 @@ struct AxisTables<T, const K: usize> {
 impl<T: Real, const K: usize> AxisTables<T, K> {
     #[inline]
     fn new(st: &Stencil<T, K>) -> Self {
-        let mut t = Self { blk: [[0; K]; 3], loc: [[0; K]; 3], off: [[T::ZERO; K]; 3] };
+        let mut t = Self {
+            blk: [[0; K]; 3],
+            loc: [[0; K]; 3],
+            off: [[T::ZERO; K]; 3],
+        };
         for d in 0..3 {
             let lb = (st.base[d] & 3) as usize;
             for k in 0..K {
@@ -597,13 +649,23 @@ impl<T: Real, const K: usize> AxisTables<T, K> {
 fn grid_coords(keys: &[u32], b: usize, l: usize) -> [u32; 3] {
     let [x, y, z] = super::grid::key_coords(keys[b]);
     let (a, rest) = (l / 16, l % 16);
-    [x * 4 + a as u32, y * 4 + (rest / 4) as u32, z * 4 + (rest % 4) as u32]
+    [
+        x * 4 + a as u32,
+        y * 4 + (rest / 4) as u32,
+        z * 4 + (rest % 4) as u32,
+    ]
 }
 
 /// The element's deformation gradient in its orthonormal rest frame (spec
 /// §2.3): `F̃ = [Ds(x) Dm⁻¹ | d_{m+1} … d₃]`.
 #[inline]
-pub fn element_f<T: Real>(el: &super::model::Element<T>, x0: Vec3<T>, x1: Vec3<T>, x2: Vec3<T>, d: &[Vec3<T>; 2]) -> Mat3<T> {
+pub fn element_f<T: Real>(
+    el: &super::model::Element<T>,
+    x0: Vec3<T>,
+    x1: Vec3<T>,
+    x2: Vec3<T>,
+    d: &[Vec3<T>; 2],
+) -> Mat3<T> {
     let [a, b, c] = el.dm_inv;
     let e1 = x1 - x0;
     if el.dim == 2 {

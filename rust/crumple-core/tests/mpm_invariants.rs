@@ -1,0 +1,1450 @@
+//! Whole-solver invariants of the MPM solver (spec `mpm_anisotropic.md` §8 U2, U8, U9 and the
+//! experiments E1 and E10 of §7), through the public API in f64.
+//!
+//! Tolerances are the spec's: "exact" means 1e-12 relative. Every relative check names its scale
+//! (the sum of magnitudes that roundoff is proportional to), so that cancellation in a sum that is
+//! nominally zero cannot make a check vacuous or impossible. Every scene asserts that its state
+//! moved (where motion is expected) and stayed finite.
+
+use crumple_core::Error;
+use crumple_core::collide::{BoundaryMode, Collider, Sphere};
+use crumple_core::geometry::{
+    Curves, Region, SplitMix64, TriMesh, grid_mesh, grid_roots, sample_lattice, straight_curves,
+};
+use crumple_core::math::{Mat3, Vec3};
+use crumple_core::mpm::constitutive::{CurveParams, SandParams, SurfaceParams};
+use crumple_core::mpm::grid::{BLOCK_NODES, block_key, local_index};
+use crumple_core::mpm::kernel::Stencil;
+use crumple_core::mpm::material::codim_return_map;
+use crumple_core::mpm::solver::element_f;
+use crumple_core::mpm::{CodimMaterial, Kernel, Simulation, SolverParams, VolumeMaterial};
+
+type V = Vec3<f64>;
+type M = Mat3<f64>;
+type Sim = Simulation<f64>;
+
+const H: f64 = 1.0 / 64.0;
+const NO_GRAVITY: V = V::new(0.0, 0.0, 0.0);
+const GRAVITY: V = V::new(0.0, -9.81, 0.0);
+/// The spec's "exact": 1e-12 relative.
+const EXACT: f64 = 1e-12;
+
+// ---------------------------------------------------------------------------------------------
+// Scene building
+// ---------------------------------------------------------------------------------------------
+
+/// A 1 m domain centred on the origin (so that moments about the origin do not cancel large
+/// lever arms), grid spacing `H`, 3-cell slip walls.
+fn params(gravity: V, kernel: Kernel) -> SolverParams {
+    SolverParams {
+        lower: V::splat(-0.5),
+        upper: V::splat(0.5),
+        dx: H,
+        gravity,
+        dt_max: 1e-3,
+        kernel,
+        ..SolverParams::default()
+    }
+}
+
+fn new_sim(gravity: V) -> Sim {
+    Sim::new(params(gravity, Kernel::Quadratic)).unwrap()
+}
+
+/// Cloth after the paper's Table 1 (Cloth Curtain), with shear stiffness and friction so the
+/// normal columns carry stress and the return map has work to do.
+fn cloth_material(gamma: f64, k: f64, friction_deg: f64) -> CodimMaterial<f64> {
+    CodimMaterial::Surface(SurfaceParams::from_material(400.0, 0.3, gamma, k, friction_deg).unwrap())
+}
+
+/// Yarn after Table 1 (Knit Sweater).
+fn curve_material() -> CodimMaterial<f64> {
+    CodimMaterial::Curve(CurveParams::from_material(500.0, 0.3, 100.0, 500.0, 10.0).unwrap())
+}
+
+/// A fixed-corotated elastic solid with Young's modulus `e` and Poisson ratio 0.3.
+fn jelly(e: f64) -> VolumeMaterial<f64> {
+    let nu = 0.3;
+    VolumeMaterial::Elastic {
+        mu: e / (2.0 * (1.0 + nu)),
+        lambda: e * nu / ((1.0 + nu) * (1.0 - 2.0 * nu)),
+    }
+}
+
+/// A material that never produces stress (both Lamé parameters zero): transfers only.
+fn stressless() -> VolumeMaterial<f64> {
+    VolumeMaterial::Elastic { mu: 0.0, lambda: 0.0 }
+}
+
+/// Flat square cloth in the xz plane (normal +y) of `n × n` quads and side `size`.
+fn flat_cloth(center: V, size: f64, n: usize) -> TriMesh {
+    grid_mesh((size, size), (n, n), center, 1).unwrap()
+}
+
+/// `nx × nz` straight strands of `segments` segments hanging from a grid of roots around `center`,
+/// pointing along `dir`.
+fn strands(center: V, counts: (usize, usize), spacing: f64, dir: V, length: f64, segments: usize) -> Curves {
+    let roots = grid_roots(center, V::new(0.0, 1.0, 0.0), counts, spacing).unwrap();
+    straight_curves(&roots, dir, length, segments).unwrap()
+}
+
+/// Cell-centred lattice points in the box `[lo, hi]` with `spacing` (volume per point = spacing³).
+fn lattice(lo: V, hi: V, spacing: f64) -> Vec<V> {
+    sample_lattice(&Region::Box { lower: lo, upper: hi }, spacing).unwrap()
+}
+
+struct Rng(SplitMix64);
+
+impl Rng {
+    fn new(seed: u64) -> Self {
+        Self(SplitMix64::new(seed))
+    }
+    /// Uniform in `[-1, 1)`.
+    fn sym(&mut self) -> f64 {
+        2.0 * self.0.next_f64() - 1.0
+    }
+    fn vec(&mut self, scale: f64) -> V {
+        V::new(self.sym(), self.sym(), self.sym()) * scale
+    }
+    fn mat(&mut self, scale: f64) -> M {
+        M::from_cols(self.vec(scale), self.vec(scale), self.vec(scale))
+    }
+}
+
+/// Moves every element particle to the barycentre of its vertices (what the solver maintains).
+fn enslave_elements(sim: &mut Sim) {
+    let vs = sim.model.vert.start;
+    for (e, el) in sim.model.elements.iter().enumerate() {
+        let k = el.dim as usize + 1;
+        let mut c = V::zero();
+        for a in 0..k {
+            c += sim.state.x[vs + el.vertices[a] as usize];
+        }
+        sim.state.x[sim.model.elem.start + e] = c * (1.0 / k as f64);
+    }
+}
+
+/// A scene with every particle type and non-zero stress everywhere: an elastic block with a
+/// randomly perturbed `F^E`, a cloth and yarn strands with randomly displaced vertices and tilted
+/// normal columns; random velocities and affine fields on all particles. No colliders; everything
+/// at least 8 cells from the walls.
+fn stressed_scene(gravity: V, damping: f64, seed: u64) -> Sim {
+    let mut sim = new_sim(gravity);
+    let pts = lattice(V::new(-0.3, -0.1, -0.1), V::new(-0.16, 0.04, 0.04), H / 2.0);
+    sim.add_volume(&pts, jelly(2000.0), 1000.0, (H / 2.0).powi(3), V::zero(), damping)
+        .unwrap();
+    let mesh = flat_cloth(V::new(0.12, 0.1, 0.0), 0.2, 12);
+    sim.add_surface(
+        &mesh,
+        cloth_material(100.0, 800.0, 20.0),
+        2.0,
+        H,
+        V::zero(),
+        damping,
+    )
+    .unwrap();
+    let curves = strands(
+        V::new(0.1, -0.15, 0.0),
+        (3, 3),
+        0.04,
+        V::new(1.0, 0.2, 0.3),
+        0.15,
+        10,
+    );
+    sim.add_curves(&curves, curve_material(), 4.0, H / 2.0, V::zero(), damping)
+        .unwrap();
+    let mut rng = Rng::new(seed);
+    for p in 0..sim.model.vert.end {
+        sim.state.x[p] += rng.vec(0.15 * H);
+    }
+    enslave_elements(&mut sim);
+    for p in 0..sim.model.num_particles() {
+        sim.state.v[p] = rng.vec(0.3);
+        sim.state.c[p] = rng.mat(3.0);
+    }
+    for f in &mut sim.state.f {
+        *f = M::identity() + rng.mat(0.05);
+    }
+    for (d, el) in sim.state.d.iter_mut().zip(&sim.model.elements) {
+        for col in d.iter_mut().take(3 - el.dim as usize) {
+            *col += rng.vec(0.1);
+        }
+    }
+    sim
+}
+
+fn run_in_pool<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+        .install(f)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measurements
+// ---------------------------------------------------------------------------------------------
+
+/// `ℓ(M) = (M32 − M23, M13 − M31, M21 − M12)` (spec U2).
+fn ell(m: &M) -> V {
+    V::new(
+        m.m[2][1] - m.m[1][2],
+        m.m[0][2] - m.m[2][0],
+        m.m[1][0] - m.m[0][1],
+    )
+}
+
+/// APIC `𝔇_p` (a multiple of the identity): `h²/4` quadratic, `h²/3` cubic (spec §3.1).
+fn apic_d(sim: &Sim) -> f64 {
+    let h = sim.params.dx;
+    match sim.params.kernel {
+        Kernel::Quadratic => h * h / 4.0,
+        Kernel::Cubic => h * h / 3.0,
+    }
+}
+
+/// `Σ_p m_p (x_p × v_p + ℓ(C_p 𝔇))` with the given positions, and its roundoff scale
+/// `Σ_p m_p (|x_p||v_p| + |ℓ(C_p 𝔇)|)`.
+fn particle_angular_momentum(sim: &Sim, x: &[V]) -> (V, f64) {
+    let d = apic_d(sim);
+    let (mut l, mut scale) = (V::zero(), 0.0);
+    for p in 0..sim.model.num_particles() {
+        let m = sim.model.mass[p];
+        let (v, lc) = (sim.state.v[p], ell(&sim.state.c[p]) * d);
+        l += (x[p].cross(v) + lc) * m;
+        scale += m * (x[p].norm() * v.norm() + lc.norm());
+    }
+    (l, scale)
+}
+
+fn particle_momentum(sim: &Sim) -> (V, f64) {
+    let (mut p, mut scale) = (V::zero(), 0.0);
+    for i in 0..sim.model.num_particles() {
+        p += sim.state.v[i] * sim.model.mass[i];
+        scale += sim.model.mass[i] * sim.state.v[i].norm();
+    }
+    (p, scale)
+}
+
+/// Active grid nodes after a step: (position, mass, updated velocity `v̂`).
+fn grid_nodes(sim: &Sim) -> Vec<(V, f64, V)> {
+    let g = &sim.solver.grid;
+    let mut out = Vec::new();
+    for b in 0..g.num_blocks() {
+        for l in 0..BLOCK_NODES {
+            let n = g.nodes[b * BLOCK_NODES + l];
+            if n.mass > 0.0 {
+                out.push((
+                    g.node_position(b, l, sim.params.lower, sim.params.dx),
+                    n.mass,
+                    n.mv,
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// `(Σ_i m_i v̂_i, Σ_i x_i × m_i v̂_i)` over the grid of the last step, with roundoff scales.
+fn grid_momenta(sim: &Sim) -> ((V, f64), (V, f64)) {
+    let (mut p, mut ps, mut l, mut ls) = (V::zero(), 0.0, V::zero(), 0.0);
+    for (x, m, v) in grid_nodes(sim) {
+        p += v * m;
+        ps += m * v.norm();
+        l += x.cross(v) * m;
+        ls += m * x.norm() * v.norm();
+    }
+    ((p, ps), (l, ls))
+}
+
+/// Asserts `|a − b| ≤ tol · scale` with a message showing the relative error.
+#[track_caller]
+fn assert_vec_close(a: V, b: V, tol: f64, scale: f64, what: &str) {
+    assert!(
+        a.is_finite() && b.is_finite(),
+        "{what}: not finite: {a:?} vs {b:?}"
+    );
+    let err = (a - b).norm();
+    eprintln!("REL {:.3e} {what}", (a - b).norm() / scale);
+    assert!(
+        err <= tol * scale,
+        "{what}: |{a:?} − {b:?}| = {err:.3e} exceeds {tol:.0e} × scale {scale:.3e} (relative {:.3e})",
+        err / scale
+    );
+}
+
+fn max_abs_diff(a: &M, b: &M) -> f64 {
+    (*a - *b).max_abs()
+}
+
+fn assert_finite(sim: &Sim) {
+    let s = &sim.state;
+    assert!(s.x.iter().all(|x| x.is_finite()), "non-finite position");
+    assert!(s.v.iter().all(|v| v.is_finite()), "non-finite velocity");
+    assert!(s.c.iter().all(|c| c.is_finite()), "non-finite affine matrix C");
+    assert!(s.f.iter().all(|f| f.is_finite()), "non-finite F^E");
+    assert!(
+        s.d.iter().all(|d| d[0].is_finite() && d[1].is_finite()),
+        "non-finite normal column"
+    );
+}
+
+fn max_displacement(a: &[V], b: &[V]) -> f64 {
+    a.iter().zip(b).map(|(p, q)| (*p - *q).norm()).fold(0.0, f64::max)
+}
+
+// ---------------------------------------------------------------------------------------------
+// U2: APIC transfers
+// ---------------------------------------------------------------------------------------------
+
+/// Type (i) particles that never carry stress, at random positions with random velocities and
+/// random affine matrices, well inside the domain.
+fn random_transfer_scene(kernel: Kernel, damping: f64, seed: u64) -> Sim {
+    let mut sim = Sim::new(params(NO_GRAVITY, kernel)).unwrap();
+    let mut rng = Rng::new(seed);
+    let centre = V::new(0.07, -0.03, 0.05);
+    let pts: Vec<V> = (0..3000).map(|_| centre + rng.vec(0.15)).collect();
+    sim.add_volume(&pts, stressless(), 1000.0, (H / 2.0).powi(3), V::zero(), damping)
+        .unwrap();
+    for p in 0..pts.len() {
+        sim.state.v[p] = rng.vec(0.5);
+        sim.state.c[p] = rng.mat(5.0);
+    }
+    sim
+}
+
+/// U2: P2G conserves mass, momentum and angular momentum; G2P plus the position update conserve
+/// angular momentum for every damping `ν_d` (damping only scales the symmetric part of C, which
+/// `ℓ` does not see). Zero stress, no gravity, nothing near a wall, so the grid velocity after the
+/// grid update equals the P2G velocity and all three invariants can be read off the grid.
+#[test]
+fn u2_transfers_conserve_mass_momentum_and_angular_momentum() {
+    for kernel in [Kernel::Quadratic, Kernel::Cubic] {
+        // Same particles for every ν_d: P2G does not see ν_d, so every run has the same grid and
+        // the same undamped C̃, and C must be skew(C̃) + (1 − ν_d) sym(C̃) (paper Eq. 2).
+        let mut undamped: Option<Vec<M>> = None;
+        for nu in [0.0, 0.3, 0.7, 1.0] {
+            let mut sim = random_transfer_scene(kernel, nu, 11);
+            let x0 = sim.state.x.clone();
+            let v0 = sim.state.v.clone();
+            let (p_before, p_scale) = particle_momentum(&sim);
+            let (l_before, l_scale) = particle_angular_momentum(&sim, &x0);
+            sim.step(1e-3).unwrap();
+            assert_finite(&sim);
+            let what = format!("{kernel:?}, ν_d = {nu}");
+
+            // P2G
+            let m_p = sim.total_mass();
+            let m_g = sim.solver.grid.total_mass();
+            assert!(
+                (m_g - m_p).abs() <= EXACT * m_p,
+                "{what}: grid mass {m_g} vs particle mass {m_p}"
+            );
+            let ((p_grid, _), (l_grid, _)) = grid_momenta(&sim);
+            assert_vec_close(p_grid, p_before, EXACT, p_scale, &format!("{what}: P2G momentum"));
+            assert_vec_close(
+                l_grid,
+                l_before,
+                EXACT,
+                l_scale,
+                &format!("{what}: P2G angular momentum"),
+            );
+
+            // G2P + position update x += Δt v
+            let (p_after, _) = particle_momentum(&sim);
+            let (l_after, _) = particle_angular_momentum(&sim, &sim.state.x);
+            assert_vec_close(p_after, p_grid, EXACT, p_scale, &format!("{what}: G2P momentum"));
+            assert_vec_close(
+                l_after,
+                l_grid,
+                EXACT,
+                l_scale,
+                &format!("{what}: G2P angular momentum"),
+            );
+
+            // The state did change: positions advanced and the random field was filtered.
+            assert!(
+                max_displacement(&sim.state.x, &x0) > 1e-5,
+                "{what}: nothing moved"
+            );
+            assert!(
+                max_displacement(&sim.state.v, &v0) > 1e-2,
+                "{what}: the transfer did not filter v"
+            );
+
+            // Damping scales exactly the symmetric part of C.
+            let Some(c_undamped) = &undamped else {
+                undamped = Some(sim.state.c.clone());
+                continue;
+            };
+            let skew = |c: &M| (*c - c.transpose()) * 0.5;
+            let mut sym_left = 0.0;
+            for (p, (c, c0)) in sim.state.c.iter().zip(c_undamped).enumerate() {
+                let scale = c0.max_abs();
+                let e_skew = max_abs_diff(&skew(c), &skew(c0));
+                let e_sym = max_abs_diff(&c.symmetric_part(), &(c0.symmetric_part() * (1.0 - nu)));
+                assert!(
+                    e_skew <= EXACT * scale,
+                    "{what}: particle {p}: skew(C) changed by {e_skew:e}"
+                );
+                assert!(
+                    e_sym <= EXACT * scale,
+                    "{what}: particle {p}: sym(C) off by {e_sym:e}"
+                );
+                sym_left += c.symmetric_part().max_abs();
+            }
+            assert!(
+                (nu == 1.0) == (sym_left == 0.0),
+                "{what}: symmetric part left: {sym_left:e}"
+            );
+        }
+    }
+}
+
+/// U2 with stress on every particle type: the grid forces of all three kinds (type (i) τ, element
+/// tangent forces through the vertices, element normal columns through ∇w) sum to zero force and
+/// zero torque (spec §3.3), so one step maps the particles' momentum and angular momentum exactly
+/// onto the grid, and G2P plus the position update map them back. Element particles are measured
+/// at their pre-step positions: their position is enslaved to the vertex barycentre rather than
+/// advected (spec §3.8, A14), which is the one deliberate non-conservation (checked in E10).
+#[test]
+fn u2_stressed_step_conserves_momentum_and_angular_momentum_on_every_particle_type() {
+    for (i, nu) in [0.0, 0.5, 1.0].into_iter().enumerate() {
+        let mut sim = stressed_scene(NO_GRAVITY, nu, 100 + i as u64);
+        let max_r_dev = sim
+            .element_r()
+            .iter()
+            .map(|r| max_abs_diff(r, &M::identity()))
+            .fold(0.0, f64::max);
+        assert!(
+            max_r_dev > 1e-2,
+            "the elements are not deformed (max |R̃ − I| = {max_r_dev:e})"
+        );
+        let start = sim.state.x.clone();
+        for step in 0..10 {
+            let x_old = sim.state.x.clone();
+            let (p_before, p_scale) = particle_momentum(&sim);
+            let (l_before, l_scale) = particle_angular_momentum(&sim, &x_old);
+            sim.step(5e-4).unwrap();
+            assert_finite(&sim);
+            let what = format!("ν_d = {nu}, step {step}");
+            let ((p_grid, _), (l_grid, _)) = grid_momenta(&sim);
+            assert_vec_close(
+                p_grid,
+                p_before,
+                EXACT,
+                p_scale,
+                &format!("{what}: P2G + forces, momentum"),
+            );
+            assert_vec_close(
+                l_grid,
+                l_before,
+                EXACT,
+                l_scale,
+                &format!("{what}: P2G + forces, angular momentum"),
+            );
+            let mut x_measure = sim.state.x.clone();
+            let elem = sim.model.elem.clone();
+            x_measure[elem.clone()].copy_from_slice(&x_old[elem]);
+            let (p_after, _) = particle_momentum(&sim);
+            let (l_after, _) = particle_angular_momentum(&sim, &x_measure);
+            assert_vec_close(p_after, p_grid, EXACT, p_scale, &format!("{what}: G2P momentum"));
+            assert_vec_close(
+                l_after,
+                l_grid,
+                EXACT,
+                l_scale,
+                &format!("{what}: G2P angular momentum"),
+            );
+        }
+        assert!(
+            max_displacement(&sim.state.x, &start) > 5e-4,
+            "ν_d = {nu}: nothing moved"
+        );
+    }
+}
+
+/// Particles on a regular lattice inside a box, a cloth and strands, all stress-free, with the
+/// velocity field `v = v0 + C x` and `C_p = C` on every particle.
+fn affine_scene(kernel: Kernel, damping: f64, v0: V, c: M) -> Sim {
+    let mut sim = Sim::new(params(NO_GRAVITY, kernel)).unwrap();
+    let pts = lattice(V::new(-0.2, -0.1, -0.1), V::new(-0.05, 0.05, 0.05), H / 2.0);
+    sim.add_volume(&pts, stressless(), 1000.0, (H / 2.0).powi(3), V::zero(), damping)
+        .unwrap();
+    let free_cloth = CodimMaterial::Surface(SurfaceParams::from_material(0.0, 0.3, 0.0, 0.0, 0.0).unwrap());
+    let mesh = flat_cloth(V::new(0.1, 0.05, 0.0), 0.15, 9);
+    sim.add_surface(&mesh, free_cloth, 2.0, H, V::zero(), damping)
+        .unwrap();
+    let free_yarn = CodimMaterial::Curve(CurveParams::from_material(0.0, 0.3, 0.0, 0.0, 0.0).unwrap());
+    let curves = strands(
+        V::new(0.1, -0.12, 0.0),
+        (2, 2),
+        0.05,
+        V::new(0.3, 0.1, 1.0),
+        0.12,
+        8,
+    );
+    sim.add_curves(&curves, free_yarn, 4.0, H / 2.0, V::zero(), damping)
+        .unwrap();
+    for p in 0..sim.model.num_particles() {
+        sim.state.v[p] = v0 + c * sim.state.x[p];
+        sim.state.c[p] = c;
+    }
+    sim
+}
+
+/// U2 affine reproduction (ν_d = 0): if every particle carries the same affine field, one step
+/// returns every particle's v and C unchanged, for both kernels and all particle types.
+#[test]
+fn u2_affine_field_is_reproduced_without_damping() {
+    let v0 = V::new(0.2, -0.1, 0.05);
+    let c = M::from_cols(
+        V::new(0.3, -0.7, 0.2),
+        V::new(0.9, -0.1, 0.4),
+        V::new(-0.5, 0.6, 0.25),
+    );
+    for kernel in [Kernel::Quadratic, Kernel::Cubic] {
+        let mut sim = affine_scene(kernel, 0.0, v0, c);
+        let x0 = sim.state.x.clone();
+        let v_before = sim.state.v.clone();
+        sim.step(1e-3).unwrap();
+        assert_finite(&sim);
+        let v_scale = v_before.iter().map(|v| v.norm()).fold(0.0, f64::max);
+        for p in 0..sim.model.num_particles() {
+            let dv = (sim.state.v[p] - v_before[p]).norm();
+            assert!(
+                dv <= EXACT * v_scale,
+                "{kernel:?}: particle {p} velocity changed by {dv:e}"
+            );
+            let dc = max_abs_diff(&sim.state.c[p], &c);
+            assert!(
+                dc <= EXACT * c.max_abs(),
+                "{kernel:?}: particle {p} C changed by {dc:e}"
+            );
+        }
+        // Types (i) and (ii) advected by Δt v.
+        for p in 0..sim.model.vert.end {
+            let expect = x0[p] + v_before[p] * 1e-3;
+            assert!(
+                (sim.state.x[p] - expect).norm() <= 1e-15,
+                "{kernel:?}: particle {p} not advected by Δt v"
+            );
+        }
+        assert!(
+            max_displacement(&sim.state.x, &x0) > 1e-4,
+            "{kernel:?}: nothing moved"
+        );
+    }
+}
+
+/// U2: with ν_d = 1 (RPIC) one G2P turns a pure-shear affine field's C into zero and keeps a rigid
+/// rotation's C; ν_d = 1/2 halves the shear. Velocities are those of the affine field in each case.
+#[test]
+fn u2_rpic_damping_kills_shear_and_keeps_rotation() {
+    let v0 = V::new(-0.1, 0.05, 0.15);
+    let shear = M::from_rows(
+        V::new(0.0, 0.8, -0.3),
+        V::new(0.8, 0.2, 0.5),
+        V::new(-0.3, 0.5, -0.2),
+    );
+    let rotation = M::skew(V::new(0.7, -1.1, 0.4));
+    for (nu, c, expect) in [
+        (1.0, shear, M::zero()),
+        (0.5, shear, shear * 0.5),
+        (1.0, rotation, rotation),
+    ] {
+        let mut sim = affine_scene(Kernel::Quadratic, nu, v0, c);
+        let x0 = sim.state.x.clone();
+        let v_before = sim.state.v.clone();
+        sim.step(1e-3).unwrap();
+        assert_finite(&sim);
+        let v_scale = v_before.iter().map(|v| v.norm()).fold(0.0, f64::max);
+        for p in 0..sim.model.num_particles() {
+            let dv = (sim.state.v[p] - v_before[p]).norm();
+            assert!(
+                dv <= EXACT * v_scale,
+                "ν_d = {nu}: particle {p} velocity changed by {dv:e}"
+            );
+            let dc = max_abs_diff(&sim.state.c[p], &expect);
+            assert!(
+                dc <= EXACT * c.max_abs(),
+                "ν_d = {nu}, C = {c:?}: particle {p} C off by {dc:e}"
+            );
+        }
+        assert!(max_displacement(&sim.state.x, &x0) > 1e-4, "nothing moved");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// U8: whole-step invariants
+// ---------------------------------------------------------------------------------------------
+
+/// Every material in its rest configuration: a cloth, strands, sand, an elastic block and goo-free
+/// volumes; optional uniform velocity.
+fn rest_scene(gravity: V, velocity: V) -> Sim {
+    let mut sim = new_sim(gravity);
+    let sand = lattice(V::new(-0.3, -0.2, -0.1), V::new(-0.18, -0.08, 0.02), H / 2.0);
+    let vol = (H / 2.0).powi(3);
+    sim.add_volume(
+        &sand,
+        VolumeMaterial::Sand(SandParams::default()),
+        2200.0,
+        vol,
+        velocity,
+        0.0,
+    )
+    .unwrap();
+    let block = lattice(V::new(-0.3, 0.0, -0.1), V::new(-0.18, 0.12, 0.02), H / 2.0);
+    sim.add_volume(&block, jelly(2000.0), 1000.0, vol, velocity, 0.3)
+        .unwrap();
+    let mesh = flat_cloth(V::new(0.1, 0.1, 0.0), 0.25, 16);
+    sim.add_surface(&mesh, cloth_material(100.0, 800.0, 20.0), 2.0, H, velocity, 0.5)
+        .unwrap();
+    let curves = strands(
+        V::new(0.05, -0.15, -0.05),
+        (3, 3),
+        0.04,
+        V::new(1.0, 0.2, 0.3),
+        0.18,
+        12,
+    );
+    sim.add_curves(&curves, curve_material(), 4.0, H / 2.0, velocity, 0.0)
+        .unwrap();
+    sim
+}
+
+/// U8: rest configuration, zero gravity ⇒ nothing moves (|v| ≤ 1e-12), for every material.
+#[test]
+fn u8_rest_without_gravity_stays_at_rest() {
+    let mut sim = rest_scene(NO_GRAVITY, V::zero());
+    let x0 = sim.state.x.clone();
+    for _ in 0..20 {
+        sim.step(5e-4).unwrap();
+        assert_finite(&sim);
+        let vmax = sim.state.v.iter().map(|v| v.norm()).fold(0.0, f64::max);
+        assert!(vmax <= 1e-12, "a particle at rest reached {vmax:e} m/s");
+    }
+    assert!(
+        max_displacement(&sim.state.x, &x0) <= 1e-14,
+        "a particle at rest moved"
+    );
+    // the same scene under gravity does move: the check above is not vacuous
+    let mut falling = rest_scene(GRAVITY, V::zero());
+    falling.step(5e-4).unwrap();
+    assert!(falling.state.v.iter().all(|v| v.y < -1e-3), "gravity did not act");
+}
+
+/// U8: uniform translation, no gravity, no colliders ⇒ exact translation, no deformation
+/// (element R̃ = I, volumetric F^E = I), C stays zero.
+#[test]
+fn u8_uniform_translation_is_exact() {
+    let v0 = V::new(0.4, -0.3, 0.2);
+    let mut sim = rest_scene(NO_GRAVITY, v0);
+    let x0 = sim.state.x.clone();
+    let dt = 1e-3;
+    let steps = 40;
+    for _ in 0..steps {
+        sim.step(dt).unwrap();
+        assert_finite(&sim);
+    }
+    let t = sim.state.time;
+    assert!((t - steps as f64 * dt).abs() < 1e-15);
+    for p in 0..sim.model.num_particles() {
+        let dv = (sim.state.v[p] - v0).norm();
+        assert!(dv <= EXACT * v0.norm(), "particle {p}: velocity off by {dv:e}");
+        let dx = (sim.state.x[p] - (x0[p] + v0 * t)).norm();
+        assert!(
+            dx <= EXACT * (v0 * t).norm(),
+            "particle {p}: position off the translation by {dx:e}"
+        );
+        assert!(
+            sim.state.c[p].max_abs() <= 1e-10,
+            "particle {p}: C = {:?}",
+            sim.state.c[p]
+        );
+    }
+    for (e, r) in sim.element_r().iter().enumerate() {
+        let dev = max_abs_diff(r, &M::identity());
+        assert!(dev <= 1e-12, "element {e}: |R̃ − I| = {dev:e}");
+    }
+    for (i, f) in sim.state.f.iter().enumerate() {
+        let dev = max_abs_diff(f, &M::identity());
+        assert!(dev <= 1e-12, "volumetric particle {i}: |F^E − I| = {dev:e}");
+    }
+    assert!(max_displacement(&sim.state.x, &x0) > 0.01, "nothing moved");
+}
+
+/// U8: without boundaries, the total momentum changes per step by exactly `Δt Σ m g` (internal
+/// forces sum to zero; enslaving touches no velocity), while the internal forces visibly act.
+#[test]
+fn u8_momentum_changes_by_the_gravity_impulse_only() {
+    let mut sim = stressed_scene(GRAVITY, 0.2, 7);
+    let total_mass = sim.total_mass();
+    let v_start = sim.state.v.clone();
+    let dt = 5e-4;
+    for step in 0..30 {
+        let (p_before, scale) = particle_momentum(&sim);
+        sim.step(dt).unwrap();
+        assert_finite(&sim);
+        let (p_after, _) = particle_momentum(&sim);
+        let impulse = GRAVITY * (dt * total_mass);
+        let scale = scale + impulse.norm();
+        assert_vec_close(
+            p_after,
+            p_before + impulse,
+            EXACT,
+            scale,
+            &format!("step {step}: momentum"),
+        );
+        let ((p_grid, _), _) = grid_momenta(&sim);
+        assert_vec_close(
+            p_grid,
+            p_before + impulse,
+            EXACT,
+            scale,
+            &format!("step {step}: grid momentum"),
+        );
+    }
+    // Not free fall: internal forces and transfers changed velocities beyond g t.
+    let t = sim.state.time;
+    let dev = (0..sim.model.num_particles())
+        .map(|p| (sim.state.v[p] - (v_start[p] + GRAVITY * t)).norm())
+        .fold(0.0, f64::max);
+    assert!(
+        dev > 1e-2,
+        "velocities follow free fall ({dev:e}): no internal force acted"
+    );
+}
+
+/// A cloth dropped onto a frictional sphere, and strands dropped next to it onto the same sphere.
+fn cloth_on_sphere(thickness: f64, radius: f64, cloth_n: usize) -> Sim {
+    let mut sim = new_sim(GRAVITY);
+    let sphere = Collider::new(Sphere::new(0.12).unwrap(), V::new(0.0, -0.1, 0.0), M::identity())
+        .unwrap()
+        .with_mode(BoundaryMode::Separate)
+        .with_friction(0.5)
+        .unwrap();
+    sim.add_collider(sphere).unwrap();
+    let mesh = flat_cloth(V::new(-0.02, 0.04, 0.03), 0.3, cloth_n);
+    sim.add_surface(
+        &mesh,
+        cloth_material(200.0, 800.0, 25.0),
+        2.0,
+        thickness,
+        V::new(0.0, -1.0, 0.0),
+        0.3,
+    )
+    .unwrap();
+    let curves = strands(
+        V::new(0.05, 0.1, -0.02),
+        (3, 2),
+        0.05,
+        V::new(0.2, 0.1, 1.0),
+        0.15,
+        9,
+    );
+    sim.add_curves(
+        &curves,
+        curve_material(),
+        4.0,
+        radius,
+        V::new(0.0, -1.0, 0.0),
+        0.1,
+    )
+    .unwrap();
+    sim
+}
+
+/// U8 thickness invariance: scaling the cloth thickness (and the strand radius) changes no
+/// trajectory, to 1e-10 relative, through contact with a collider. The scale factors are not
+/// powers of two, so every mass and force is rounded differently.
+#[test]
+fn u8_thickness_does_not_change_trajectories() {
+    let mut a = cloth_on_sphere(H, H / 2.0, 20);
+    // Cloth volume ∝ τ, strand volume ∝ r²: both scale by 3, so every mass and force does.
+    let mut b = cloth_on_sphere(3.0 * H, 3f64.sqrt() * H / 2.0, 20);
+    assert!(
+        (b.total_mass() / a.total_mass() - 3.0).abs() < 1e-12,
+        "the masses did not scale by 3"
+    );
+    let x0 = a.state.x.clone();
+    for step in 0..80 {
+        a.step(5e-4).unwrap();
+        b.step(5e-4).unwrap();
+        assert_finite(&a);
+        assert_finite(&b);
+        let x_scale = a.state.x.iter().map(|x| x.norm()).fold(0.0, f64::max);
+        let v_scale = a.state.v.iter().map(|v| v.norm()).fold(0.0, f64::max);
+        let dx = max_displacement(&a.state.x, &b.state.x);
+        let dv = max_displacement(&a.state.v, &b.state.v);
+        assert!(dx <= 1e-10 * x_scale, "step {step}: positions differ by {dx:e}");
+        assert!(dv <= 1e-10 * v_scale, "step {step}: velocities differ by {dv:e}");
+    }
+    assert!(
+        a.counters().slide + a.counters().tension > 0,
+        "no contact happened"
+    );
+    assert!(max_displacement(&a.state.x, &x0) > 0.02, "nothing moved");
+}
+
+/// U8 mass conservation: grid total mass equals particle total mass after every step, in a scene
+/// with every particle type, gravity and a collider.
+#[test]
+fn u8_grid_mass_equals_particle_mass_every_step() {
+    let mut sim = cloth_on_sphere(H, H / 2.0, 16);
+    let sand = lattice(V::new(-0.25, -0.1, -0.1), V::new(-0.15, 0.0, 0.0), H / 2.0);
+    sim.add_volume(
+        &sand,
+        VolumeMaterial::Sand(SandParams::default()),
+        2200.0,
+        (H / 2.0).powi(3),
+        V::zero(),
+        0.0,
+    )
+    .unwrap();
+    let m_p = sim.total_mass();
+    let x0 = sim.state.x.clone();
+    for step in 0..40 {
+        sim.step(5e-4).unwrap();
+        assert_finite(&sim);
+        assert_eq!(sim.total_mass(), m_p, "particle mass changed");
+        let m_g = sim.solver.grid.total_mass();
+        assert!(
+            (m_g - m_p).abs() <= EXACT * m_p,
+            "step {step}: grid mass {m_g} vs particle mass {m_p}"
+        );
+    }
+    assert!(max_displacement(&sim.state.x, &x0) > 0.01, "nothing moved");
+}
+
+/// `∇v̂ = Σ_i v̂_i ∇w_ipᵀ` at `x` from the grid of the last step (quadratic kernel, spec §3.7).
+fn grid_velocity_gradient(sim: &Sim, x: V) -> M {
+    let inv_dx = 1.0 / sim.params.dx;
+    let st = Stencil::<f64, 3>::quadratic((x - sim.params.lower) * inv_dx, inv_dx);
+    let g = &sim.solver.grid;
+    let mut gv = M::zero();
+    for a in 0..3 {
+        for b in 0..3 {
+            for c in 0..3 {
+                let n = st.node(a, b, c).map(|i| i as u32);
+                let blk = g
+                    .find(block_key([n[0] >> 2, n[1] >> 2, n[2] >> 2]))
+                    .expect("stencil node not active");
+                let l = local_index((n[0] & 3) as usize, (n[1] & 3) as usize, (n[2] & 3) as usize);
+                let vi = g.nodes[blk as usize * BLOCK_NODES + l].mv;
+                gv += M::outer(vi, st.weight_and_gradient(a, b, c).1);
+            }
+        }
+    }
+    gv
+}
+
+/// U8: the return map never changes the tangent columns. This solver stores only the normal
+/// columns `d` and rebuilds the tangent ones from the vertices, so the check rebuilds each
+/// element's trial `F̃ = [Ds(x^{n+1}) Dm⁻¹ | (I + Δt ∇v̂(x_p^n)) d^n]` from the step's grid
+/// (spec §3.9), runs the return map on it, and asserts that (a) the projected `Q R̃` has the trial's
+/// tangent columns and (b) the solver stored exactly the projected normal columns. The scene makes
+/// the return map slide, separate and stick (cloth and yarn hitting a frictional sphere).
+#[test]
+fn u8_return_map_never_changes_tangent_columns() {
+    let mut sim = cloth_on_sphere(H, H / 2.0, 16);
+    let dt = 5e-4;
+    let mut projected = 0usize;
+    for step in 0..70 {
+        let x_old = sim.state.x.clone();
+        let d_old = sim.state.d.clone();
+        sim.step(dt).unwrap();
+        assert_finite(&sim);
+        let (vs, es) = (sim.model.vert.start, sim.model.elem.start);
+        for (e, el) in sim.model.elements.iter().enumerate() {
+            let gv = grid_velocity_gradient(&sim, x_old[es + e]);
+            let g = M::identity() + gv * dt;
+            let d_trial = [g * d_old[e][0], g * d_old[e][1]];
+            let xs = |k: usize| sim.state.x[vs + el.vertices[k] as usize];
+            let trial = element_f(el, xs(0), xs(1), xs(2), &d_trial);
+            let (fnew, _) = codim_return_map(&sim.model.codim_materials[el.material as usize], &trial);
+            let m = el.dim as usize;
+            for j in 0..m {
+                let (a, b) = (fnew.col(j), trial.col(j));
+                let err = (a - b).norm();
+                assert!(
+                    err <= 1e-14 * b.norm(),
+                    "step {step}, element {e}: tangent column {j} moved by {err:e}"
+                );
+            }
+            for j in m..3 {
+                let stored = sim.state.d[e][j - m];
+                let err = (stored - fnew.col(j)).norm();
+                assert!(
+                    err <= 1e-12 * fnew.col(j).norm().max(1.0),
+                    "step {step}, element {e}: stored normal column {j} differs from the return map by {err:e}"
+                );
+                if (fnew.col(j) - trial.col(j)).norm() > 1e-9 {
+                    projected += 1;
+                }
+            }
+        }
+    }
+    let c = sim.counters();
+    assert!(
+        c.slide > 0 && c.tension > 0,
+        "the return map was not exercised: {c:?}"
+    );
+    assert!(projected > 100, "only {projected} normal columns were projected");
+}
+
+// ---------------------------------------------------------------------------------------------
+// U9: determinism across thread counts
+// ---------------------------------------------------------------------------------------------
+
+fn assert_bit_identical(a: &Sim, b: &Sim, what: &str) {
+    let bits = |v: &V| v.to_array().map(f64::to_bits);
+    for p in 0..a.model.num_particles() {
+        assert_eq!(
+            bits(&a.state.x[p]),
+            bits(&b.state.x[p]),
+            "{what}: position of particle {p} differs"
+        );
+        assert_eq!(
+            bits(&a.state.v[p]),
+            bits(&b.state.v[p]),
+            "{what}: velocity of particle {p} differs"
+        );
+        assert_eq!(
+            a.state.c[p].m.map(|r| r.map(f64::to_bits)),
+            b.state.c[p].m.map(|r| r.map(f64::to_bits))
+        );
+    }
+    for (fa, fb) in a.state.f.iter().zip(&b.state.f) {
+        assert_eq!(
+            fa.m.map(|r| r.map(f64::to_bits)),
+            fb.m.map(|r| r.map(f64::to_bits)),
+            "{what}: F^E differs"
+        );
+    }
+    for (da, db) in a.state.d.iter().zip(&b.state.d) {
+        assert_eq!(
+            [bits(&da[0]), bits(&da[1])],
+            [bits(&db[0]), bits(&db[1])],
+            "{what}: normal columns differ"
+        );
+    }
+    assert_eq!(a.counters(), b.counters(), "{what}: return-map counters differ");
+}
+
+fn check_determinism(what: &str, steps: usize, dt: f64, build: impl Fn() -> Sim + Sync) {
+    let run = |threads: usize| {
+        run_in_pool(threads, || {
+            let mut sim = build();
+            for _ in 0..steps {
+                sim.step(dt).unwrap();
+            }
+            sim
+        })
+    };
+    let one = run(1);
+    assert_finite(&one);
+    let start = build();
+    assert!(
+        max_displacement(&one.state.x, &start.state.x) > 0.005,
+        "{what}: nothing moved"
+    );
+    for threads in [2, 3] {
+        let many = run(threads);
+        assert_bit_identical(&one, &many, &format!("{what}, 1 vs {threads} threads"));
+    }
+}
+
+/// U9: a cloth (and strands) falling on a sphere is bit-identical in pools of 1, 2 and 3 threads.
+#[test]
+fn u9_cloth_on_sphere_is_deterministic_across_thread_counts() {
+    check_determinism("cloth on sphere", 60, 5e-4, || cloth_on_sphere(H, H / 2.0, 20));
+}
+
+/// U9: a sand column falling on a sphere and the floor wall is bit-identical across pools.
+#[test]
+fn u9_sand_is_deterministic_across_thread_counts() {
+    check_determinism("sand", 60, 5e-4, || {
+        let mut sim = new_sim(GRAVITY);
+        let sphere = Collider::new(Sphere::new(0.1).unwrap(), V::new(0.02, -0.3, 0.0), M::identity())
+            .unwrap()
+            .with_friction(0.3)
+            .unwrap();
+        sim.add_collider(sphere).unwrap();
+        let pts = lattice(V::new(-0.08, -0.2, -0.08), V::new(0.08, -0.1, 0.08), H / 2.0);
+        let sand = VolumeMaterial::Sand(SandParams::default());
+        sim.add_volume(&pts, sand, 2200.0, (H / 2.0).powi(3), V::new(0.0, -1.5, 0.0), 0.0)
+            .unwrap();
+        sim
+    });
+}
+
+/// U9: strands falling on a sphere are bit-identical across pools.
+#[test]
+fn u9_strands_are_deterministic_across_thread_counts() {
+    check_determinism("strands", 60, 5e-4, || {
+        let mut sim = new_sim(GRAVITY);
+        let sphere = Collider::new(Sphere::new(0.1).unwrap(), V::new(0.0, -0.12, 0.0), M::identity())
+            .unwrap()
+            .with_friction(0.4)
+            .unwrap();
+        sim.add_collider(sphere).unwrap();
+        let curves = strands(
+            V::new(0.0, 0.0, 0.0),
+            (6, 6),
+            0.03,
+            V::new(1.0, 0.05, 0.2),
+            0.2,
+            14,
+        );
+        sim.add_curves(
+            &curves,
+            curve_material(),
+            4.0,
+            H / 2.0,
+            V::new(0.0, -1.0, 0.0),
+            0.1,
+        )
+        .unwrap();
+        sim
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// E1: free-falling flat cloth
+// ---------------------------------------------------------------------------------------------
+
+/// E1: a flat 32×32-vertex cloth with no contact falls under gravity for 200 steps: every
+/// particle's velocity is `v0 + g t` (1e-9 relative), `‖R̃ − I‖_max < 1e-8`, shape unchanged.
+#[test]
+fn e1_free_falling_cloth_stays_rigid() {
+    let mut sim = new_sim(GRAVITY);
+    let v0 = V::new(0.1, 0.3, -0.08);
+    let mesh = flat_cloth(V::new(0.0, 0.25, 0.0), 31.0 * H, 31);
+    assert_eq!(mesh.num_vertices(), 32 * 32);
+    sim.add_surface(
+        &mesh,
+        CodimMaterial::Surface(SurfaceParams::from_material(400.0, 0.3, 0.0, 800.0, 0.0).unwrap()),
+        2.0,
+        H,
+        v0,
+        0.8,
+    )
+    .unwrap();
+    let x0 = sim.state.x.clone();
+    let verts = sim.model.vert.clone();
+    let dt = 1e-3;
+    for _ in 0..200 {
+        sim.step(dt).unwrap();
+    }
+    assert_finite(&sim);
+    let t = sim.state.time;
+    assert!((t - 0.2).abs() < 1e-12);
+    let expect = v0 + GRAVITY * t;
+    for (p, v) in sim.state.v.iter().enumerate() {
+        let err = (*v - expect).norm();
+        assert!(
+            err <= 1e-9 * expect.norm(),
+            "particle {p}: v = {v:?}, expected {expect:?}"
+        );
+    }
+    let r_dev = sim
+        .element_r()
+        .iter()
+        .map(|r| max_abs_diff(r, &M::identity()))
+        .fold(0.0, f64::max);
+    assert!(r_dev < 1e-8, "‖R̃ − I‖_max = {r_dev:e}");
+    // shape unchanged: every vertex keeps its offset from vertex 0; the whole moved by v0 t + g t²/2
+    let (o_new, o_old) = (sim.state.x[verts.start], x0[verts.start]);
+    for p in verts.clone() {
+        let err = ((sim.state.x[p] - o_new) - (x0[p] - o_old)).norm();
+        assert!(err <= 1e-9 * 31.0 * H, "vertex {p}: shape changed by {err:e}");
+    }
+    // symplectic Euler: x_n = x_0 + v0 t + g Δt² n(n+1)/2
+    let drop = o_new - o_old;
+    let n = 200.0;
+    let expect_drop = v0 * t + GRAVITY * (dt * dt * n * (n + 1.0) / 2.0);
+    assert!(
+        (drop - expect_drop).norm() <= 1e-9 * expect_drop.norm(),
+        "drop {drop:?} vs {expect_drop:?}"
+    );
+    assert!(drop.norm() > 0.1, "the cloth did not fall");
+}
+
+// ---------------------------------------------------------------------------------------------
+// E10: spinning disc, damping
+// ---------------------------------------------------------------------------------------------
+
+/// A flat disc of radius `r` (normal +y) cut from a grid mesh with edges ≈ h.
+fn disc(center: V, r: f64) -> TriMesh {
+    let n = (2.0 * r / H).ceil() as usize + 2;
+    let grid = flat_cloth(center, n as f64 * H, n);
+    let (verts, faces) = grid.into_parts();
+    let keep: Vec<[u32; 3]> = faces
+        .into_iter()
+        .filter(|f| {
+            let c = (verts[f[0] as usize] + verts[f[1] as usize] + verts[f[2] as usize]) * (1.0 / 3.0);
+            (c - center).norm() <= r
+        })
+        .collect();
+    let mut map = vec![u32::MAX; verts.len()];
+    let mut new_verts = Vec::new();
+    let faces: Vec<[u32; 3]> = keep
+        .iter()
+        .map(|f| {
+            f.map(|v| {
+                if map[v as usize] == u32::MAX {
+                    map[v as usize] = new_verts.len() as u32;
+                    new_verts.push(verts[v as usize]);
+                }
+                map[v as usize]
+            })
+        })
+        .collect();
+    TriMesh::from_u32_faces(new_verts, faces).unwrap()
+}
+
+struct DiscRun {
+    /// Relative linear-momentum error, max over the run.
+    momentum_err: f64,
+    /// Relative angular-momentum drift, max over the run.
+    angular_drift: f64,
+    /// Peak-to-peak of the mean vertex radius over the first and the last quarter of the run, m.
+    breathing_early: f64,
+    breathing_late: f64,
+    /// Rotation angle of a rim vertex over the run, rad (proves it spun).
+    turned: f64,
+}
+
+/// A cloth disc in free flight (no gravity, far from walls), spinning rigidly about its normal at
+/// ω with a superposed in-plane breathing velocity, for `duration` seconds.
+fn spin_disc(damping: f64, duration: f64) -> DiscRun {
+    let mut sim = new_sim(NO_GRAVITY);
+    let centre = V::new(-0.05, 0.02, 0.01);
+    let mesh = disc(centre, 0.15);
+    let mat = CodimMaterial::Surface(SurfaceParams::from_material(400.0, 0.3, 0.0, 800.0, 0.0).unwrap());
+    sim.add_surface(&mesh, mat, 2.0, H, V::zero(), damping).unwrap();
+    let n = sim.model.num_particles();
+    // centre of mass (the rigid motion is about it, so the momentum is v_c Σ m)
+    let total = sim.total_mass();
+    let com = (0..n).fold(V::zero(), |acc, p| acc + sim.state.x[p] * sim.model.mass[p]) * (1.0 / total);
+    let omega = V::new(0.0, 5.0, 0.0);
+    let v_c = V::new(0.04, 0.01, -0.03);
+    let breathe = 1.0; // 1/s, in-plane dilation rate
+    let in_plane = M::identity() - M::outer(V::new(0.0, 1.0, 0.0), V::new(0.0, 1.0, 0.0));
+    let c = M::skew(omega) + in_plane * breathe;
+    for p in 0..n {
+        let r = sim.state.x[p] - com;
+        sim.state.v[p] = v_c + c * r;
+        sim.state.c[p] = c;
+    }
+    let (p0, p_scale) = particle_momentum(&sim);
+    let am = |s: &Sim| {
+        // about the moving centre of mass: Σ m (x − x_c) × v + ℓ(C 𝔇) (equals the origin moment
+        // minus x_c × P, which is constant when P is)
+        let xc = (0..n).fold(V::zero(), |acc, p| acc + s.state.x[p] * s.model.mass[p]) * (1.0 / total);
+        let rel: Vec<V> = s.state.x.iter().map(|x| *x - xc).collect();
+        particle_angular_momentum(s, &rel).0
+    };
+    let l0 = am(&sim);
+    let rim = sim.model.vert.start
+        + (0..sim.model.vert.len())
+            .max_by(|&a, &b| {
+                let ra = (sim.state.x[sim.model.vert.start + a] - com).norm();
+                let rb = (sim.state.x[sim.model.vert.start + b] - com).norm();
+                ra.total_cmp(&rb)
+            })
+            .unwrap();
+    let rim0 = sim.state.x[rim] - com;
+    let mean_radius = |s: &Sim| {
+        let xc = (0..n).fold(V::zero(), |acc, p| acc + s.state.x[p] * s.model.mass[p]) * (1.0 / total);
+        let vr = s.model.vert.clone();
+        let (mut acc, mut m) = (0.0, 0.0);
+        for p in vr {
+            acc += s.model.mass[p] * (s.state.x[p] - xc).norm();
+            m += s.model.mass[p];
+        }
+        acc / m
+    };
+    let dt = 5e-4;
+    let steps = (duration / dt).round() as usize;
+    let mut radii = Vec::with_capacity(steps);
+    let (mut momentum_err, mut angular_drift) = (0.0f64, 0.0f64);
+    let mut angle = 0.0;
+    let mut prev = rim0;
+    for _ in 0..steps {
+        sim.step(dt).unwrap();
+        let (p, _) = particle_momentum(&sim);
+        momentum_err = momentum_err.max((p - p0).norm() / p_scale);
+        angular_drift = angular_drift.max((am(&sim) - l0).norm() / l0.norm());
+        radii.push(mean_radius(&sim));
+        let xc = (0..n).fold(V::zero(), |acc, q| acc + sim.state.x[q] * sim.model.mass[q]) * (1.0 / total);
+        let now = sim.state.x[rim] - xc;
+        angle += prev.cross(now).y.atan2(prev.dot(now));
+        prev = now;
+    }
+    assert_finite(&sim);
+    let q = steps / 4;
+    let p2p =
+        |s: &[f64]| s.iter().cloned().fold(f64::MIN, f64::max) - s.iter().cloned().fold(f64::MAX, f64::min);
+    DiscRun {
+        momentum_err,
+        angular_drift,
+        breathing_early: p2p(&radii[..q]),
+        breathing_late: p2p(&radii[steps - q..]),
+        turned: angle.abs(),
+    }
+}
+
+/// E10: a rigidly spinning cloth disc in free flight, for ν_d ∈ {0, 0.5, 1}: linear momentum is
+/// exact, angular momentum drifts < 1e-3 relative over 1 s, and an in-plane breathing mode decays
+/// faster for larger ν_d.
+///
+/// The spec's second angular-momentum check (exact to 1e-10 with element-position enslaving
+/// switched off) is not testable: this solver always enslaves element particles to their vertex
+/// barycentre and has no switch for it. The exact identity without enslaving is covered per step
+/// by `u2_stressed_step_conserves_momentum_and_angular_momentum_on_every_particle_type`.
+#[test]
+fn e10_spinning_disc_conserves_momentum_and_damping_kills_breathing() {
+    let runs: Vec<(f64, DiscRun)> = [0.0, 0.5, 1.0]
+        .into_iter()
+        .map(|nu| (nu, spin_disc(nu, 1.0)))
+        .collect();
+    for (nu, r) in &runs {
+        assert!(
+            r.momentum_err <= EXACT,
+            "ν_d = {nu}: linear momentum error {:e}",
+            r.momentum_err
+        );
+        assert!(
+            r.angular_drift < 1e-3,
+            "ν_d = {nu}: angular momentum drift {:e}",
+            r.angular_drift
+        );
+        assert!(
+            r.turned > 4.0,
+            "ν_d = {nu}: the disc turned only {} rad",
+            r.turned
+        );
+        assert!(
+            r.breathing_early > 1e-4,
+            "ν_d = {nu}: no breathing was excited ({:e} m)",
+            r.breathing_early
+        );
+    }
+    let late: Vec<f64> = runs.iter().map(|(_, r)| r.breathing_late).collect();
+    let early: Vec<f64> = runs.iter().map(|(_, r)| r.breathing_early).collect();
+    assert!(
+        late[0] > late[1] && late[1] > late[2],
+        "late breathing amplitude must fall with ν_d: {late:?} (early {early:?})"
+    );
+    let decay: Vec<f64> = late.iter().zip(&early).map(|(l, e)| l / e).collect();
+    assert!(
+        decay[0] > decay[1] && decay[1] > decay[2],
+        "decay ratios late/early must fall with ν_d: {decay:?}"
+    );
+    assert!(decay[2] < 0.5, "RPIC did not damp the breathing mode: {decay:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bad input: errors, not panics
+// ---------------------------------------------------------------------------------------------
+
+#[track_caller]
+fn assert_invalid<T: std::fmt::Debug>(r: crumple_core::Result<T>, what: &str) {
+    match r {
+        Err(Error::InvalidInput(msg)) => assert!(!msg.is_empty(), "{what}: empty message"),
+        other => panic!("{what}: expected InvalidInput, got {other:?}"),
+    }
+}
+
+#[test]
+fn bad_input_returns_errors() {
+    // grid spacing
+    for dx in [0.0, -0.01, f64::NAN, f64::INFINITY] {
+        let p = SolverParams {
+            dx,
+            ..params(GRAVITY, Kernel::Quadratic)
+        };
+        assert_invalid(Sim::new(p), &format!("dx = {dx}"));
+    }
+    let mut sim = new_sim(GRAVITY);
+    let vol = (H / 2.0).powi(3);
+    let inside = vec![V::new(0.0, 0.0, 0.0), V::new(0.01, 0.0, 0.0)];
+    // particles outside the domain, or within its wall padding
+    for bad in [
+        V::new(0.7, 0.0, 0.0),
+        V::new(0.0, -0.49, 0.0),
+        V::new(0.0, 0.0, 0.5),
+    ] {
+        let pts = vec![inside[0], bad];
+        assert_invalid(
+            sim.add_volume(&pts, jelly(100.0), 1000.0, vol, V::zero(), 0.0),
+            &format!("point {bad:?}"),
+        );
+    }
+    let far_mesh = flat_cloth(V::new(0.45, 0.0, 0.0), 0.2, 4);
+    assert_invalid(
+        sim.add_surface(&far_mesh, cloth_material(0.0, 800.0, 0.0), 2.0, H, V::zero(), 0.0),
+        "cloth outside the domain",
+    );
+    // non-finite points and velocities
+    for bad in [V::new(f64::NAN, 0.0, 0.0), V::new(0.0, f64::INFINITY, 0.0)] {
+        let pts = vec![inside[0], bad];
+        assert_invalid(
+            sim.add_volume(&pts, jelly(100.0), 1000.0, vol, V::zero(), 0.0),
+            "non-finite point",
+        );
+    }
+    assert_invalid(
+        sim.add_volume(
+            &inside,
+            jelly(100.0),
+            1000.0,
+            vol,
+            V::new(f64::NAN, 0.0, 0.0),
+            0.0,
+        ),
+        "NaN velocity",
+    );
+    assert_invalid(
+        sim.add_volume(&[], jelly(100.0), 1000.0, vol, V::zero(), 0.0),
+        "no points",
+    );
+    assert_invalid(
+        sim.add_volume(&inside, jelly(100.0), -1.0, vol, V::zero(), 0.0),
+        "negative density",
+    );
+    assert_invalid(
+        sim.add_volume(&inside, jelly(100.0), 1000.0, 0.0, V::zero(), 0.0),
+        "zero volume",
+    );
+    // damping outside [0, 1]
+    let mesh = flat_cloth(V::new(0.0, 0.1, 0.0), 0.1, 4);
+    let curves = strands(
+        V::new(0.0, -0.1, 0.0),
+        (1, 2),
+        0.05,
+        V::new(1.0, 0.0, 0.0),
+        0.1,
+        5,
+    );
+    for nu in [-0.1, 1.5, f64::NAN, f64::INFINITY] {
+        assert_invalid(
+            sim.add_volume(&inside, jelly(100.0), 1000.0, vol, V::zero(), nu),
+            &format!("damping {nu}"),
+        );
+        assert_invalid(
+            sim.add_surface(&mesh, cloth_material(0.0, 800.0, 0.0), 2.0, H, V::zero(), nu),
+            "damping",
+        );
+        assert_invalid(
+            sim.add_curves(&curves, curve_material(), 4.0, H / 2.0, V::zero(), nu),
+            "damping",
+        );
+    }
+    assert_invalid(
+        sim.add_surface(&mesh, cloth_material(0.0, 800.0, 0.0), 2.0, 0.0, V::zero(), 0.0),
+        "thickness 0",
+    );
+    assert_invalid(
+        sim.add_surface(&mesh, curve_material(), 2.0, H, V::zero(), 0.0),
+        "yarn material on a mesh",
+    );
+    assert_invalid(
+        sim.add_curves(&curves, cloth_material(0.0, 800.0, 0.0), 4.0, H, V::zero(), 0.0),
+        "cloth on strands",
+    );
+    // nothing was added by the failed calls
+    assert_eq!(sim.model.num_particles(), 0);
+    assert!(sim.objects.is_empty());
+    assert_invalid(sim.step(1e-3), "step with no particles");
+
+    // objects and pins
+    let block = sim
+        .add_volume(&inside, jelly(100.0), 1000.0, vol, V::zero(), 0.0)
+        .unwrap();
+    let cloth = sim
+        .add_surface(&mesh, cloth_material(0.0, 800.0, 0.0), 2.0, H, V::zero(), 0.0)
+        .unwrap();
+    let yarn = sim
+        .add_curves(&curves, curve_material(), 4.0, H / 2.0, V::zero(), 0.0)
+        .unwrap();
+    let n_cloth = mesh.num_vertices() as u32;
+    for unknown in [3, 100] {
+        assert_invalid(sim.pin(unknown, &[0]), "pin on an unknown object");
+        assert_invalid(sim.object_range(unknown), "range of an unknown object");
+        assert_invalid(sim.unpin(unknown), "unpin an unknown object");
+        assert_invalid(
+            sim.set_pin_targets(unknown, &[0], &[V::zero()], &[V::zero()]),
+            "targets of an unknown object",
+        );
+    }
+    assert_invalid(sim.pin(cloth, &[n_cloth]), "pin index = vertex count");
+    assert_invalid(sim.pin(cloth, &[u32::MAX]), "pin index u32::MAX");
+    assert_invalid(sim.pin(block, &[0]), "pin a volume");
+    assert!(sim.pins.is_empty(), "a failed pin call left pins behind");
+    sim.pin(yarn, &[0]).unwrap();
+    sim.pin(cloth, &[0]).unwrap();
+    let target = [V::new(0.0, 0.12, 0.0)];
+    // vertex n_cloth of the cloth does not exist; it must not alias the yarn's pinned vertex 0
+    assert_invalid(
+        sim.set_pin_targets(cloth, &[n_cloth], &target, &[V::zero()]),
+        "target index out of range",
+    );
+    assert_invalid(
+        sim.set_pin_targets(cloth, &[u32::MAX], &target, &[V::zero()]),
+        "target index u32::MAX",
+    );
+    assert_invalid(
+        sim.set_pin_targets(cloth, &[1], &target, &[V::zero()]),
+        "target of an unpinned vertex",
+    );
+    assert_invalid(sim.set_pin_targets(cloth, &[0], &target, &[]), "length mismatch");
+    assert_invalid(
+        sim.set_pin_targets(cloth, &[0], &[V::new(f64::NAN, 0.0, 0.0)], &[V::zero()]),
+        "NaN target",
+    );
+    // a batch with one bad entry changes nothing
+    let cloth_pin = *sim.pins.iter().find(|p| p.vertex == 0).unwrap();
+    let two = [target[0], target[0]];
+    assert_invalid(
+        sim.set_pin_targets(cloth, &[0, n_cloth], &two, &[V::zero(); 2]),
+        "batch with a bad index",
+    );
+    assert_invalid(sim.pin(cloth, &[1, n_cloth]), "pin batch with a bad index");
+    assert_eq!(sim.pins.len(), 2, "a failed pin batch added pins");
+    assert_eq!(
+        *sim.pins.iter().find(|p| p.vertex == 0).unwrap(),
+        cloth_pin,
+        "a failed batch moved a pin"
+    );
+    let yarn_root = sim.state.x[sim.object_range(yarn).unwrap().start];
+    assert!(
+        sim.pins.iter().any(|p| p.x0 == yarn_root),
+        "the yarn's pin was modified"
+    );
+
+    // step and advance arguments
+    for dt in [0.0, -1e-3, f64::NAN] {
+        assert_invalid(sim.step(dt), &format!("dt = {dt}"));
+    }
+    assert_invalid(sim.advance(-1.0), "negative duration");
+    assert_invalid(sim.advance(f64::NAN), "NaN duration");
+    sim.step(1e-3).unwrap();
+
+    // a particle that leaves the domain, or turns NaN, stops the step with an error
+    let mut out = sim.clone();
+    out.state.x[0] = V::new(0.6, 0.0, 0.0);
+    assert_invalid(out.step(1e-3), "particle outside the domain while stepping");
+    let mut nan = sim.clone();
+    nan.state.x[1] = V::new(f64::NAN, 0.0, 0.0);
+    assert!(
+        matches!(nan.step(1e-3), Err(Error::Diverged { .. })),
+        "NaN position while stepping"
+    );
+    let mut nan_v = sim.clone();
+    let e0 = nan_v.model.elem.start;
+    nan_v.state.v[e0] = V::new(0.0, f64::NAN, 0.0);
+    assert!(nan_v.step(1e-3).is_err(), "NaN velocity while stepping");
+}
