@@ -3,8 +3,8 @@ fixed corotated), in the style of taichi's ``mpm3d`` example: dense grid,
 one kernel per stage, scatter with taichi's atomic ``+=``.
 
 Imported only inside the taichi worker process of ``mpm_vs_peers``. No
-``from __future__ import annotations`` here: taichi reads kernel argument
-annotations as live objects.
+``from __future__ import annotations`` here, and no ``-> None`` on kernels:
+taichi reads kernel annotations as live objects and rejects a ``None`` return.
 """
 
 from collections.abc import Callable
@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import taichi as ti
+import taichi as ti  # type: ignore[import-untyped]
 
 from mpm_scene import CubeScene
 

@@ -92,7 +92,8 @@ class CubeScene:
             raise ValueError(f"a cube of {self.n_side}³ particles does not fit in the unit box")
         axis = (np.arange(self.n_side) + 0.5) * h
         g = np.stack(np.meshgrid(axis, axis, axis, indexing="ij"), axis=-1).reshape(-1, 3)
-        return (g + lo).astype(np.float32)
+        pts: npt.NDArray[np.float32] = (g + lo).astype(np.float32)
+        return pts
 
     def describe(self) -> dict[str, Any]:
         """The scene's parameters as JSON-ready values."""

@@ -108,7 +108,7 @@ def _build(name: str, scene: CubeScene) -> tuple[Stepper, dict[str, Any]]:
                          "threads_setting": f"RAYON_NUM_THREADS={os.environ.get('RAYON_NUM_THREADS')}"}
     if name == "taichi":
         import mpm_peer_taichi
-        import taichi as ti
+        import taichi as ti  # type: ignore[import-untyped]
 
         stepper = mpm_peer_taichi.build(scene, THREADS)
         return stepper, {"version": ".".join(map(str, ti.__version__)), "threads": THREADS,

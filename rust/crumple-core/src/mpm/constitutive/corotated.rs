@@ -5,16 +5,17 @@
 //! ψ = μ‖F − R‖² + (λ/2)(J − 1)²,   P = 2μ(F − R) + λ(J − 1) J F^{-T}
 //! ```
 //!
-//! `R` is the rotation of the polar decomposition from the signed SVD ([`polar3`]), so an inverted `F`
-//! keeps a proper rotation and the energy pushes it back. `J F^{-T}` is evaluated as the cofactor
+//! `R` is the rotation of the polar decomposition ([`polar_rotation`]: scaled Newton iteration, with
+//! the signed SVD for inverted or nearly singular `F`), so an inverted `F` keeps a proper rotation and
+//! the energy pushes it back. `J F^{-T}` is evaluated as the cofactor
 //! matrix, which is defined (and smooth) for every `F`, including `J → 0`.
 
-use crate::math::{Mat3, Real, polar3};
+use crate::math::{Mat3, Real, polar_rotation};
 
 /// Fixed corotated energy density `ψ(F) = μ‖F − R‖_F² + (λ/2)(det F − 1)²` (spec §4.6).
 #[inline]
 pub fn corotated_energy<T: Real>(f: &Mat3<T>, mu: T, lambda: T) -> T {
-    let (r, _) = polar3(f);
+    let r = polar_rotation(f);
     let j1 = f.determinant() - T::ONE;
     mu * (*f - r).norm_squared() + T::HALF * lambda * j1 * j1
 }
@@ -23,7 +24,7 @@ pub fn corotated_energy<T: Real>(f: &Mat3<T>, mu: T, lambda: T) -> T {
 /// `cof(F) = J F^{-T}` (spec §4.6), finite for degenerate and inverted `F`.
 #[inline]
 pub fn corotated_piola<T: Real>(f: &Mat3<T>, mu: T, lambda: T) -> Mat3<T> {
-    let (r, _) = polar3(f);
+    let r = polar_rotation(f);
     let j = f.determinant();
     (*f - r) * (T::TWO * mu) + f.cofactor() * (lambda * (j - T::ONE))
 }
