@@ -28,3 +28,18 @@ def test_readme_tour(tmp_path: Path) -> None:
     assert r["sand"] > 1000
     assert (tmp_path / "cloth.obj").stat().st_size > 1000
     assert (tmp_path / "cloth.png").stat().st_size > 5000
+
+
+def test_readme_drape(tmp_path: Path) -> None:
+    """The README's MPM example runs (shortened to 0.4 s), the cloth has fallen
+    onto the ball without sinking more than a cell, and the checkpoint loads."""
+    pytest.importorskip("polyscope")
+    import crumple as cr
+
+    r = _load("readme_drape").main(tmp_path, duration=0.4)
+    assert r["time"] == pytest.approx(0.4) and r["finite"] == 1.0
+    assert r["min_phi"] > -1 / 64  # contact layer within one cell (spec E2)
+    assert r["min_y"] < 0.84 - 0.5 * 9.81 * 0.3**2 + 0.05  # it fell
+    assert (tmp_path / "drape.png").stat().st_size > 5000
+    back = cr.mpm.Simulation.load(tmp_path / "drape.npz")
+    assert back.time == pytest.approx(0.4)
