@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -107,6 +108,12 @@ def _status_kib(field: str) -> int:
     raise RuntimeError(f"{field} not in /proc/self/status")
 
 
+def _cpu_seconds() -> float:
+    """User + system CPU seconds of this process, all threads."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def measure(name: str) -> dict[str, Any]:
     """Build and run scene ``name`` in this process; return its measurement."""
     sys.path.insert(0, str(ROOT / "python"))
@@ -144,12 +151,13 @@ def measure(name: str) -> dict[str, Any]:
     stage_fn = getattr(sim._s, "stage_times", None)
     stages0 = dict(stage_fn()) if stage_fn is not None else None
     per_step: list[float] = []
-    t0 = time.perf_counter()
+    cpu0, t0 = _cpu_seconds(), time.perf_counter()
     for _ in range(sc.steps):
         ts = time.perf_counter()
         sim.step(sc.dt)
         per_step.append(time.perf_counter() - ts)
     wall = time.perf_counter() - t0
+    cpu = _cpu_seconds() - cpu0
     threads = int(cr._core.num_threads())
     rate = n * sc.steps / wall
     out: dict[str, Any] = {
@@ -171,6 +179,9 @@ def measure(name: str) -> dict[str, Any]:
         "particle_steps_per_s": rate,
         "particle_steps_per_s_per_thread": rate / threads,
         "median_particle_steps_per_s": n / float(np.median(per_step)),
+        "cpu_utilisation": cpu / wall,
+        # Work per CPU-second: steadier than wall-clock rates when other jobs share the cores.
+        "particle_steps_per_cpu_s": n * sc.steps / cpu,
         "peak_rss_delta_mib": peak_kib / 1024.0,
         "bytes_per_particle": peak_kib * 1024.0 / n,
         "peak_rss_delta_mib_after_window": (_status_kib("VmHWM") - rss0) / 1024.0,
@@ -186,7 +197,7 @@ def measure(name: str) -> dict[str, Any]:
 
 def run_worker(name: str) -> dict[str, Any]:
     """Measure scene ``name`` in a fresh subprocess with 2 rayon threads; never raises."""
-    env = dict(os.environ, RAYON_NUM_THREADS=str(THREADS))
+    env = dict(os.environ, RAYON_NUM_THREADS=str(THREADS), OPENBLAS_NUM_THREADS="1")
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", name]
     print(f"+ mpm_cloth: {name}", file=sys.stderr, flush=True)
     try:

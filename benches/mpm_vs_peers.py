@@ -62,15 +62,21 @@ WORKER_TIMEOUT_S = 420.0
 HEIGHT_TOLERANCE_CELLS = 0.25
 
 Stepper = tuple[Callable[[], None], Callable[[], npt.NDArray[Any]]]
+# The worker's crumple Simulation, kept for its stage timings.
+_CRUMPLE_SIM: list[Any] = []
 
 
 def _build_crumple(scene: CubeScene) -> Stepper:
+    """The scene in crumple: ``Simulation.add_solid`` with an ``ElasticMaterial``, f32, fixed steps."""
     sys.path.insert(0, str(ROOT / "python"))
     import crumple as cr
 
+    # transfer="mls": the peers run MLS-MPM (Hu et al. 2018), so crumple uses
+    # the same force discretisation here; its default ("apic", the paper's
+    # kernel-gradient forces) is measured by the cloth benchmark.
     sim = cr.mpm.Simulation(lower=(0, 0, 0), upper=(1, 1, 1), dx=scene.dx, gravity=(0, scene.gravity, 0),
                             kernel="quadratic", precision="f32", boundary_padding=scene.bound,
-                            dt_max=scene.dt)
+                            dt_max=scene.dt, transfer="mls")
     cube = sim.add_solid(scene.points(), cr.mpm.ElasticMaterial(
         density=scene.density, youngs_modulus=scene.youngs_modulus, poisson_ratio=scene.poisson_ratio),
         velocity=(0.0, scene.v0, 0.0), particle_volume=scene.p_vol)
@@ -85,9 +91,6 @@ def _build_crumple(scene: CubeScene) -> Stepper:
         return np.asarray(cube.positions)
 
     return step, positions
-
-
-_CRUMPLE_SIM: list[Any] = []
 
 
 def _crumple_stage_times() -> dict[str, float] | None:
@@ -124,6 +127,7 @@ def _build(name: str, scene: CubeScene) -> tuple[Stepper, dict[str, Any]]:
 
 
 def _cpu_seconds() -> float:
+    """User + system CPU seconds of this process, all threads."""
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
 
@@ -172,6 +176,8 @@ def measure(name: str, size: str) -> dict[str, Any]:
         "particle_steps_per_s": scene.particles * scene.steps / wall,
         "median_particle_steps_per_s": scene.particles / median,
         "cpu_utilisation": cpu / wall,
+        # Work per CPU-second: steadier than wall-clock rates when other jobs share the cores.
+        "particle_steps_per_cpu_s": scene.particles * scene.steps / cpu,
         "loadavg_1min": [load0, os.getloadavg()[0]],
         "finite": bool(np.isfinite(x).all()),
         "final": height_stats(x, scene.dx),
@@ -183,10 +189,12 @@ def measure(name: str, size: str) -> dict[str, Any]:
     return out
 
 
-def _worker_env(name: str) -> dict[str, str]:
+def _worker_env() -> dict[str, str]:
+    """Environment of a worker: 2 threads, and the benches and package folders importable."""
     env = dict(os.environ)
     env["RAYON_NUM_THREADS"] = str(THREADS)
     env["OMP_NUM_THREADS"] = str(THREADS)
+    env["OPENBLAS_NUM_THREADS"] = "1"  # numpy's BLAS pool only idles here; keep it off the 2 cores
     env["PYTHONPATH"] = os.pathsep.join(
         [str(ROOT / "benches"), str(ROOT / "python")] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     env.setdefault("TI_LOG_LEVEL", "warn")
@@ -198,7 +206,7 @@ def run_worker(name: str, size: str) -> dict[str, Any]:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", name, "--size", size]
     print(f"+ mpm_vs_peers: {name} {size}", file=sys.stderr, flush=True)
     try:
-        proc = subprocess.run(cmd, cwd=ROOT, env=_worker_env(name), capture_output=True, text=True,
+        proc = subprocess.run(cmd, cwd=ROOT, env=_worker_env(), capture_output=True, text=True,
                               timeout=WORKER_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         return {"available": False, "reason": f"did not finish within {WORKER_TIMEOUT_S:.0f} s"}
@@ -211,6 +219,7 @@ def run_worker(name: str, size: str) -> dict[str, Any]:
 
 
 def _ratio(a: dict[str, Any], b: dict[str, Any]) -> float | None:
+    """Throughput of ``a`` over ``b``, or None unless both ran."""
     if a.get("available") and b.get("available"):
         return float(a["particle_steps_per_s"]) / float(b["particle_steps_per_s"])
     return None

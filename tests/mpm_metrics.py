@@ -20,19 +20,11 @@ def as_f64(x: npt.ArrayLike) -> F64:
     return np.ascontiguousarray(np.asarray(x, dtype=np.float64))
 
 
-def mesh_edges(faces: npt.ArrayLike) -> I64:
-    """Unique undirected edges ``(E, 2)`` (``a < b``) of a triangle list ``(M, 3)``."""
-    f = np.asarray(faces, dtype=np.int64)
-    e = np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]])
-    e.sort(axis=1)
-    return np.unique(e, axis=0)
-
-
 def edge_lengths(x: npt.ArrayLike, edges: npt.ArrayLike) -> F64:
     """Lengths ``(E,)`` of the edges or segments ``(E, 2)`` at positions ``x (N, 3)``."""
     p = as_f64(x)
     e = np.asarray(edges, dtype=np.int64)
-    return np.linalg.norm(p[e[:, 1]] - p[e[:, 0]], axis=1)
+    return np.asarray(np.linalg.norm(p[e[:, 1]] - p[e[:, 0]], axis=1), dtype=np.float64)
 
 
 def edge_stretch(x: npt.ArrayLike, x_rest: npt.ArrayLike, edges: npt.ArrayLike) -> F64:
@@ -104,7 +96,7 @@ def _segments_cross_triangles(p0: F64, p1: F64, a: F64, b: F64, c: F64, eps: flo
     qv = np.cross(tv, e1)
     v = np.einsum("ij,ij->i", d, qv) * inv
     t = np.einsum("ij,ij->i", e2, qv) * inv
-    return ok & (u >= 0) & (v >= 0) & (u + v <= 1) & (t >= 0) & (t <= 1)
+    return np.asarray(ok & (u >= 0) & (v >= 0) & (u + v <= 1) & (t >= 0) & (t <= 1), dtype=bool)
 
 
 def intersecting_triangles(x: npt.ArrayLike, faces: npt.ArrayLike, *, max_pairs: int | None = None,

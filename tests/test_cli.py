@@ -29,10 +29,18 @@ def test_unknown_scene_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> N
 
 
 def test_entry_point_and_demo(tmp_path: Path) -> None:
-    """The installed `crumple` script runs the demo and writes a PNG and PLYs."""
+    """The installed `crumple` script runs the demo: `crumple info` on top, the
+    cloth_on_sphere scene's PLY frames (cloth meshes, sphere and ground) and a
+    rendered PNG of its last frame, and where they are."""
+    from crumple import scenes
+
     exe = Path(sys.executable).parent / "crumple"
     r = subprocess.run([str(exe), "demo", "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
-    assert (tmp_path / "demo.png").stat().st_size > 10_000
-    assert len(list(tmp_path.glob("*.ply"))) == 7
-    assert "wrote" in r.stdout
+    assert r.stdout.splitlines()[0].startswith(f"crumple {cr.__version__} | ")
+    assert (tmp_path / "cloth_on_sphere.png").stat().st_size > 10_000
+    frames = scenes.default_frames("cloth_on_sphere")
+    assert len(list(tmp_path.glob("cloth_*.ply"))) == frames + 1
+    assert (tmp_path / "sphere.ply").is_file() and (tmp_path / "ground.ply").is_file()
+    assert str(tmp_path / "cloth_on_sphere.png") in r.stdout
+    assert "done in" in r.stdout

@@ -179,6 +179,7 @@ class MpmSimulation:
         boundary_padding: int,
         out_of_domain: str,
         precision: str,
+        transfer: str,
     ) -> MpmSimulation: ...
     def add_volume(
         self,
@@ -191,10 +192,24 @@ class MpmSimulation:
         damping: float,
     ) -> int: ...
     def add_cloth(
-        self, mesh: TriMesh, params: dict[str, float], density: float, thickness: float, velocity: _T3, damping: float
+        self,
+        mesh: TriMesh,
+        params: dict[str, float],
+        density: float,
+        thickness: float,
+        velocity: _T3,
+        damping: float,
+        energy_weight: str,
     ) -> int: ...
     def add_curves(
-        self, curves: Curves, params: dict[str, float], density: float, radius: float, velocity: _T3, damping: float
+        self,
+        curves: Curves,
+        params: dict[str, float],
+        density: float,
+        radius: float,
+        velocity: _T3,
+        damping: float,
+        energy_weight: str,
     ) -> int: ...
     def add_collider(self, collider: Collider) -> int: ...
     def set_collider(self, index: int, collider: Collider) -> None: ...

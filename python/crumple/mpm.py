@@ -316,7 +316,8 @@ class Simulation:
     no particle moves more than 0.3·dx per step), ``dt_max`` (s, the largest
     step), ``kernel`` ("quadratic" or "cubic"), ``precision`` ("f32" default,
     "f64" for tests), ``backend`` ("cpu", "gpu", "auto"), ``out_of_domain``
-    ("error" or "clamp"). Nodes within 3 cells of the box walls act as slip
+    ("error" or "clamp"), ``transfer`` ("apic": the paper's kernel-gradient
+    forces, default; "mls": MLS-MPM, cheaper, as in MLS-MPM codes). Nodes within 3 cells of the box walls act as slip
     walls; particles must start inside them.
     """
 
@@ -334,11 +335,12 @@ class Simulation:
         backend: str = "cpu",
         out_of_domain: Literal["error", "clamp"] = "error",
         boundary_padding: int = 3,
+        transfer: Literal["apic", "mls"] = "apic",
     ) -> None:
         self._params: dict[str, Any] = dict(
             lower=as_vec3(lower, "lower"), upper=as_vec3(upper, "upper"), dx=dx, gravity=as_vec3(gravity, "gravity"),
             cfl=cfl, dt_max=dt_max, kernel=kernel, precision=precision, backend=backend,
-            out_of_domain=out_of_domain, boundary_padding=boundary_padding,
+            out_of_domain=out_of_domain, boundary_padding=boundary_padding, transfer=transfer,
         )
         # Every object added, in order, for checkpoints: (kind, arrays, options).
         self._recipe: list[tuple[str, dict[str, npt.NDArray[Any]], dict[str, Any]]] = []
@@ -354,39 +356,47 @@ class Simulation:
             as_vec3(lower, "lower"), as_vec3(upper, "upper"), self.dx, as_vec3(gravity, "gravity"),
             finite(cfl, "cfl"), positive(dt_max, "dt_max"), choice(kernel, "kernel", ("quadratic", "cubic")),
             int(boundary_padding), choice(out_of_domain, "out_of_domain", ("error", "clamp")),
-            choice(precision, "precision", ("f32", "f64")),
+            choice(precision, "precision", ("f32", "f64")), choice(transfer, "transfer", ("apic", "mls")),
         )
         self._colliders: list[Collider] = []
 
     # -- building ---------------------------------------------------------
 
     def add_cloth(self, mesh: TriMesh, material: ClothMaterial | None = None, *, damping: float = 0.0,
-                  velocity: Vec3Like = (0, 0, 0)) -> Cloth:
+                  velocity: Vec3Like = (0, 0, 0), energy_weight: Literal["split", "full"] = "split") -> Cloth:
         """Add a cloth mesh. ``damping`` is the paper's ν_d in [0, 1] (0 = APIC,
-        1 = RPIC: removes non-rigid affine motion, spec Eq. 2)."""
+        1 = RPIC: removes non-rigid affine motion, spec Eq. 2). ``energy_weight``
+        "split" (default) weights each triangle's energy by a quarter of its
+        volume, as the paper does (its Table 1 values assume it: the effective
+        modulus is E/4); "full" uses the whole volume (spec §9 A10)."""
         if not isinstance(mesh, TriMesh):
             raise InvalidInputError(f"mesh must be a crumple.geometry.TriMesh; got {type(mesh).__name__}")
         mat = material or ClothMaterial()
         if not isinstance(mat, ClothMaterial):
             raise InvalidInputError(f"material must be a ClothMaterial; got {type(mat).__name__}")
+        ew = choice(energy_weight, "energy_weight", ("split", "full"))
         idx = self._s.add_cloth(mesh._m, mat._params(), float(mat.density), float(mat.thickness or self.dx),
-                                as_vec3(velocity, "velocity"), finite(damping, "damping"))
+                                as_vec3(velocity, "velocity"), finite(damping, "damping"), ew)
         self._recipe.append(("cloth", {"vertices": mesh.vertices, "faces": mesh.faces},
-                             dict(material=dataclasses.asdict(mat), damping=damping, velocity=as_vec3(velocity, "v"))))
+                             dict(material=dataclasses.asdict(mat), damping=damping, velocity=as_vec3(velocity, "v"),
+                                  energy_weight=ew)))
         return Cloth(self, idx, mesh)
 
     def add_curves(self, curves: Curves, material: CurveMaterial | None = None, *, damping: float = 0.0,
-                   velocity: Vec3Like = (0, 0, 0)) -> Strands:
-        """Add strands (hair, yarn, fibres)."""
+                   velocity: Vec3Like = (0, 0, 0), energy_weight: Literal["split", "full"] = "split") -> Strands:
+        """Add strands (hair, yarn, fibres); ``energy_weight`` as in :meth:`add_cloth`
+        (a third of each segment's volume by default)."""
         if not isinstance(curves, Curves):
             raise InvalidInputError(f"curves must be a crumple.geometry.Curves; got {type(curves).__name__}")
         mat = material or CurveMaterial()
         if not isinstance(mat, CurveMaterial):
             raise InvalidInputError(f"material must be a CurveMaterial; got {type(mat).__name__}")
+        ew = choice(energy_weight, "energy_weight", ("split", "full"))
         idx = self._s.add_curves(curves._c, mat._params(), float(mat.density), float(mat.radius or self.dx / 2),
-                                 as_vec3(velocity, "velocity"), finite(damping, "damping"))
+                                 as_vec3(velocity, "velocity"), finite(damping, "damping"), ew)
         self._recipe.append(("curves", {"points": curves.points, "offsets": curves.offsets},
-                             dict(material=dataclasses.asdict(mat), damping=damping, velocity=as_vec3(velocity, "v"))))
+                             dict(material=dataclasses.asdict(mat), damping=damping, velocity=as_vec3(velocity, "v"),
+                                  energy_weight=ew)))
         return Strands(self, idx, curves)
 
     def _add_volume(self, kind: str, points: npt.ArrayLike, material: Any, particle_volume: float | None,
@@ -549,10 +559,10 @@ class Simulation:
             kind = item["kind"]
             if kind == "cloth":
                 sim.add_cloth(TriMesh(a["vertices"], a["faces"]), ClothMaterial(**o["material"]),
-                              damping=o["damping"], velocity=o["velocity"])
+                              damping=o["damping"], velocity=o["velocity"], energy_weight=o["energy_weight"])
             elif kind == "curves":
                 sim.add_curves(Curves(a["points"], a["offsets"]), CurveMaterial(**o["material"]),
-                               damping=o["damping"], velocity=o["velocity"])
+                               damping=o["damping"], velocity=o["velocity"], energy_weight=o["energy_weight"])
             else:
                 mat_cls = {"elastic": ElasticMaterial, "sand": SandMaterial, "goo": GooMaterial}[kind]
                 sim._add_volume(kind, a["points"], mat_cls(**o["material"]), o["particle_volume"], o["velocity"],

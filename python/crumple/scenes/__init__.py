@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import InvalidInputError
 
-__all__ = ["SceneFn", "register", "names", "describe", "run"]
+__all__ = ["SceneFn", "register", "names", "describe", "default_frames", "run"]
 
 SceneFn = Callable[..., Path]
 
@@ -49,6 +49,11 @@ def names() -> list[str]:
 def describe(name: str) -> str:
     """One line about scene ``name``."""
     return _get(name).description
+
+
+def default_frames(name: str) -> int:
+    """How many frames scene ``name`` runs when ``frames`` is not given."""
+    return _get(name).frames
 
 
 def _get(name: str) -> _Scene:

@@ -13,7 +13,7 @@ use crumple_core::collide::{BoundaryMode, Collider, Motion, Sphere};
 use crumple_core::geometry::{Region, grid_mesh, sample_lattice};
 use crumple_core::math::{Mat3, Vec3};
 use crumple_core::mpm::constitutive::{SandParams, SurfaceParams};
-use crumple_core::mpm::{CodimMaterial, Simulation, SolverParams, VolumeMaterial};
+use crumple_core::mpm::{CodimMaterial, EnergyWeight, Simulation, SolverParams, VolumeMaterial};
 
 struct Counting;
 static ALLOCS: AtomicUsize = AtomicUsize::new(0);
@@ -59,6 +59,7 @@ fn step_loop_does_not_allocate_after_warm_up() {
                 1.0 / 32.0,
                 Vec3::zero(),
                 0.8,
+                EnergyWeight::Split,
             )
             .unwrap();
         let sand_pts = sample_lattice(

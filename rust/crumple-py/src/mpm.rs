@@ -6,7 +6,9 @@ use crate::errors::{IntoPy, invalid};
 use crate::geometry::{PyCurves, PyTriMesh};
 use crumple_core::math::{Real, Vec3};
 use crumple_core::mpm::constitutive::{CurveParams, GooParams, SandParams, SurfaceParams, lame_parameters};
-use crumple_core::mpm::{CodimMaterial, Kernel, OutOfDomain, Simulation, SolverParams, VolumeMaterial};
+use crumple_core::mpm::{
+    CodimMaterial, EnergyWeight, Kernel, OutOfDomain, Simulation, SolverParams, Transfer, VolumeMaterial,
+};
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -137,7 +139,13 @@ impl PyMpmSimulation {
         boundary_padding: usize,
         out_of_domain: &str,
         precision: &str,
+        transfer: &str,
     ) -> PyResult<Self> {
+        let transfer = match transfer {
+            "apic" => Transfer::Apic,
+            "mls" => Transfer::MlsMpm,
+            k => return Err(invalid(format!("unknown transfer {k:?}; use 'apic' or 'mls'"))),
+        };
         let kernel = match kernel {
             "quadratic" => Kernel::Quadratic,
             "cubic" => Kernel::Cubic,
@@ -166,6 +174,7 @@ impl PyMpmSimulation {
             kernel,
             boundary_padding,
             out_of_domain,
+            transfer,
         };
         let sim = match precision {
             "f32" => Sim::F32(Box::new(Simulation::new(params).py_err()?)),
@@ -204,14 +213,17 @@ impl PyMpmSimulation {
         thickness: f64,
         velocity: T3,
         damping: f64,
+        energy_weight: &str,
     ) -> PyResult<usize> {
+        let w = energy_weight_of(energy_weight)?;
         with_sim_mut!(self, s => {
             let mat = codim_material("surface", params)?;
-            s.add_surface(&mesh.inner, mat, density, thickness, v3(velocity), damping).py_err()
+            s.add_surface(&mesh.inner, mat, density, thickness, v3(velocity), damping, w).py_err()
         })
     }
 
     /// Adds strands with a curve material.
+    #[allow(clippy::too_many_arguments)]
     fn add_curves(
         &mut self,
         curves: &PyCurves,
@@ -220,10 +232,12 @@ impl PyMpmSimulation {
         radius: f64,
         velocity: T3,
         damping: f64,
+        energy_weight: &str,
     ) -> PyResult<usize> {
+        let w = energy_weight_of(energy_weight)?;
         with_sim_mut!(self, s => {
             let mat = codim_material("curve", params)?;
-            s.add_curves(&curves.inner, mat, density, radius, v3(velocity), damping).py_err()
+            s.add_curves(&curves.inner, mat, density, radius, v3(velocity), damping, w).py_err()
         })
     }
 
@@ -486,6 +500,16 @@ impl PyMpmSimulation {
         d.set_item("degenerate", c.degenerate)?;
         d.set_item("element_steps", c.element_steps)?;
         Ok(d)
+    }
+}
+
+fn energy_weight_of(name: &str) -> PyResult<EnergyWeight> {
+    match name {
+        "split" => Ok(EnergyWeight::Split),
+        "full" => Ok(EnergyWeight::Full),
+        k => Err(invalid(format!(
+            "unknown energy_weight {k:?}; use 'split' or 'full'"
+        ))),
     }
 }
 

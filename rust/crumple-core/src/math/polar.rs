@@ -19,13 +19,13 @@ const MAX_ITERS: usize = 12;
 #[inline]
 pub fn polar_rotation<T: Real>(a: &Mat3<T>) -> Mat3<T> {
     let scale = a.max_abs();
-    if !(scale > T::ZERO) || !scale.is_finite() {
+    if !scale.is_finite() || scale <= T::ZERO {
         return polar3(a).0;
     }
     let det = a.determinant();
     // Inverted or nearly singular (relative to the entry scale): the SVD
     // path handles the sign convention and the conditioning.
-    if !(det > T::from_f64(1e-3) * scale * scale * scale) {
+    if !det.is_finite() || det <= T::from_f64(1e-3) * scale * scale * scale {
         return polar3(a).0;
     }
     let tol = T::EPSILON * T::from_f64(16.0);
@@ -41,7 +41,7 @@ pub fn polar_rotation<T: Real>(a: &Mat3<T>) -> Mat3<T> {
             return x;
         }
         d = x.determinant();
-        if !(d > T::ZERO) {
+        if !d.is_finite() || d <= T::ZERO {
             break;
         }
     }

@@ -17,6 +17,6 @@ pub mod solver;
 
 pub use material::{CodimMaterial, ReturnEvent, VolumeMaterial};
 pub use model::{Element, Model, State};
-pub use params::{Kernel, OutOfDomain, SolverParams};
-pub use sim::{Object, ObjectKind, Simulation};
+pub use params::{Kernel, OutOfDomain, SolverParams, Transfer};
+pub use sim::{EnergyWeight, Object, ObjectKind, Simulation};
 pub use solver::{Counters, Pin, Solver, StageTimes};

@@ -37,6 +37,17 @@ pub struct Object {
     pub elements: Range<usize>,
 }
 
+/// How much of an element's volume weights its elastic energy (spec §9 A10).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum EnergyWeight {
+    /// `V_e/(m+2)`, the paper's split (its Table 1 values were tuned with it):
+    /// the effective stiffness is E/4 (surfaces) or E/3 (curves).
+    #[default]
+    Split,
+    /// `V_e`: the nominal stiffness.
+    Full,
+}
+
 /// Speed (m/s) above which a step is reported as diverged.
 pub const DIVERGED_SPEED: f64 = 1e4;
 
@@ -189,6 +200,7 @@ impl<T: Real> Simulation<T> {
         thickness: f64,
         velocity: Vec3<f64>,
         damping: f64,
+        weight: EnergyWeight,
     ) -> Result<usize> {
         check_positive("density", density)?;
         check_positive("thickness", thickness)?;
@@ -205,6 +217,7 @@ impl<T: Real> Simulation<T> {
         let mut vert_volume = vec![0.0f64; nv];
         let mut new_elems = Vec::with_capacity(ne);
         let mut elem_volume = Vec::with_capacity(ne);
+        let mut elem_energy = Vec::with_capacity(ne);
         let mut normals = Vec::with_capacity(ne);
         let mut centres = Vec::with_capacity(ne);
         let vbase = self.model.vert.len() as u32;
@@ -249,6 +262,10 @@ impl<T: Real> Simulation<T> {
                 vert_volume[e[c] as usize] += share;
             }
             elem_volume.push(share);
+            elem_energy.push(match weight {
+                EnergyWeight::Split => share,
+                EnergyWeight::Full => ve,
+            });
             normals.push([d[0].cast(), d[1].cast()]);
             centres.push(centre);
             let vs = [
@@ -288,7 +305,7 @@ impl<T: Real> Simulation<T> {
         let elocal = m.elem.len();
         m.mass
             .extend(elem_volume.iter().map(|&v| T::from_f64(v * density)));
-        m.volume.extend(elem_volume.iter().map(|&v| T::from_f64(v)));
+        m.volume.extend(elem_energy.iter().map(|&v| T::from_f64(v)));
         m.damping.extend(std::iter::repeat_n(T::from_f64(damping), ne));
         s.x.extend(centres.iter().map(|p| p.cast()));
         s.v.extend(std::iter::repeat_n(vel, ne));
@@ -306,6 +323,7 @@ impl<T: Real> Simulation<T> {
     }
 
     /// Adds a cloth (triangle mesh) with thickness `τ_h` (m, spec §2.6).
+    #[allow(clippy::too_many_arguments)]
     pub fn add_surface(
         &mut self,
         mesh: &TriMesh,
@@ -314,6 +332,7 @@ impl<T: Real> Simulation<T> {
         thickness: f64,
         velocity: Vec3<f64>,
         damping: f64,
+        weight: EnergyWeight,
     ) -> Result<usize> {
         if !matches!(material, CodimMaterial::Surface(_)) {
             return invalid!("a triangle mesh needs a cloth (surface) material");
@@ -328,10 +347,12 @@ impl<T: Real> Simulation<T> {
             thickness,
             velocity,
             damping,
+            weight,
         )
     }
 
     /// Adds strands (hair, yarn) with cross-section radius `r_h` (m, spec §2.6).
+    #[allow(clippy::too_many_arguments)]
     pub fn add_curves(
         &mut self,
         curves: &Curves,
@@ -340,6 +361,7 @@ impl<T: Real> Simulation<T> {
         radius: f64,
         velocity: Vec3<f64>,
         damping: f64,
+        weight: EnergyWeight,
     ) -> Result<usize> {
         if !matches!(material, CodimMaterial::Curve(_)) {
             return invalid!("strands need a curve material");
@@ -355,6 +377,7 @@ impl<T: Real> Simulation<T> {
             radius,
             velocity,
             damping,
+            weight,
         )
     }
 

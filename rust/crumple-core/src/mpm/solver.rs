@@ -18,7 +18,7 @@ use super::grid::{BLOCK_NODES, NO_BLOCK, NodesPtr, SparseGrid, block_key};
 use super::kernel::Stencil;
 use super::material::{codim_piola, codim_return_map, volume_kirchhoff, volume_plasticity};
 use super::model::{Model, State};
-use super::params::{Kernel, OutOfDomain, SolverParams};
+use super::params::{Kernel, OutOfDomain, SolverParams, Transfer};
 
 /// A kinematically driven mesh vertex (spec §9 A17): its position is
 /// `x0 + v (t − t0)`, overriding the simulation after G2P.
@@ -148,9 +148,20 @@ impl<T: Real> Solver<T> {
         let dt_t = T::from_f64(dt);
         self.stress(model, state);
         lap(&mut self.times.stress);
-        match params.kernel {
-            Kernel::Quadratic => self.p2g::<3>(model, state, &frame, dt_t, Stencil::quadratic),
-            Kernel::Cubic => self.p2g::<4>(model, state, &frame, dt_t, Stencil::cubic),
+        let d_inv = match params.kernel {
+            Kernel::Quadratic => Stencil::<T, 3>::apic_d_inv(frame.inv_dx),
+            Kernel::Cubic => Stencil::<T, 4>::apic_d_inv(frame.inv_dx),
+        };
+        let mls = params.transfer == Transfer::MlsMpm;
+        match (params.kernel, mls) {
+            (Kernel::Quadratic, false) => {
+                self.p2g::<3, false>(model, state, &frame, dt_t, d_inv, Stencil::quadratic)
+            }
+            (Kernel::Quadratic, true) => {
+                self.p2g::<3, true>(model, state, &frame, dt_t, d_inv, Stencil::quadratic)
+            }
+            (Kernel::Cubic, false) => self.p2g::<4, false>(model, state, &frame, dt_t, d_inv, Stencil::cubic),
+            (Kernel::Cubic, true) => self.p2g::<4, true>(model, state, &frame, dt_t, d_inv, Stencil::cubic),
         }
         lap(&mut self.times.p2g);
         let t_new = state.time + dt;
@@ -159,13 +170,13 @@ impl<T: Real> Solver<T> {
         }
         self.grid_update(params, &frame, dt_t, colliders);
         lap(&mut self.times.grid_update);
-        let d_inv = match params.kernel {
-            Kernel::Quadratic => Stencil::<T, 3>::apic_d_inv(frame.inv_dx),
-            Kernel::Cubic => Stencil::<T, 4>::apic_d_inv(frame.inv_dx),
-        };
-        match params.kernel {
-            Kernel::Quadratic => self.g2p::<3>(model, state, &frame, d_inv, Stencil::quadratic),
-            Kernel::Cubic => self.g2p::<4>(model, state, &frame, d_inv, Stencil::cubic),
+        match (params.kernel, mls) {
+            (Kernel::Quadratic, false) => {
+                self.g2p::<3, false>(model, state, &frame, d_inv, Stencil::quadratic)
+            }
+            (Kernel::Quadratic, true) => self.g2p::<3, true>(model, state, &frame, d_inv, Stencil::quadratic),
+            (Kernel::Cubic, false) => self.g2p::<4, false>(model, state, &frame, d_inv, Stencil::cubic),
+            (Kernel::Cubic, true) => self.g2p::<4, true>(model, state, &frame, d_inv, Stencil::cubic),
         }
         lap(&mut self.times.g2p);
         self.advect(model, state, pins, dt, t_new);
@@ -324,12 +335,17 @@ impl<T: Real> Solver<T> {
     /// The affine term is built up axis by axis (`C (x_i − x_p)` is a sum of
     /// C's columns times the per-axis offsets), so the innermost loop does
     /// one multiply-add per column instead of a matrix–vector product.
-    fn p2g<const K: usize>(
+    ///
+    /// With `MLS` the force uses `∇w ≈ 𝔇⁻¹ w (x_i − x_p)` (Hu et al. 2018), so
+    /// stress and APIC fold into one affine matrix `A = m C − Δt 𝔇⁻¹ s_p` and
+    /// a node receives `w (m v + Δt f_q + A (x_i − x_p))`.
+    fn p2g<const K: usize, const MLS: bool>(
         &mut self,
         model: &Model<T>,
         state: &State<T>,
         frame: &GridFrame<T>,
         dt: T,
+        d_inv: T,
         make: fn(Vec3<T>, T) -> Stencil<T, K>,
     ) {
         let grid = &mut self.grid;
@@ -346,9 +362,14 @@ impl<T: Real> Solver<T> {
                     let st = make(frame.grid_units(state.x[p]), frame.inv_dx);
                     let ax = AxisTables::new(&st);
                     let m = model.mass[p];
-                    let mc = state.c[p] * (m * frame.dx);
-                    let (mc0, mc1, mc2) = (mc.col(0), mc.col(1), mc.col(2));
                     let s_dt = stress[p] * dt;
+                    // lever arms are in grid units: (x_i − x_p) = h · off
+                    let mc = if MLS {
+                        (state.c[p] * m - s_dt * d_inv) * frame.dx
+                    } else {
+                        state.c[p] * (m * frame.dx)
+                    };
+                    let (mc0, mc1, mc2) = (mc.col(0), mc.col(1), mc.col(2));
                     let (s0, s1, s2) = (s_dt.col(0), s_dt.col(1), s_dt.col(2));
                     let base_u = state.v[p] * m + force[p] * dt;
                     for a in 0..K {
@@ -364,7 +385,11 @@ impl<T: Real> Solver<T> {
                                 let (wc, dwc) = (st.w[2][c], st.dw[2][c]);
                                 let w = wab * wc;
                                 let u = uab + mc2 * ax.off[2][c];
-                                let dmv = u * w - (s0 * (dwa_b * wc) + s1 * (wa_dwb * wc) + s2 * (wab * dwc));
+                                let dmv = if MLS {
+                                    u * w
+                                } else {
+                                    u * w - (s0 * (dwa_b * wc) + s1 * (wa_dwb * wc) + s2 * (wab * dwc))
+                                };
                                 let blk = nbh[row + ax.blk[2][c]];
                                 debug_assert!(blk != NO_BLOCK);
                                 let idx = blk as usize * BLOCK_NODES + lrow + ax.loc[2][c];
@@ -428,7 +453,10 @@ impl<T: Real> Solver<T> {
     /// Step 6: G2P with RPIC-style damping of the symmetric part of C (spec
     /// §3.7, paper Eq. 2) and the velocity gradient ∇v̂_p (types i and iii
     /// only: mesh vertices carry no deformation).
-    fn g2p<const K: usize>(
+    ///
+    /// With `MLS` the velocity gradient is the undamped APIC matrix `C̃`
+    /// (spec §9 A15 option), and the kernel-gradient sum is skipped.
+    fn g2p<const K: usize, const MLS: bool>(
         &mut self,
         model: &Model<T>,
         state: &mut State<T>,
@@ -450,7 +478,7 @@ impl<T: Real> Solver<T> {
                 let nbh = &grid.neighbours[grid.particle_block[p] as usize];
                 let st = make(frame.grid_units(x[p]), frame.inv_dx);
                 let ax = AxisTables::new(&st);
-                let want_grad = !vert.contains(&p);
+                let want_grad = !MLS && !vert.contains(&p);
                 let mut v = Vec3::zero();
                 // columns of B = Σ w v̂ offᵀ and of ∇v = Σ v̂ ∇wᵀ
                 let (mut b0, mut b1, mut b2) = (Vec3::zero(), Vec3::zero(), Vec3::zero());
@@ -485,7 +513,7 @@ impl<T: Real> Solver<T> {
                 let sym = ct.symmetric_part();
                 *vp = v;
                 *cp = skew + sym * (T::ONE - nu);
-                *gp = Mat3::from_cols(g0, g1, g2);
+                *gp = if MLS { ct } else { Mat3::from_cols(g0, g1, g2) };
             });
     }
 
