@@ -54,6 +54,7 @@ def test_scene_runs_small_and_writes_frames_and_a_picture(name: str, tmp_path: P
     assert img.shape == (720, 1280, 3)
     differs = np.abs(img - img[0, 0]).sum(axis=2) > 30
     assert differs.mean() > 0.03, f"only {differs.mean():.2%} of the picture differs from the background"
+    assert len(np.unique(img.reshape(-1, 3) // 16, axis=0)) > 10  # shaded objects, not flat fills
 
 
 def test_scene_options_reach_the_scene(tmp_path: Path) -> None:

@@ -13,31 +13,33 @@ move) and renders the last frame to ``out_dir / "<scene>.png"``.
 scaled with ``dx`` (explicit stability: the step shrinks in proportion to
 the cell). Materials are the paper's Table 1 rows (spec ``mpm_anisotropic.md``
 §6.1); where the paper gives none (sand, goo) the volumetric material keeps its
-default stiffness-to-density ratio at a density chosen so that a 1 m cloth of
-Table 1 can carry it (see each scene).
+stiffness-to-density ratio at a density the Table 1 cloth can carry (see
+each scene). Extra keyword options of a scene function (friction angle,
+densities, speeds) pass through :func:`crumple.scenes.run`.
 
-Wall time at ``scale=1`` with the default frames, ``crumple run NAME`` on a
-2-core machine (CPU backend, f32), including writing the frames and the PNG:
+Wall time at ``scale=1`` with the default frames: ``time crumple run NAME``
+on a 2-core machine (CPU backend, f32), including writing the frames and the
+PNG, measured while other jobs shared the machine (expect ±30%):
 
-====================  ======  =========  ========  ==========
-scene                 frames  particles  dx (m)    wall (s)
-====================  ======  =========  ========  ==========
-cloth_on_sphere       48      12 675     1/64      WALL1
-curtain_ball          48      12 675     1/64      WALL2
-cloth_stack           48      10 178     1/64      WALL3
-friction_slope        16      —          1/64      WALL4
-hair_tubes            48      —          1/64      WALL5
-sand_on_cloth         48      —          1/48      WALL6
-cloth_twister         48      —          1/64      WALL7
-goo_on_curtain        48      —          1/64      WALL8
-====================  ======  =========  ========  ==========
+====================  ======  =========  =====  ===========  ========
+scene                 frames  particles  dx     dt_max (s)   wall (s)
+====================  ======  =========  =====  ===========  ========
+cloth_on_sphere       48      12 417     1/64   1.0e-3       9–15
+curtain_ball          48      12 417     1/64   5.0e-4       21–31
+cloth_stack           48       8 818     1/64   5.0e-4       14–16
+friction_slope        16       5 617     1/64   5.0e-4       3–4
+hair_tubes            48      26 000     1/64   4.5e-4       46–51
+sand_on_cloth         48      11 043     1/64   3.1e-4       36–42
+cloth_twister         48       4 980     1/64   3.6e-4       12
+goo_on_curtain        24      12 363     1/64   4.2e-4       18
+====================  ======  =========  =====  ===========  ========
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +47,8 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import colliders, geometry, io, mpm
+from .._checks import positive
 from .._progress import progress as _progress_bar
-from ..colliders import Collider
 from ..geometry import Curves, TriMesh
 from . import register
 
@@ -129,7 +131,6 @@ class _Setup:
     props: list[_Prop]
     camera: tuple[Vec3, Vec3]
     before_frame: Callable[[float], None] | None = None
-    info: dict[str, Any] = field(default_factory=dict)
 
 
 def _play(name: str, setup: _Setup, *, out_dir: Path, frames: int, progress: bool) -> Path:
@@ -181,7 +182,8 @@ def _picture(setup: _Setup, path: Path) -> Path:
 
 def _simulation(lo: Sequence[float], hi: Sequence[float], dx: float, *, backend: str, dt_max: float,
                 **kw: Any) -> mpm.Simulation:
-    """A simulation whose box holds ``[lo, hi]`` (m) plus the wall padding."""
+    """A simulation whose box holds ``[lo, hi]`` (m) plus the wall padding, with
+    the largest step ``dt_max`` capped at the solver's default 1 ms."""
     pad = 4 * dx
     lower = tuple(float(v) - pad for v in lo)
     upper = tuple(float(v) + pad for v in hi)
@@ -203,23 +205,25 @@ def _sphere_prop(name: str, ball: colliders.Sphere, radius: float, dx: float, *,
                                                   n_lat=32, n_lon=64), moving=moving)
 
 
-def _cylinder_prop(name: str, cyl: colliders.Cylinder, radius: float, height: float, dx: float, *,
-                   moving: bool = False) -> _Prop:
+def _bar_prop(name: str, ends: Callable[[], F64], radius: float, *, moving: bool = False) -> _Prop:
+    """A thin rod between the two points ``ends() (2, 3)``: draws a held edge."""
+
     def mesh() -> TriMesh:
-        axis = cyl.rotation @ np.array([0.0, 1.0, 0.0])
-        return geometry.cylinder_mesh(center=cyl.translation, axis=axis, radius=radius - _INSET * dx,
-                                      height=height, n_around=64, n_along=2)
+        a, b = ends()
+        return geometry.cylinder_mesh(center=0.5 * (a + b), axis=b - a, radius=radius,
+                                      height=float(np.linalg.norm(b - a)) + 4 * radius, n_around=16, n_along=1)
 
     return _Prop(name, mesh, moving=moving)
 
 
-def _ground_prop(size: float, height: float, *, center: Sequence[float] = (0.0, 0.0),
-                 rotation: F64 | None = None, origin: Sequence[float] = (0.0, 0.0, 0.0)) -> _Prop:
-    """A square floor of side ``size`` at ``height`` (drawn slightly below), turned
-    by ``rotation`` about ``origin``."""
+def _ground_prop(size: float, height: float, *, rotation: F64 | None = None,
+                 origin: Sequence[float] = (0.0, 0.0, 0.0)) -> _Prop:
+    """A square floor of side ``size`` (m) centred under the origin at ``height``
+    (scenes draw it a cell below the real ground), turned by ``rotation`` about
+    ``origin``."""
 
     def mesh() -> TriMesh:
-        g = geometry.grid_mesh(size=(size, size), resolution=(1, 1), center=(center[0], height, center[1]))
+        g = geometry.grid_mesh(size=(size, size), resolution=(1, 1), center=(0.0, height, 0.0))
         return g if rotation is None else _turned(g, rotation, origin)
 
     return _Prop("ground", mesh, color=GROUND)
@@ -302,12 +306,12 @@ def curtain_ball(*, out_dir: Path, frames: int, backend: str = "auto", scale: fl
     curtain.pin(_edge(mesh, 1, "max"))
     r, z0, z1, t_in = 0.15, -0.42, 0.3, 0.3
     ball = colliders.Sphere(center=(0.1, 0.45, z0), radius=r, mode="separate", friction=0.3)
-    ball.set_keyframes([0.0, t_in, t_in + (z1 - z0) / ball_speed], [(0.1, 0.45, z0), (0.1, 0.45, z0), (0.1, 0.45, z1)])
+    ball.set_keyframes([0.0, t_in, t_in + (z1 - z0) / positive(ball_speed, "ball_speed")], [(0.1, 0.45, z0), (0.1, 0.45, z0), (0.1, 0.45, z1)])
     sim.add_collider(ball)
     sim.add_collider(colliders.Plane(point=(0, 0, 0), normal=(0, 1, 0)))
     setup = _Setup(sim, [_Shown("curtain", curtain, CLOTH)],
                    [_sphere_prop("ball", ball, r, dx, moving=True), _ground_prop(1.4, -dx)],
-                   camera=((2.0, 0.9, 0.7), (0.0, 0.48, 0.0)))
+                   camera=((1.4, 0.9, -1.5), (0.0, 0.48, 0.0)))
     return _play("curtain_ball", setup, out_dir=out_dir, frames=frames, progress=progress)
 
 
@@ -317,7 +321,8 @@ def cloth_stack(*, out_dir: Path, frames: int, backend: str = "auto", scale: flo
                 progress: bool = False, gap_cells: float = 1.0, push: bool = True) -> Path:
     """Two 0.6 m sheets, the upper turned 45° and ``gap_cells`` cells above the
     lower, fall 0.1 m onto the ground (spec E3); with ``push`` a sphere then
-    rolls in from the side at 0.47 m/s after 0.4 s and pushes them into folds (paper Fig. 1 left).
+    moves in from the side at 0.47 m/s after 0.4 s and pushes them into folds
+    (paper Fig. 1 left).
     Cloth Curtain: E = 400, k = 800, Φ_F = 0, ν_d = 0.8."""
     dx = 1.0 / 64.0 / scale
     n = _res(38, scale)
@@ -339,7 +344,7 @@ def cloth_stack(*, out_dir: Path, frames: int, backend: str = "auto", scale: flo
         sim.add_collider(ball)
         props.append(_sphere_prop("ball", ball, r, dx, moving=True))
     setup = _Setup(sim, [_Shown("lower", a, CLOTH), _Shown("upper", b, CLOTH_2)], props,
-                   camera=((0.35, 0.8, 1.0), (0.05, 0.03, 0.0)))
+                   camera=((0.55, 0.7, 0.9), (0.22, 0.03, 0.0)))
     return _play("cloth_stack", setup, out_dir=out_dir, frames=frames, progress=progress)
 
 
@@ -414,7 +419,7 @@ def hair_tubes(*, out_dir: Path, frames: int, backend: str = "auto", scale: floa
     b = sim.add_curves(upper, mat, damping=0.07)
     sim.add_collider(colliders.Plane(point=(0, 0, 0), normal=(0, 1, 0)))
     setup = _Setup(sim, [_Shown("lower", a, HAIR), _Shown("upper", b, HAIR_2)], [_ground_prop(1.0, -dx)],
-                   camera=((0.6, 0.6, 0.85), (0.0, 0.12, 0.0)))
+                   camera=((0.5, 0.5, 0.72), (0.0, 0.08, 0.0)))
     return _play("hair_tubes", setup, out_dir=out_dir, frames=frames, progress=progress)
 
 
@@ -466,10 +471,10 @@ def cloth_twister(*, out_dir: Path, frames: int, backend: str = "auto", scale: f
     mesh = geometry.grid_mesh(size=(0.5, 0.8), resolution=(_res(32, scale), _res(51, scale)),
                               center=(0.0, 0.55, 0.0), normal="z")
     cloth = sim.add_cloth(mesh, mpm.ClothMaterial.preset("twister"), damping=0.1)
-    cloth.pin(_edge(mesh, 1, "max"))
-    bottom = _edge(mesh, 1, "min")
-    rest = mesh.vertices[bottom]
+    top, bottom = _edge(mesh, 1, "max"), _edge(mesh, 1, "min")
+    cloth.pin(top)
     cloth.pin(bottom)
+    rest = mesh.vertices[bottom]
     omega = np.radians(turn_rate)
     rise = lift * omega / (2 * np.pi)
 
@@ -480,7 +485,11 @@ def cloth_twister(*, out_dir: Path, frames: int, backend: str = "auto", scale: f
         v = np.stack([omega * x[:, 2], np.full(len(x), rise), -omega * x[:, 0]], axis=1)
         cloth.set_pin_targets(bottom, x, v)
 
-    setup = _Setup(sim, [_Shown("cloth", cloth, CLOTH)], [], camera=((0.55, 0.75, 0.85), (0.0, 0.6, 0.0)),
+    top_ends = mesh.vertices[[top[0], top[-1]]]
+    bars = [_bar_prop("top_bar", lambda: top_ends, 0.012),
+            _bar_prop("bottom_bar", lambda: cloth.positions[[bottom[0], bottom[-1]]].astype(np.float64), 0.012,
+                      moving=True)]
+    setup = _Setup(sim, [_Shown("cloth", cloth, CLOTH)], bars, camera=((0.55, 0.75, 0.85), (0.0, 0.6, 0.0)),
                    before_frame=turn)
     return _play("cloth_twister", setup, out_dir=out_dir, frames=frames, progress=progress)
 
@@ -491,8 +500,8 @@ def goo_on_curtain(*, out_dir: Path, frames: int, backend: str = "auto", scale: 
                    progress: bool = False, goo_density: float = 10.0, speed: float = 1.5) -> Path:
     """A 0.8 m curtain hangs from its pinned top edge; a goo ball of radius
     0.08 m is thrown at it at ``speed`` m/s, hits it, pushes it back and
-    drags it down to the floor (the stiff contact, k = 40000, keeps the goo
-    from sticking to the cloth; paper Fig. 19 bottom). Curtain & Goo: E = 400, k = 40000,
+    drags it down to the floor (the stiff contact keeps the goo from sticking
+    to the cloth; paper Fig. 19 bottom). Curtain & Goo: E = 400, k = 40000,
     ν_d = 1. The paper gives no goo values: ours is a thick goo (at
     1000 kg/m³: E = 2000 Pa, yield stress 500 Pa so a 5 cm blob keeps its
     shape, viscosity 100 Pa·s) carried to ``goo_density`` kg/m³ with every

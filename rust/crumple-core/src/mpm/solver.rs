@@ -346,7 +346,7 @@ impl<T: Real> Solver<T> {
         frame: &GridFrame<T>,
         dt: T,
         d_inv: T,
-        make: fn(Vec3<T>, T) -> Stencil<T, K>,
+        make: impl Fn(Vec3<T>, T) -> Stencil<T, K> + Sync,
     ) {
         let grid = &mut self.grid;
         let ptr = NodesPtr(grid.nodes.as_mut_ptr());
@@ -417,10 +417,32 @@ impl<T: Real> Solver<T> {
         let dx = params.dx;
         let keys = &self.grid.block_keys;
         let nodes = &mut self.grid.nodes;
+        // A collider can only touch a block whose centre is within reach: the
+        // colliders' signed distances are 1-Lipschitz (√3 for the trilinear
+        // mesh grid), so a centre farther than √3 × the block's half diagonal
+        // (1.5√3 h) from the surface rules out every node of the block.
+        let reach = 4.5 * dx * 1.001;
+        let cull = colliders.len() <= 64;
         nodes
             .par_chunks_mut(BLOCK_NODES)
             .enumerate()
             .for_each(|(b, blk)| {
+                let mut near: u64 = u64::MAX;
+                if cull && !colliders.is_empty() {
+                    let [bx, by, bz] = super::grid::key_coords(keys[b]);
+                    let centre = lower
+                        + Vec3::new(
+                            bx as f64 * 4.0 + 1.5,
+                            by as f64 * 4.0 + 1.5,
+                            bz as f64 * 4.0 + 1.5,
+                        ) * dx;
+                    near = 0;
+                    for (i, c) in colliders.iter().enumerate() {
+                        if c.phi(centre) <= reach {
+                            near |= 1 << i;
+                        }
+                    }
+                }
                 for (l, node) in blk.iter_mut().enumerate() {
                     if node.mass <= T::ZERO {
                         node.mv = Vec3::zero();
@@ -434,9 +456,12 @@ impl<T: Real> Solver<T> {
                             v[a] = T::ZERO;
                         }
                     }
-                    if !colliders.is_empty() {
+                    if near != 0 && !colliders.is_empty() {
                         let xw = lower + Vec3::new(ijk[0] as f64, ijk[1] as f64, ijk[2] as f64) * dx;
-                        for c in colliders {
+                        for (i, c) in colliders.iter().enumerate() {
+                            if cull && near & (1 << i) == 0 {
+                                continue;
+                            }
                             if let Some(ct) = c.query(xw) {
                                 let vd: Vec3<f64> = v.cast();
                                 let out =
@@ -462,7 +487,7 @@ impl<T: Real> Solver<T> {
         state: &mut State<T>,
         frame: &GridFrame<T>,
         d_inv: T,
-        make: fn(Vec3<T>, T) -> Stencil<T, K>,
+        make: impl Fn(Vec3<T>, T) -> Stencil<T, K> + Sync,
     ) {
         let grid = &self.grid;
         let scale = d_inv * frame.dx; // (x_i − x_p) = h·offset, C̃ = B 𝔇⁻¹

@@ -74,8 +74,15 @@ impl<T: Real> SurfaceParams<T> {
 /// `θ = atan2(−r12, r11 + r22)` (spec §4.3, Appendix A.1).
 #[inline]
 fn in_plane_rotation<T: Real>(r: &Mat3<T>) -> (T, T) {
-    let theta = (-r.m[0][1]).atan2(r.m[0][0] + r.m[1][1]);
-    (theta.cos(), theta.sin())
+    // (cos θ, sin θ) of θ = atan2(−r12, r11 + r22) without trigonometry: the
+    // normalised vector itself (a hot path: once per element per step).
+    let (x, y) = (r.m[0][0] + r.m[1][1], -r.m[0][1]);
+    let n = x.hypot(y);
+    if n > T::ZERO {
+        (x / n, y / n)
+    } else {
+        (T::ONE, T::ZERO)
+    }
 }
 
 /// Normal energy `f(r33) = (k/3)(1 − r33)³` for `r33 ≤ 1`, else 0, and `f'(r33) = −k(1 − r33)²`
