@@ -320,7 +320,7 @@ def _fibre_pile(variant: str, dx: float, duration: float) -> tuple[F64, F64, npt
         mat = hair
     top = float(curves.points[:, 1].max())
     sim = cr.mpm.Simulation(lower=(-0.4, -4 * dx, -0.4), upper=(0.4, top + 0.1, 0.4), dx=dx, precision="f64",
-                            dt_max=_paper_dt(2e-4, 7e-3, dx))
+                            dt_max=_paper_dt(2e-4, 7e-3, dx), return_map=(variant != "c"))
     strands = sim.add_curves(curves, mat, damping=0.07)
     sim.add_collider(cr.colliders.Plane(point=(0, 0, 0), normal=(0, 1, 0)))
     sim.advance(duration, frames=4)
@@ -340,23 +340,25 @@ def test_e6_fibre_ablation_tangent_only_vs_full_model() -> None:
     Variants run:
       (b) tangent stress only: γ = 0 and E = 0 (μ = λ = 0, no cross-section
           stress); the fibre stretch k stays (for curves k is the tangent term).
+      (c) full elasticity without the return map (``return_map=False``).
       (d) the full model (Hair Tubes values, return map with friction and
           tension separation).
-    Not covered, because the API cannot express them (no test is faked):
+    Not covered, because the solver cannot express it (no test is faked):
       (a) all columns of F̃ Eulerian (no mesh tangent forces): the solver always
           computes the tangent columns from the mesh; there is no switch.
-      (c) full elasticity without the return map: the return map always runs
-          for every element (no option turns it off; even Φ_F → 90° keeps the
-          tension branch). Hence (d) vs (c) spreading is not tested.
 
     Criteria: (b) clumping — the fraction of vertices with a vertex of another
     fibre closer than 0.1 h is ≥ 3× that of (d) (spec E6), and > 0 so that the
-    comparison is not vacuous; (d) shows none of (a)'s numerical fracture
-    (max segment length / rest ≤ 2 and < 5% of segments stretched > 50%).
+    comparison is not vacuous; (d) spreads more than (c) (pile half-width,
+    spec E6: friction and separation let fibres slide apart, pure elasticity
+    holds them together); (d) shows none of (a)'s numerical fracture (max
+    segment length / rest ≤ 2 and < 5% of segments stretched > 50%).
     """
     dx, duration = 1.0 / 64.0, 1.0
     rest, xb, segs, sid = _fibre_pile("b", dx, duration)
+    _, xc, _, _ = _fibre_pile("c", dx, duration)
     _, xd, _, _ = _fibre_pile("d", dx, duration)
+    hw_c, hw_d = mm.pile_half_width(xc), mm.pile_half_width(xd)
     clump_b = float(mm.close_to_other_strand(xb, sid, 0.1 * dx).mean())
     clump_d = float(mm.close_to_other_strand(xd, sid, 0.1 * dx).mean())
     ratio = mm.edge_lengths(xd, segs) / mm.edge_lengths(rest, segs)
@@ -365,11 +367,14 @@ def test_e6_fibre_ablation_tangent_only_vs_full_model() -> None:
         failures.append(f"clumping (b) {clump_b:.4f} < 3 × (d) {clump_d:.4f}")
     if not clump_b > 0.0:
         failures.append("no clumping at 0.1 h in (b): the comparison is vacuous")
+    if not hw_d > hw_c:
+        failures.append(f"(d) half-width {hw_d:.4f} m does not exceed (c) {hw_c:.4f} m")
+    failures += _moved_and_finite(rest, xc, 0.05, "(c)")
     if not (ratio.max() <= 2.0 and np.mean(ratio > 1.5) < 0.05):
         failures.append(f"(d) fractures: max length ratio {ratio.max():.3f}, {np.mean(ratio > 1.5):.3%} > 1.5")
     _report("E6", dict(clump_b=clump_b, clump_d=clump_d, height95_b=float(np.quantile(xb[:, 1], 0.95)),
                        height95_d=float(np.quantile(xd[:, 1], 0.95)), half_width_b=mm.pile_half_width(xb),
-                       half_width_d=mm.pile_half_width(xd), d_max_length_ratio=float(ratio.max())), failures)
+                       half_width_d=hw_d, half_width_c=hw_c, d_max_length_ratio=float(ratio.max())), failures)
 
 
 def _hair_tube(center: tuple[float, float, float], axis: tuple[float, float, float], radius: float,

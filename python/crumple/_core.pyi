@@ -180,6 +180,7 @@ class MpmSimulation:
         out_of_domain: str,
         precision: str,
         transfer: str,
+        return_map: bool,
     ) -> MpmSimulation: ...
     def add_volume(
         self,

@@ -316,7 +316,9 @@ class Simulation:
     step), ``kernel`` ("quadratic" or "cubic"), ``precision`` ("f32" default,
     "f64" for tests), ``backend`` ("cpu", "gpu", "auto"), ``out_of_domain``
     ("error" or "clamp"), ``transfer`` ("apic": the paper's kernel-gradient
-    forces, default; "mls": MLS-MPM, cheaper, as in MLS-MPM codes). Nodes within 3 cells of the box walls act as slip
+    forces, default; "mls": MLS-MPM, cheaper, as in MLS-MPM codes),
+    ``return_map`` (True; False drops the cloth/strand plasticity, an
+    ablation: layers then resist sliding and separating). Nodes within 3 cells of the box walls act as slip
     walls; particles must start inside them.
     """
 
@@ -335,11 +337,13 @@ class Simulation:
         out_of_domain: Literal["error", "clamp"] = "error",
         boundary_padding: int = 3,
         transfer: Literal["apic", "mls"] = "apic",
+        return_map: bool = True,
     ) -> None:
         self._params: dict[str, Any] = dict(
             lower=as_vec3(lower, "lower"), upper=as_vec3(upper, "upper"), dx=dx, gravity=as_vec3(gravity, "gravity"),
             cfl=cfl, dt_max=dt_max, kernel=kernel, precision=precision, backend=backend,
             out_of_domain=out_of_domain, boundary_padding=boundary_padding, transfer=transfer,
+            return_map=return_map,
         )
         # Every object added, in order, for checkpoints: (kind, arrays, options).
         self._recipe: list[tuple[str, dict[str, npt.NDArray[Any]], dict[str, Any]]] = []
@@ -357,6 +361,7 @@ class Simulation:
             finite(cfl, "cfl"), positive(dt_max, "dt_max"), choice(kernel, "kernel", ("quadratic", "cubic")),
             int(boundary_padding), choice(out_of_domain, "out_of_domain", ("error", "clamp")),
             choice(precision, "precision", ("f32", "f64")), choice(transfer, "transfer", ("apic", "mls")),
+            bool(return_map),
         )
         self._colliders: list[Collider] = []
 

@@ -140,6 +140,7 @@ impl PyMpmSimulation {
         out_of_domain: &str,
         precision: &str,
         transfer: &str,
+        return_map: bool,
     ) -> PyResult<Self> {
         let transfer = match transfer {
             "apic" => Transfer::Apic,
@@ -175,6 +176,7 @@ impl PyMpmSimulation {
             boundary_padding,
             out_of_domain,
             transfer,
+            codim_return_map: return_map,
         };
         let sim = match precision {
             "f32" => Sim::F32(Box::new(Simulation::new(params).py_err()?)),

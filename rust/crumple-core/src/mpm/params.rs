@@ -63,6 +63,10 @@ pub struct SolverParams {
     pub out_of_domain: OutOfDomain,
     /// Force and velocity-gradient discretisation.
     pub transfer: Transfer,
+    /// Run the cloth/strand return maps (spec §5). Off only for the
+    /// "elasticity without plasticity" ablation (spec E6 c): surfaces then
+    /// resist sliding and separation elastically.
+    pub codim_return_map: bool,
 }
 
 impl Default for SolverParams {
@@ -78,6 +82,7 @@ impl Default for SolverParams {
             boundary_padding: 3,
             out_of_domain: OutOfDomain::Error,
             transfer: Transfer::Apic,
+            codim_return_map: true,
         }
     }
 }

@@ -181,7 +181,7 @@ impl<T: Real> Solver<T> {
         lap(&mut self.times.g2p);
         self.advect(model, state, pins, dt, t_new);
         lap(&mut self.times.advect);
-        self.plasticity(model, state, dt_t);
+        self.plasticity(model, state, dt_t, params.codim_return_map);
         lap(&mut self.times.plasticity);
         state.time = t_new;
         state.step += 1;
@@ -588,7 +588,11 @@ impl<T: Real> Solver<T> {
     }
 
     /// Step 9: return mapping (spec §3.10, §5) for elements and volumetric plasticity.
-    fn plasticity(&mut self, model: &Model<T>, state: &mut State<T>, dt: T) {
+    ///
+    /// `run_return_map = false` skips the element return maps (the
+    /// "elasticity without return map" ablation of spec E6 c): normals keep
+    /// their trial values.
+    fn plasticity(&mut self, model: &Model<T>, state: &mut State<T>, dt: T, run_return_map: bool) {
         let vert = model.vert.clone();
         let vol_mats = &model.volume_materials;
         state
@@ -602,6 +606,10 @@ impl<T: Real> Solver<T> {
                 *f = nf;
                 *q = nq;
             });
+        if !run_return_map {
+            self.counters.element_steps += self.events.len() as u64;
+            return;
+        }
         let x = &state.x;
         state
             .d
