@@ -108,6 +108,26 @@ impl<T: Real> Simulation<T> {
         Ok(())
     }
 
+    /// The checks every `add_*` shares: density, a size (volume or thickness),
+    /// velocity, damping, and that the points lie inside the padded domain.
+    fn check_object(
+        &self,
+        what: &str,
+        points: &[Vec3<f64>],
+        density: f64,
+        size: (&str, f64),
+        velocity: Vec3<f64>,
+        damping: f64,
+    ) -> Result<()> {
+        check_positive("density", density)?;
+        check_positive(size.0, size.1)?;
+        if !velocity.is_finite() {
+            return invalid!("velocity must be finite");
+        }
+        Self::check_damping(damping)?;
+        self.check_inside(what, points)
+    }
+
     fn check_damping(damping: f64) -> Result<()> {
         if !(0.0..=1.0).contains(&damping) {
             return invalid!("damping must be in [0, 1] (0 = APIC, 1 = RPIC); got {damping}");
@@ -130,13 +150,14 @@ impl<T: Real> Simulation<T> {
         if points.is_empty() {
             return invalid!("points is empty; give at least one particle");
         }
-        check_positive("density", density)?;
-        check_positive("particle_volume", particle_volume)?;
-        if !velocity.is_finite() {
-            return invalid!("velocity must be finite");
-        }
-        Self::check_damping(damping)?;
-        self.check_inside("points", points)?;
+        self.check_object(
+            "points",
+            points,
+            density,
+            ("particle_volume", particle_volume),
+            velocity,
+            damping,
+        )?;
         let n = points.len();
         let mat_id = self.push_volume_material(material)?;
         let m = &mut self.model;
@@ -177,15 +198,6 @@ impl<T: Real> Simulation<T> {
         Ok(id as u16)
     }
 
-    fn push_codim_material(&mut self, mat: CodimMaterial<T>) -> Result<u16> {
-        let id = self.model.codim_materials.len();
-        if id >= u16::MAX as usize {
-            return invalid!("too many materials (at most {})", u16::MAX);
-        }
-        self.model.codim_materials.push(mat);
-        Ok(id as u16)
-    }
-
     /// Appends Lagrangian vertices and elements (spec §2.6). `elements` hold
     /// object-local vertex indices; `dims` is 2 for triangles, 1 for segments.
     #[allow(clippy::too_many_arguments)]
@@ -202,14 +214,18 @@ impl<T: Real> Simulation<T> {
         damping: f64,
         weight: EnergyWeight,
     ) -> Result<usize> {
-        check_positive("density", density)?;
-        check_positive("thickness", thickness)?;
-        if !velocity.is_finite() {
-            return invalid!("velocity must be finite");
+        self.check_object(
+            "mesh vertices",
+            verts,
+            density,
+            ("thickness", thickness),
+            velocity,
+            damping,
+        )?;
+        let mat_id = self.model.codim_materials.len() as u16;
+        if mat_id == u16::MAX {
+            return invalid!("too many materials (at most {})", u16::MAX);
         }
-        Self::check_damping(damping)?;
-        self.check_inside("mesh vertices", verts)?;
-        let mat_id = self.push_codim_material(material)?;
         let nv = verts.len();
         let ne = elems.len();
         // Per-element rest data and volume split (spec §2.6): V_e = A τ (surfaces)
@@ -283,6 +299,8 @@ impl<T: Real> Simulation<T> {
         if let Some(i) = vert_volume.iter().position(|&v| v <= 0.0) {
             return invalid!("vertex {i} belongs to no element; remove unused vertices");
         }
+        // Everything is valid: only now change the model (a failed add leaves no trace).
+        self.model.codim_materials.push(material);
         let m = &mut self.model;
         let s = &mut self.state;
         // vertices at the end of the vertex range
