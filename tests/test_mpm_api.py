@@ -195,3 +195,26 @@ def test_checkpoint_continues_bit_identically(tmp_path: object) -> None:
     assert cloth2.tobytes() == cloth.positions.tobytes()
     assert back._s.positions(sand.index).tobytes() == sand.positions.tobytes()
     assert np.abs(cloth.positions - at_save).max() > 1e-3  # the continued run really moved
+
+
+def test_escaping_sand_is_removed_when_asked(tmp_path: object) -> None:
+    """With out_of_domain="remove", sand carried out of the box by a sticky
+    collider is deleted; the cloth is untouched and the run stays finite. A
+    checkpoint taken afterwards still loads."""
+    from pathlib import Path
+
+    sim, cloth = _cloth_sim(out_of_domain="remove")
+    sand = sim.add_granular(cr.geometry.sample_box(lower=(0.75, 0.3, 0.45), upper=(0.85, 0.4, 0.55), spacing=1 / 64))
+    plough = cr.colliders.Box(center=(0.7, 0.35, 0.5), half_extents=(0.05, 0.1, 0.1), mode="sticky")
+    plough.set_velocity(linear=(3.0, 0, 0))
+    sim.add_collider(plough)
+    n0 = len(sand.positions)
+    sim.advance(0.15)
+    assert sim.removed_particles() > 0
+    assert len(sand.positions) == n0 - sim.removed_particles()
+    assert np.isfinite(sand.positions).all() and (sand.positions[:, 0] < 1.0).all()
+    assert len(cloth.positions) == 17 * 17 and np.isfinite(cloth.positions).all()
+    path = Path(str(tmp_path)) / "after_removal.npz"
+    sim.save(path)
+    back = cr.mpm.Simulation.load(path)
+    assert back._s.positions(sand.index).tobytes() == sand.positions.tobytes()

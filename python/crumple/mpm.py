@@ -315,7 +315,8 @@ class Simulation:
     no particle moves more than 0.3·dx per step), ``dt_max`` (s, the largest
     step), ``kernel`` ("quadratic" or "cubic"), ``precision`` ("f32" default,
     "f64" for tests), ``backend`` ("cpu", "gpu", "auto"), ``out_of_domain``
-    ("error" or "clamp"), ``transfer`` ("apic": the paper's kernel-gradient
+    ("error", "clamp", or "remove": delete sand/goo/solid particles that
+    leave; their objects shrink), ``transfer`` ("apic": the paper's kernel-gradient
     forces, default; "mls": MLS-MPM, cheaper, as in MLS-MPM codes),
     ``return_map`` (True; False drops the cloth/strand plasticity, an
     ablation: layers then resist sliding and separating). Nodes within 3 cells of the box walls act as slip
@@ -334,7 +335,7 @@ class Simulation:
         kernel: Literal["quadratic", "cubic"] = "quadratic",
         precision: Literal["f32", "f64"] = "f32",
         backend: str = "cpu",
-        out_of_domain: Literal["error", "clamp"] = "error",
+        out_of_domain: Literal["error", "clamp", "remove"] = "error",
         boundary_padding: int = 3,
         transfer: Literal["apic", "mls"] = "apic",
         return_map: bool = True,
@@ -359,7 +360,7 @@ class Simulation:
         self._s = _core.MpmSimulation(
             as_vec3(lower, "lower"), as_vec3(upper, "upper"), self.dx, as_vec3(gravity, "gravity"),
             finite(cfl, "cfl"), positive(dt_max, "dt_max"), choice(kernel, "kernel", ("quadratic", "cubic")),
-            int(boundary_padding), choice(out_of_domain, "out_of_domain", ("error", "clamp")),
+            int(boundary_padding), choice(out_of_domain, "out_of_domain", ("error", "clamp", "remove")),
             choice(precision, "precision", ("f32", "f64")), choice(transfer, "transfer", ("apic", "mls")),
             bool(return_map),
         )
@@ -535,6 +536,9 @@ class Simulation:
         arrays: dict[str, npt.NDArray[Any]] = {}
         recipe = []
         for i, (kind, arrs, opts) in enumerate(self._recipe):
+            if kind in ("elastic", "sand", "goo"):
+                # particles may have been removed: rebuild with today's count
+                arrs = {"points": np.asarray(self._s.positions(i), dtype=np.float64)}
             for k, a in arrs.items():
                 arrays[f"obj{i}_{k}"] = np.asarray(a)
             recipe.append({"kind": kind, "arrays": list(arrs), "options": opts})
@@ -570,7 +574,13 @@ class Simulation:
                                damping=o["damping"], velocity=o["velocity"], energy_weight=o["energy_weight"])
             else:
                 mat_cls = {"elastic": ElasticMaterial, "sand": SandMaterial, "goo": GooMaterial}[kind]
-                sim._add_volume(kind, a["points"], mat_cls(**o["material"]), o["particle_volume"], o["velocity"],
+                # Only the count matters here (the saved state overwrites the
+                # positions below); particles saved inside the wall padding
+                # would fail add_volume's placement check, so place them at
+                # the domain centre first.
+                centre = 0.5 * (np.asarray(sim._params["lower"]) + np.asarray(sim._params["upper"]))
+                pts = np.tile(centre, (len(a["points"]), 1))
+                sim._add_volume(kind, pts, mat_cls(**o["material"]), o["particle_volume"], o["velocity"],
                                 o["damping"])
         for c in meta["colliders"]:
             sim.add_collider(_from_spec(c["spec"], [tuple(m) for m in c["motions"]]))
@@ -586,6 +596,10 @@ class Simulation:
     def stage_times(self) -> dict[str, float]:
         """Seconds spent in each solver stage since the start (for profiling)."""
         return dict(self._s.stage_times())
+
+    def removed_particles(self) -> int:
+        """Volumetric particles deleted on leaving the domain (``out_of_domain="remove"``)."""
+        return self._s.removed_particles()
 
     def counters(self) -> dict[str, int]:
         """Return-map events since the start: slide, tension, inverted, degenerate, element_steps."""

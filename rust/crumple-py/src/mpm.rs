@@ -159,9 +159,10 @@ impl PyMpmSimulation {
         let out_of_domain = match out_of_domain {
             "error" => OutOfDomain::Error,
             "clamp" => OutOfDomain::Clamp,
+            "remove" => OutOfDomain::Remove,
             k => {
                 return Err(invalid(format!(
-                    "unknown out_of_domain {k:?}; use 'error' or 'clamp'"
+                    "unknown out_of_domain {k:?}; use 'error', 'clamp' or 'remove'"
                 )));
             }
         };
@@ -177,6 +178,7 @@ impl PyMpmSimulation {
             out_of_domain,
             transfer,
             codim_return_map: return_map,
+            enslave_elements: true,
         };
         let sim = match precision {
             "f32" => Sim::F32(Box::new(Simulation::new(params).py_err()?)),
@@ -392,6 +394,10 @@ impl PyMpmSimulation {
     /// Total grid mass of the last step (kg): equals the particle mass (spec E8).
     fn grid_mass(&self) -> f64 {
         with_sim!(self, s => s.solver.grid.total_mass())
+    }
+    /// Volumetric particles deleted on leaving the domain (out_of_domain="remove").
+    fn removed_particles(&self) -> u64 {
+        with_sim!(self, s => s.removed_particles())
     }
     /// Number of active grid blocks of the last step (4³ nodes each).
     fn active_blocks(&self) -> usize {

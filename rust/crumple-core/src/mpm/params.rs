@@ -37,6 +37,9 @@ pub enum OutOfDomain {
     Error,
     /// Clamp the particle back inside and zero its outward velocity (a sticky wall far away).
     Clamp,
+    /// Delete volumetric particles (sand, goo, solids) that leave; mesh
+    /// vertices and elements cannot be deleted and still raise the error.
+    Remove,
 }
 
 /// Parameters of one MPM simulation. Lengths in metres, times in seconds.
@@ -67,6 +70,11 @@ pub struct SolverParams {
     /// "elasticity without plasticity" ablation (spec E6 c): surfaces then
     /// resist sliding and separation elastically.
     pub codim_return_map: bool,
+    /// Move element particles to their vertices' barycentre after each step
+    /// (spec §3.8: the paper's enslaving, which keeps elements on the mesh).
+    /// Off only for tests: then element particles move with their own
+    /// velocity and angular momentum is conserved exactly (spec E10).
+    pub enslave_elements: bool,
 }
 
 impl Default for SolverParams {
@@ -83,6 +91,7 @@ impl Default for SolverParams {
             out_of_domain: OutOfDomain::Error,
             transfer: Transfer::Apic,
             codim_return_map: true,
+            enslave_elements: true,
         }
     }
 }

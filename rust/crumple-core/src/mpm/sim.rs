@@ -13,8 +13,8 @@ use crate::math::{Mat3, Real, Vec3, qr3};
 
 use super::material::{CodimMaterial, VolumeMaterial};
 use super::model::{Element, Model, State};
-use super::params::SolverParams;
-use super::solver::{Counters, Pin, Solver, max_speed};
+use super::params::{OutOfDomain, SolverParams};
+use super::solver::{Counters, Pin, Solver, inside_domain, max_speed};
 
 /// What kind of object a handle refers to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,6 +61,8 @@ pub struct Simulation<T> {
     pub colliders: Vec<Collider>,
     pub pins: Vec<Pin>,
     pub objects: Vec<Object>,
+    /// Volumetric particles deleted so far ([`OutOfDomain::Remove`]).
+    pub removed: u64,
 }
 
 fn splice<V: Clone>(v: &mut Vec<V>, at: usize, items: impl IntoIterator<Item = V>) {
@@ -79,6 +81,7 @@ impl<T: Real> Simulation<T> {
             colliders: Vec::new(),
             pins: Vec::new(),
             objects: Vec::new(),
+            removed: 0,
         })
     }
 
@@ -519,6 +522,9 @@ impl<T: Real> Simulation<T> {
         if self.model.num_particles() == 0 {
             return invalid!("the simulation has no particles; add cloth, strands or a volume first");
         }
+        if self.params.out_of_domain == OutOfDomain::Remove {
+            self.remove_escaped_particles();
+        }
         self.solver.step(
             &self.model,
             &mut self.state,
@@ -560,6 +566,77 @@ impl<T: Real> Simulation<T> {
         }
         self.state.time = t_end;
         Ok(steps)
+    }
+
+    /// Deletes volumetric particles outside the domain (policy
+    /// [`OutOfDomain::Remove`]), compacting every per-particle array in place
+    /// and shrinking the objects' ranges. Mesh particles are left for the
+    /// solver's domain check. Allocation-free.
+    fn remove_escaped_particles(&mut self) {
+        let vol = self.model.vol.clone();
+        let params = &self.params;
+        if self.state.x[vol.clone()]
+            .iter()
+            .all(|&x| inside_domain(params, x))
+        {
+            return;
+        }
+        let (m, s) = (&mut self.model, &mut self.state);
+        let mut write = 0usize;
+        // Volume objects, in order: their point ranges tile the volume range.
+        let mut removed_before = 0usize;
+        for o in self.objects.iter_mut().filter(|o| o.kind == ObjectKind::Volume) {
+            let mut removed_in = 0usize;
+            for read in o.points.clone() {
+                let p = vol.start + read;
+                if !inside_domain(params, s.x[p]) {
+                    removed_in += 1;
+                    continue;
+                }
+                let w = vol.start + write;
+                m.mass[w] = m.mass[p];
+                m.volume[w] = m.volume[p];
+                m.damping[w] = m.damping[p];
+                m.vol_material[write] = m.vol_material[read];
+                s.x[w] = s.x[p];
+                s.v[w] = s.v[p];
+                s.c[w] = s.c[p];
+                s.f[write] = s.f[read];
+                s.q[write] = s.q[read];
+                write += 1;
+            }
+            o.points = o.points.start - removed_before..o.points.end - removed_before - removed_in;
+            removed_before += removed_in;
+        }
+        let gone = vol.len() - write;
+        // shift everything after the volume range down by `gone`
+        let tail = vol.end..m.mass.len();
+        let to = vol.start + write;
+        m.mass.copy_within(tail.clone(), to);
+        m.volume.copy_within(tail.clone(), to);
+        m.damping.copy_within(tail.clone(), to);
+        s.x.copy_within(tail.clone(), to);
+        s.v.copy_within(tail.clone(), to);
+        s.c.copy_within(tail, to);
+        let n = m.mass.len() - gone;
+        m.mass.truncate(n);
+        m.volume.truncate(n);
+        m.damping.truncate(n);
+        s.x.truncate(n);
+        s.v.truncate(n);
+        s.c.truncate(n);
+        m.vol_material.truncate(write);
+        s.f.truncate(write);
+        s.q.truncate(write);
+        m.vol.end -= gone;
+        m.vert = m.vert.start - gone..m.vert.end - gone;
+        m.elem = m.elem.start - gone..m.elem.end - gone;
+        self.removed += gone as u64;
+    }
+
+    /// Volumetric particles deleted on leaving the domain so far.
+    pub fn removed_particles(&self) -> u64 {
+        self.removed
     }
 
     /// Event counters of the return maps (spec §5.5).

@@ -114,6 +114,15 @@ impl<T: Real> GridFrame<T> {
     }
 }
 
+/// Whether `x` lies where a particle may be: far enough inside the domain
+/// that the widest stencil (cubic: ξ−1 .. ξ+2) fits and the outermost wall
+/// nodes remain beyond it. The same rule as the check in `bin`.
+pub fn inside_domain<T: Real>(params: &SolverParams, x: Vec3<T>) -> bool {
+    let frame = GridFrame::<T>::new(params);
+    let xi = frame.grid_units(x);
+    (0..3).all(|a| xi[a] >= T::ONE && xi[a] <= T::from_f64(frame.nodes[a] as f64 - 2.0 - 1e-3))
+}
+
 /// Largest particle speed, m/s (exact max: order-independent).
 pub fn max_speed<T: Real>(state: &State<T>) -> f64 {
     state
@@ -179,7 +188,7 @@ impl<T: Real> Solver<T> {
             (Kernel::Cubic, true) => self.g2p::<4, true>(model, state, &frame, d_inv, Stencil::cubic),
         }
         lap(&mut self.times.g2p);
-        self.advect(model, state, pins, dt, t_new);
+        self.advect(model, state, pins, dt, t_new, params.enslave_elements);
         lap(&mut self.times.advect);
         self.plasticity(model, state, dt_t, params.codim_return_map);
         lap(&mut self.times.plasticity);
@@ -545,10 +554,18 @@ impl<T: Real> Solver<T> {
     /// Steps 7–8 and pins: positions of types (i), (ii); kinematic pins;
     /// `F ← (I + Δt∇v)F` for type (i); normal columns `d ← (I + Δt∇v) d`
     /// and barycentre enslaving for type (iii) (spec §3.8, §3.9, A17).
-    fn advect(&mut self, model: &Model<T>, state: &mut State<T>, pins: &[Pin], dt: f64, t_new: f64) {
+    fn advect(
+        &mut self,
+        model: &Model<T>,
+        state: &mut State<T>,
+        pins: &[Pin],
+        dt: f64,
+        t_new: f64,
+        enslave: bool,
+    ) {
         let dt_t = T::from_f64(dt);
         let (vol, vert, elem) = (model.vol.clone(), model.vert.clone(), model.elem.clone());
-        let upto = vert.end;
+        let upto = if enslave { vert.end } else { elem.end };
         state.x[..upto]
             .par_iter_mut()
             .zip(state.v[..upto].par_iter())
@@ -576,6 +593,11 @@ impl<T: Real> Solver<T> {
                 d[0] = g * d[0];
                 if el.dim == 1 {
                     d[1] = g * d[1];
+                }
+                if !enslave {
+                    return; // moved with its own velocity above
+                }
+                if el.dim == 1 {
                     *xe = (verts[el.vertices[0] as usize] + verts[el.vertices[1] as usize]) * T::HALF;
                 } else {
                     let third = T::ONE / T::from_f64(3.0);
