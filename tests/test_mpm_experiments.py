@@ -320,7 +320,8 @@ def _fibre_pile(variant: str, dx: float, duration: float) -> tuple[F64, F64, npt
         mat = hair
     top = float(curves.points[:, 1].max())
     sim = cr.mpm.Simulation(lower=(-0.4, -4 * dx, -0.4), upper=(0.4, top + 0.1, 0.4), dx=dx, precision="f64",
-                            dt_max=_paper_dt(2e-4, 7e-3, dx), return_map=(variant != "c"))
+                            dt_max=_paper_dt(2e-4, 7e-3, dx), return_map=(variant != "c"),
+                            tangents="eulerian" if variant == "a" else "mesh")
     strands = sim.add_curves(curves, mat, damping=0.07)
     sim.add_collider(cr.colliders.Plane(point=(0, 0, 0), normal=(0, 1, 0)))
     sim.advance(duration, frames=4)
@@ -338,16 +339,16 @@ def test_e6_fibre_ablation_tangent_only_vs_full_model() -> None:
     dt_max ≈ 0.45 ms.
 
     Variants run:
+      (a) all columns of F̃ Eulerian (``tangents="eulerian"``: no mesh forces).
       (b) tangent stress only: γ = 0 and E = 0 (μ = λ = 0, no cross-section
           stress); the fibre stretch k stays (for curves k is the tangent term).
       (c) full elasticity without the return map (``return_map=False``).
       (d) the full model (Hair Tubes values, return map with friction and
           tension separation).
-    Not covered, because the solver cannot express it (no test is faked):
-      (a) all columns of F̃ Eulerian (no mesh tangent forces): the solver always
-          computes the tangent columns from the mesh; there is no switch.
 
-    Criteria: (b) clumping — the fraction of vertices with a vertex of another
+    Criteria: (a) is measured and reported only (spec: numerical fracture,
+    some segment > 2× its rest length or ≥ 5% of segments > 1.5×; not reached
+    in this scaled pile, see the comment in the body); (b) clumping — the fraction of vertices with a vertex of another
     fibre closer than 0.1 h is ≥ 3× that of (d) (spec E6), and > 0 so that the
     comparison is not vacuous; (d) spreads more than (c) (pile half-width,
     spec E6: friction and separation let fibres slide apart, pure elasticity
@@ -356,6 +357,7 @@ def test_e6_fibre_ablation_tangent_only_vs_full_model() -> None:
     """
     dx, duration = 1.0 / 64.0, 1.0
     rest, xb, segs, sid = _fibre_pile("b", dx, duration)
+    _, xa, _, _ = _fibre_pile("a", dx, duration)
     _, xc, _, _ = _fibre_pile("c", dx, duration)
     _, xd, _, _ = _fibre_pile("d", dx, duration)
     hw_c, hw_d = mm.pile_half_width(xc), mm.pile_half_width(xd)
@@ -370,11 +372,19 @@ def test_e6_fibre_ablation_tangent_only_vs_full_model() -> None:
     if not hw_d > hw_c:
         failures.append(f"(d) half-width {hw_d:.4f} m does not exceed (c) {hw_c:.4f} m")
     failures += _moved_and_finite(rest, xc, 0.05, "(c)")
+    # (a) is run and reported but not asserted: in this scaled pile the
+    # all-Eulerian fibres stretch at most ~11% (max length ratio 1.114), short
+    # of the spec's fracture criterion (> 2, or ≥ 5% of segments > 1.5); the
+    # gap is stated in the issue note.
+    failures += _moved_and_finite(rest, xa, 0.05, "(a)")
+    ratio_a = mm.edge_lengths(xa, segs) / mm.edge_lengths(rest, segs)
     if not (ratio.max() <= 2.0 and np.mean(ratio > 1.5) < 0.05):
         failures.append(f"(d) fractures: max length ratio {ratio.max():.3f}, {np.mean(ratio > 1.5):.3%} > 1.5")
     _report("E6", dict(clump_b=clump_b, clump_d=clump_d, height95_b=float(np.quantile(xb[:, 1], 0.95)),
                        height95_d=float(np.quantile(xd[:, 1], 0.95)), half_width_b=mm.pile_half_width(xb),
-                       half_width_d=hw_d, half_width_c=hw_c, d_max_length_ratio=float(ratio.max())), failures)
+                       half_width_d=hw_d, half_width_c=hw_c,
+                       a_max_length_ratio=float(ratio_a.max()), a_frac_over_1_5=float(np.mean(ratio_a > 1.5)),
+                       d_max_length_ratio=float(ratio.max())), failures)
 
 
 def _hair_tube(center: tuple[float, float, float], axis: tuple[float, float, float], radius: float,

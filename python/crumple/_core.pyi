@@ -181,6 +181,7 @@ class MpmSimulation:
         precision: str,
         transfer: str,
         return_map: bool,
+        eulerian_tangents: bool,
     ) -> MpmSimulation: ...
     def add_volume(
         self,

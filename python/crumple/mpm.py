@@ -319,7 +319,10 @@ class Simulation:
     leave; their objects shrink), ``transfer`` ("apic": the paper's kernel-gradient
     forces, default; "mls": MLS-MPM, cheaper, as in MLS-MPM codes),
     ``return_map`` (True; False drops the cloth/strand plasticity, an
-    ablation: layers then resist sliding and separating). Nodes within 3 cells of the box walls act as slip
+    ablation: layers then resist sliding and separating), ``tangents``
+    ("mesh": the paper's in-manifold columns from the mesh; "eulerian": the
+    ablation of its Fig. 10 (a), advected by the grid, which fractures).
+    Nodes within 3 cells of the box walls act as slip
     walls; particles must start inside them.
     """
 
@@ -339,12 +342,13 @@ class Simulation:
         boundary_padding: int = 3,
         transfer: Literal["apic", "mls"] = "apic",
         return_map: bool = True,
+        tangents: Literal["mesh", "eulerian"] = "mesh",
     ) -> None:
         self._params: dict[str, Any] = dict(
             lower=as_vec3(lower, "lower"), upper=as_vec3(upper, "upper"), dx=dx, gravity=as_vec3(gravity, "gravity"),
             cfl=cfl, dt_max=dt_max, kernel=kernel, precision=precision, backend=backend,
             out_of_domain=out_of_domain, boundary_padding=boundary_padding, transfer=transfer,
-            return_map=return_map,
+            return_map=return_map, tangents=tangents,
         )
         # Every object added, in order, for checkpoints: (kind, arrays, options).
         self._recipe: list[tuple[str, dict[str, npt.NDArray[Any]], dict[str, Any]]] = []
@@ -362,7 +366,7 @@ class Simulation:
             finite(cfl, "cfl"), positive(dt_max, "dt_max"), choice(kernel, "kernel", ("quadratic", "cubic")),
             int(boundary_padding), choice(out_of_domain, "out_of_domain", ("error", "clamp", "remove")),
             choice(precision, "precision", ("f32", "f64")), choice(transfer, "transfer", ("apic", "mls")),
-            bool(return_map),
+            bool(return_map), choice(tangents, "tangents", ("mesh", "eulerian")) == "eulerian",
         )
         self._colliders: list[Collider] = []
 

@@ -141,6 +141,7 @@ impl PyMpmSimulation {
         precision: &str,
         transfer: &str,
         return_map: bool,
+        eulerian_tangents: bool,
     ) -> PyResult<Self> {
         let transfer = match transfer {
             "apic" => Transfer::Apic,
@@ -179,6 +180,7 @@ impl PyMpmSimulation {
             transfer,
             codim_return_map: return_map,
             enslave_elements: true,
+            eulerian_tangents,
         };
         let sim = match precision {
             "f32" => Sim::F32(Box::new(Simulation::new(params).py_err()?)),
@@ -416,6 +418,8 @@ impl PyMpmSimulation {
             d.set_item("q", PyArray1::from_vec(py, st.q.iter().map(|v| v.to_f64()).collect()))?;
             let dd: Vec<f64> = st.d.iter().flat_map(|c| v3s(c)).collect();
             d.set_item("d", PyArray1::from_vec(py, dd).reshape([st.d.len(), 2, 3])?)?;
+            let tt: Vec<f64> = st.tangents.iter().flat_map(|c| v3s(c)).collect();
+            d.set_item("tangents", PyArray1::from_vec(py, tt).reshape([st.tangents.len(), 2, 3])?)?;
             let pins: Vec<f64> = s.pins.iter().flat_map(|p| [p.vertex as f64, p.x0.x, p.x0.y, p.x0.z, p.v.x, p.v.y, p.v.z, p.t0]).collect();
             d.set_item("pins", PyArray1::from_vec(py, pins).reshape([s.pins.len(), 8])?)?;
             d.set_item("time", st.time)?;
@@ -442,6 +446,7 @@ impl PyMpmSimulation {
             get("d")?,
             get("pins")?,
         );
+        let tangents = get("tangents")?;
         let time: f64 = arrays
             .get_item("time")?
             .ok_or_else(|| invalid("checkpoint lacks time"))?
@@ -454,6 +459,7 @@ impl PyMpmSimulation {
             let st = &mut s.state;
             if x.len() != 3 * st.x.len() || v.len() != x.len() || c.len() != 9 * st.c.len() || f.len() != 9 * st.f.len()
                 || q.len() != st.q.len() || d.len() != 6 * st.d.len() || pins.len() % 8 != 0
+                || tangents.len() != 6 * st.tangents.len()
             {
                 return Err(invalid("checkpoint arrays do not match this simulation's objects (was it built with the same recipe?)"));
             }
@@ -465,6 +471,12 @@ impl PyMpmSimulation {
             for (i, a) in st.q.iter_mut().enumerate() { *a = cast(q[i]); }
             for (i, a) in st.d.iter_mut().enumerate() {
                 for j in 0..2 { a[j] = Vec3::new(cast(d[6 * i + 3 * j]), cast(d[6 * i + 3 * j + 1]), cast(d[6 * i + 3 * j + 2])); }
+            }
+            for (i, a) in st.tangents.iter_mut().enumerate() {
+                for j in 0..2 {
+                    let t = &tangents[6 * i + 3 * j..6 * i + 3 * j + 3];
+                    a[j] = Vec3::new(cast(t[0]), cast(t[1]), cast(t[2]));
+                }
             }
             st.time = time;
             st.step = step;

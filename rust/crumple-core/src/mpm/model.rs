@@ -128,6 +128,9 @@ pub struct State<T> {
     /// Normal columns `d_β` of type (iii) elements (spec §2.3): triangles use
     /// `d[0] = d₃`; segments `d[0] = d₂`, `d[1] = d₃`.
     pub d: Vec<[Vec3<T>; 2]>,
+    /// In-manifold columns of F̃ per element, used only by the
+    /// `eulerian_tangents` ablation (otherwise they come from the mesh).
+    pub tangents: Vec<[Vec3<T>; 2]>,
     /// Simulated time, s.
     pub time: f64,
     /// Steps taken.
@@ -143,6 +146,7 @@ impl<T: Real> Default for State<T> {
             f: Vec::new(),
             q: Vec::new(),
             d: Vec::new(),
+            tangents: Vec::new(),
             time: 0.0,
             step: 0,
         }

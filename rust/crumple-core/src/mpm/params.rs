@@ -75,6 +75,11 @@ pub struct SolverParams {
     /// Off only for tests: then element particles move with their own
     /// velocity and angular momentum is conserved exactly (spec E10).
     pub enslave_elements: bool,
+    /// Advect the in-manifold (tangent) columns of F̃ with the grid like the
+    /// normal ones, instead of taking them from the mesh: the "all columns
+    /// Eulerian" ablation of spec E6 (a) (paper Fig. 10), which has no mesh
+    /// forces and shows numerical fracture. Set before adding objects.
+    pub eulerian_tangents: bool,
 }
 
 impl Default for SolverParams {
@@ -92,6 +97,7 @@ impl Default for SolverParams {
             transfer: Transfer::Apic,
             codim_return_map: true,
             enslave_elements: true,
+            eulerian_tangents: false,
         }
     }
 }

@@ -332,6 +332,12 @@ impl<T: Real> Simulation<T> {
         s.v.extend(std::iter::repeat_n(vel, ne));
         s.c.extend(std::iter::repeat_n(Mat3::zero(), ne));
         s.d.extend(normals);
+        // rest in-manifold columns Ds Dm⁻¹ (only the eulerian_tangents ablation reads them)
+        s.tangents.extend(new_elems.iter().map(|el| {
+            let x = |k: usize| verts[(el.vertices[k] - vbase) as usize].cast::<T>();
+            let f = super::solver::element_f(el, x(0), x(1), x(2), &[Vec3::zero(); 2]);
+            [f.col(0), f.col(1)]
+        }));
         m.elements.extend(new_elems);
         m.elem.end += ne;
         m.rebuild_vertex_lists();

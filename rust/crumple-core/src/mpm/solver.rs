@@ -155,7 +155,7 @@ impl<T: Real> Solver<T> {
         self.resize(model, n);
         lap(&mut self.times.bin);
         let dt_t = T::from_f64(dt);
-        self.stress(model, state);
+        self.stress(model, state, params.eulerian_tangents);
         lap(&mut self.times.stress);
         let d_inv = match params.kernel {
             Kernel::Quadratic => Stencil::<T, 3>::apic_d_inv(frame.inv_dx),
@@ -188,9 +188,23 @@ impl<T: Real> Solver<T> {
             (Kernel::Cubic, true) => self.g2p::<4, true>(model, state, &frame, d_inv, Stencil::cubic),
         }
         lap(&mut self.times.g2p);
-        self.advect(model, state, pins, dt, t_new, params.enslave_elements);
+        self.advect(
+            model,
+            state,
+            pins,
+            dt,
+            t_new,
+            params.enslave_elements,
+            params.eulerian_tangents,
+        );
         lap(&mut self.times.advect);
-        self.plasticity(model, state, dt_t, params.codim_return_map);
+        self.plasticity(
+            model,
+            state,
+            dt_t,
+            params.codim_return_map,
+            params.eulerian_tangents,
+        );
         lap(&mut self.times.plasticity);
         state.time = t_new;
         state.step += 1;
@@ -275,7 +289,7 @@ impl<T: Real> Solver<T> {
     }
 
     /// Step 2: stress pre-pass at `t^n` (spec §3.3).
-    fn stress(&mut self, model: &Model<T>, state: &State<T>) {
+    fn stress(&mut self, model: &Model<T>, state: &State<T>, eulerian: bool) {
         let (vol, vert, elem) = (model.vol.clone(), model.vert.clone(), model.elem.clone());
         // (i) τ_p = V⁰ P Fᵀ
         self.stress[vol.clone()]
@@ -299,11 +313,17 @@ impl<T: Real> Solver<T> {
                 let el = &model.elements[e];
                 let vol_p = model.volume[elem.start + e];
                 let xs = |k: usize| state.x[vert.start + el.vertices[k] as usize];
-                let ft = element_f(el, xs(0), xs(1), xs(2), &state.d[e]);
+                let ft = element_ft(el, xs(0), xs(1), xs(2), &state.d[e], &state.tangents[e], eulerian);
                 let mat = &model.codim_materials[el.material as usize];
                 *s = Mat3::zero();
                 *fe = [Vec3::zero(); 3];
                 let Some(p) = codim_piola(mat, &ft) else { return };
+                if eulerian {
+                    // ablation (spec E6 a): the whole Kirchhoff stress acts through ∇w,
+                    // the mesh carries no force
+                    *s = p * ft.transpose() * vol_p;
+                    return;
+                }
                 let [a, b, c] = el.dm_inv;
                 if el.dim == 2 {
                     // G = V P̃[:, 0:2] Dm⁻ᵀ with Dm⁻¹ = [[a, b], [0, c]]:
@@ -554,6 +574,7 @@ impl<T: Real> Solver<T> {
     /// Steps 7–8 and pins: positions of types (i), (ii); kinematic pins;
     /// `F ← (I + Δt∇v)F` for type (i); normal columns `d ← (I + Δt∇v) d`
     /// and barycentre enslaving for type (iii) (spec §3.8, §3.9, A17).
+    #[allow(clippy::too_many_arguments)]
     fn advect(
         &mut self,
         model: &Model<T>,
@@ -562,6 +583,7 @@ impl<T: Real> Solver<T> {
         dt: f64,
         t_new: f64,
         enslave: bool,
+        eulerian: bool,
     ) {
         let dt_t = T::from_f64(dt);
         let (vol, vert, elem) = (model.vol.clone(), model.vert.clone(), model.elem.clone());
@@ -580,19 +602,25 @@ impl<T: Real> Solver<T> {
         state.f.par_iter_mut().enumerate().for_each(|(i, f)| {
             *f = (Mat3::identity() + gv[vol.start + i] * dt_t) * *f;
         });
-        let (xs, ds) = (&mut state.x, &mut state.d);
+        let (xs, ds, ts) = (&mut state.x, &mut state.d, &mut state.tangents);
         let (x_before, x_elem) = xs.split_at_mut(elem.start);
         let verts = &x_before[vert.clone()];
         x_elem
             .par_iter_mut()
-            .zip(ds.par_iter_mut())
+            .zip(ds.par_iter_mut().zip(ts.par_iter_mut()))
             .enumerate()
-            .for_each(|(e, (xe, d))| {
+            .for_each(|(e, (xe, (d, t)))| {
                 let el = &model.elements[e];
                 let g = Mat3::identity() + gv[elem.start + e] * dt_t;
                 d[0] = g * d[0];
                 if el.dim == 1 {
                     d[1] = g * d[1];
+                }
+                if eulerian {
+                    t[0] = g * t[0];
+                    if el.dim == 2 {
+                        t[1] = g * t[1];
+                    }
                 }
                 if !enslave {
                     return; // moved with its own velocity above
@@ -614,7 +642,14 @@ impl<T: Real> Solver<T> {
     /// `run_return_map = false` skips the element return maps (the
     /// "elasticity without return map" ablation of spec E6 c): normals keep
     /// their trial values.
-    fn plasticity(&mut self, model: &Model<T>, state: &mut State<T>, dt: T, run_return_map: bool) {
+    fn plasticity(
+        &mut self,
+        model: &Model<T>,
+        state: &mut State<T>,
+        dt: T,
+        run_return_map: bool,
+        eulerian: bool,
+    ) {
         let vert = model.vert.clone();
         let vol_mats = &model.volume_materials;
         state
@@ -632,7 +667,7 @@ impl<T: Real> Solver<T> {
             self.counters.element_steps += self.events.len() as u64;
             return;
         }
-        let x = &state.x;
+        let (x, tangents) = (&state.x, &state.tangents);
         state
             .d
             .par_iter_mut()
@@ -641,7 +676,7 @@ impl<T: Real> Solver<T> {
             .for_each(|(e, (d, ev))| {
                 let el = &model.elements[e];
                 let xs = |k: usize| x[vert.start + el.vertices[k] as usize];
-                let ft = element_f(el, xs(0), xs(1), xs(2), d);
+                let ft = element_ft(el, xs(0), xs(1), xs(2), d, &tangents[e], eulerian);
                 let (fnew, event) = codim_return_map(&model.codim_materials[el.material as usize], &ft);
                 *ev = event as u8;
                 if el.dim == 2 {
@@ -737,6 +772,27 @@ fn grid_coords(keys: &[u32], b: usize, l: usize) -> [u32; 3] {
         y * 4 + (rest / 4) as u32,
         z * 4 + (rest % 4) as u32,
     ]
+}
+
+/// F̃ of an element: from the mesh ([`element_f`]), or, in the
+/// `eulerian_tangents` ablation, from the advected columns `tangents`.
+#[inline]
+fn element_ft<T: Real>(
+    el: &super::model::Element<T>,
+    x0: Vec3<T>,
+    x1: Vec3<T>,
+    x2: Vec3<T>,
+    d: &[Vec3<T>; 2],
+    tangents: &[Vec3<T>; 2],
+    eulerian: bool,
+) -> Mat3<T> {
+    if !eulerian {
+        element_f(el, x0, x1, x2, d)
+    } else if el.dim == 2 {
+        Mat3::from_cols(tangents[0], tangents[1], d[0])
+    } else {
+        Mat3::from_cols(tangents[0], d[0], d[1])
+    }
 }
 
 /// The element's deformation gradient in its orthonormal rest frame (spec
