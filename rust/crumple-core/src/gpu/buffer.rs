@@ -3,6 +3,7 @@
 
 use std::marker::PhantomData;
 use std::sync::{Arc, mpsc};
+use std::time::{Duration, Instant};
 
 use bytemuck::Pod;
 
@@ -145,16 +146,24 @@ impl<T: Pod> GpuBuffer<T> {
             // The receiver outlives the poll below; a failed send is impossible.
             let _ = tx.send(r);
         });
-        ctx.wait("mapping a readback buffer")?;
-        match rx.try_recv() {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                return Err(Error::Backend(format!("mapping a readback buffer failed: {e}")));
-            }
-            Err(_) => {
-                return Err(Error::Backend(
-                    "mapping a readback buffer did not complete".to_owned(),
-                ));
+        // The map callback runs inside *some* thread's device poll: when
+        // several threads share the device (tests, Python threads), another
+        // thread's poll may deliver it just after ours returned. So poll and
+        // wait for the callback together, until a generous deadline.
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            ctx.wait("mapping a readback buffer")?;
+            match rx.recv_timeout(Duration::from_millis(5)) {
+                Ok(Ok(())) => break,
+                Ok(Err(e)) => {
+                    return Err(Error::Backend(format!("mapping a readback buffer failed: {e}")));
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) if Instant::now() < deadline => {}
+                Err(_) => {
+                    return Err(Error::Backend(
+                        "mapping a readback buffer did not complete within 120 s".to_owned(),
+                    ));
+                }
             }
         }
         let out = {

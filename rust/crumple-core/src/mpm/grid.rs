@@ -211,8 +211,11 @@ impl<T: Real> SparseGrid<T> {
             self.colours[colour].push(b as u32);
         }
 
-        self.nodes.clear();
+        // Zero the node data in parallel: for thin sheets most of the
+        // (mostly empty) blocks' memory is this clear.
         self.nodes.resize(nb * BLOCK_NODES, Node::default());
+        self.nodes.truncate(nb * BLOCK_NODES);
+        self.nodes.par_iter_mut().for_each(|n| *n = Node::default());
     }
 
     /// Position (m) of node `l` of block `b` for a grid with origin `lower` and spacing `dx`.

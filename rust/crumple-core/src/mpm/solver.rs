@@ -381,6 +381,7 @@ impl<T: Real> Solver<T> {
         let ptr = NodesPtr(grid.nodes.as_mut_ptr());
         let (order, offsets, neighbours) = (&grid.order, &grid.particle_offsets, &grid.neighbours);
         let (stress, force) = (&self.stress, &self.force);
+        let vert = model.vert.clone();
         for colour in &grid.colours {
             colour.par_iter().for_each(|&b| {
                 let b = b as usize;
@@ -388,6 +389,7 @@ impl<T: Real> Solver<T> {
                 let nodes = ptr;
                 for &p in &order[offsets[b] as usize..offsets[b + 1] as usize] {
                     let p = p as usize;
+                    let no_stress = vert.contains(&p);
                     let st = make(frame.grid_units(state.x[p]), frame.inv_dx);
                     let ax = AxisTables::new(&st);
                     let m = model.mass[p];
@@ -414,7 +416,8 @@ impl<T: Real> Solver<T> {
                                 let (wc, dwc) = (st.w[2][c], st.dw[2][c]);
                                 let w = wab * wc;
                                 let u = uab + mc2 * ax.off[2][c];
-                                let dmv = if MLS {
+                                // mesh vertices carry no stress (spec §3.3): skip the ∇w term
+                                let dmv = if MLS || no_stress {
                                     u * w
                                 } else {
                                     u * w - (s0 * (dwa_b * wc) + s1 * (wa_dwb * wc) + s2 * (wab * dwc))
