@@ -14,7 +14,7 @@ use crate::math::{Mat3, Real, Vec3, qr3};
 use super::material::{CodimMaterial, VolumeMaterial};
 use super::model::{Element, Model, State};
 use super::params::{OutOfDomain, SolverParams};
-use super::solver::{Counters, Pin, Solver, inside_domain, max_speed};
+use super::solver::{Counters, ParticleBounds, Pin, Solver, max_speed};
 
 /// What kind of object a handle refers to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -580,11 +580,8 @@ impl<T: Real> Simulation<T> {
     /// solver's domain check. Allocation-free.
     fn remove_escaped_particles(&mut self) {
         let vol = self.model.vol.clone();
-        let params = &self.params;
-        if self.state.x[vol.clone()]
-            .iter()
-            .all(|&x| inside_domain(params, x))
-        {
+        let bounds = ParticleBounds::<T>::new(&self.params);
+        if self.state.x[vol.clone()].iter().all(|&x| bounds.contains(x)) {
             return;
         }
         let (m, s) = (&mut self.model, &mut self.state);
@@ -595,7 +592,7 @@ impl<T: Real> Simulation<T> {
             let mut removed_in = 0usize;
             for read in o.points.clone() {
                 let p = vol.start + read;
-                if !inside_domain(params, s.x[p]) {
+                if !bounds.contains(s.x[p]) {
                     removed_in += 1;
                     continue;
                 }

@@ -114,13 +114,35 @@ impl<T: Real> GridFrame<T> {
     }
 }
 
-/// Whether `x` lies where a particle may be: far enough inside the domain
-/// that the widest stencil (cubic: ξ−1 .. ξ+2) fits and the outermost wall
-/// nodes remain beyond it. The same rule as the check in `bin`.
-pub fn inside_domain<T: Real>(params: &SolverParams, x: Vec3<T>) -> bool {
-    let frame = GridFrame::<T>::new(params);
-    let xi = frame.grid_units(x);
-    (0..3).all(|a| xi[a] >= T::ONE && xi[a] <= T::from_f64(frame.nodes[a] as f64 - 2.0 - 1e-3))
+/// Where particles may be, in grid units: far enough inside the domain that
+/// the widest stencil (cubic: ξ−1 .. ξ+2) fits and the outermost wall nodes
+/// remain beyond it. One rule for the solver's domain check (`bin`) and for
+/// deleting escaped particles ([`OutOfDomain::Remove`]); build it once per
+/// step, not per particle.
+#[derive(Clone, Copy, Debug)]
+pub struct ParticleBounds<T> {
+    frame: GridFrame<T>,
+    lo: T,
+    hi: [T; 3],
+}
+
+impl<T: Real> ParticleBounds<T> {
+    pub fn new(params: &SolverParams) -> Self {
+        let frame = GridFrame::new(params);
+        let hi = frame.nodes.map(|n| T::from_f64(n as f64 - 2.0 - 1e-3));
+        Self {
+            frame,
+            lo: T::ONE,
+            hi,
+        }
+    }
+
+    /// Whether position `x` (m) is allowed.
+    #[inline]
+    pub fn contains(&self, x: Vec3<T>) -> bool {
+        let xi = self.frame.grid_units(x);
+        (0..3).all(|a| xi[a] >= self.lo && xi[a] <= self.hi[a])
+    }
 }
 
 /// Largest particle speed, m/s (exact max: order-independent).
@@ -225,10 +247,9 @@ impl<T: Real> Solver<T> {
     fn bin(&mut self, state: &mut State<T>, params: &SolverParams, frame: &GridFrame<T>) -> Result<()> {
         let n = state.x.len();
         self.keys.resize(n, 0);
-        // Particles stay where the widest stencil (cubic: ξ−1 .. ξ+2) fits and
-        // the outermost wall nodes remain beyond it.
-        let lo = T::ONE;
-        let hi = |a: usize| T::from_f64(frame.nodes[a] as f64 - 2.0 - 1e-3);
+        let bounds = ParticleBounds::<T>::new(params);
+        let lo = bounds.lo;
+        let hi = |a: usize| bounds.hi[a];
         let kernel_shift = match params.kernel {
             Kernel::Quadratic => T::HALF,
             Kernel::Cubic => T::ONE,

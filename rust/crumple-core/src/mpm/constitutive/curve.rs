@@ -68,18 +68,6 @@ impl<T: Real> CurveParams<T> {
             beta: T::from_f64(phi.tan()),
         })
     }
-
-    /// The same parameters in another precision (f64 setup, f32 solver).
-    pub fn cast<U: Real>(&self) -> CurveParams<U> {
-        CurveParams {
-            mu: U::from_f64(self.mu.to_f64()),
-            lambda: U::from_f64(self.lambda.to_f64()),
-            gamma: U::from_f64(self.gamma.to_f64()),
-            k: U::from_f64(self.k.to_f64()),
-            alpha: U::from_f64(self.alpha.to_f64()),
-            beta: U::from_f64(self.beta.to_f64()),
-        }
-    }
 }
 
 /// The cross-section block `R_3 = [[r22, r23], [r32, r33]]` of `R̃` (`r32 = 0` for a QR factor; the
@@ -296,6 +284,15 @@ pub fn curve_fibre_yield<T: Real>(p: &CurveParams<T>, r: &Mat3<T>) -> T {
     let rt = [r3[0][0] * t1 + r3[0][1] * t2, r3[1][0] * t1 + r3[1][1] * t2];
     p.gamma * rt[0].hypot(rt[1]) + p.beta * (p.mu + p.lambda) * (e[0] + e[1])
 }
+
+super::impl_params_cast!(CurveParams {
+    mu,
+    lambda,
+    gamma,
+    k,
+    alpha,
+    beta
+});
 
 #[cfg(test)]
 mod tests {

@@ -57,16 +57,6 @@ impl<T: Real> GooParams<T> {
             viscosity: T::from_f64(viscosity),
         })
     }
-
-    /// The same parameters in another precision.
-    pub fn cast<U: Real>(&self) -> GooParams<U> {
-        GooParams {
-            mu: U::from_f64(self.mu.to_f64()),
-            lambda: U::from_f64(self.lambda.to_f64()),
-            yield_stress: U::from_f64(self.yield_stress.to_f64()),
-            viscosity: U::from_f64(self.viscosity.to_f64()),
-        }
-    }
 }
 
 /// Viscoplastic return map of the goo model over a step `dt` (module docs): relaxes the deviatoric
@@ -98,6 +88,13 @@ pub fn goo_return_map<T: Real>(p: &GooParams<T>, f: &Mat3<T>, dt: T) -> Mat3<T> 
     let h = Vec3::splat(third) + e * scale;
     d.recompose(Vec3::new(h.x.exp(), h.y.exp(), h.z.exp()))
 }
+
+super::impl_params_cast!(GooParams {
+    mu,
+    lambda,
+    yield_stress,
+    viscosity
+});
 
 #[cfg(test)]
 mod tests {

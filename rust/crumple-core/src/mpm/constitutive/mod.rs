@@ -12,6 +12,20 @@
 //! material is built from user values (returning [`Error::InvalidInput`](crate::Error::InvalidInput));
 //! the per-particle functions then trust them.
 
+/// `cast<U>()` for a parameter struct whose fields are all `T`: the same
+/// values in another precision (f64 setup, f32 solver).
+macro_rules! impl_params_cast {
+    ($name:ident { $($field:ident),* }) => {
+        impl<T: crate::math::Real> $name<T> {
+            /// The same parameters in another precision (f64 setup, f32 solver).
+            pub fn cast<U: crate::math::Real>(&self) -> $name<U> {
+                $name { $($field: U::from_f64(self.$field.to_f64())),* }
+            }
+        }
+    };
+}
+pub(crate) use impl_params_cast;
+
 pub mod corotated;
 pub mod curve;
 pub mod goo;

@@ -108,18 +108,6 @@ impl<T: Real> SandParams<T> {
         })
     }
 
-    /// The same parameters in another precision.
-    pub fn cast<U: Real>(&self) -> SandParams<U> {
-        SandParams {
-            mu: U::from_f64(self.mu.to_f64()),
-            lambda: U::from_f64(self.lambda.to_f64()),
-            h0: U::from_f64(self.h0.to_f64()),
-            h1: U::from_f64(self.h1.to_f64()),
-            h2: U::from_f64(self.h2.to_f64()),
-            h3: U::from_f64(self.h3.to_f64()),
-        }
-    }
-
     /// Friction angle in degrees at hardening state `q`: `φ_q = h0 + (h1 q − h3) exp(−h2 q)` (spec §5.4).
     #[inline]
     pub fn friction_angle_deg(&self, q: T) -> T {
@@ -168,6 +156,15 @@ pub fn sand_return_map<T: Real>(p: &SandParams<T>, f: &Mat3<T>, q: T) -> (Mat3<T
         DpCase::Projected,
     )
 }
+
+super::impl_params_cast!(SandParams {
+    mu,
+    lambda,
+    h0,
+    h1,
+    h2,
+    h3
+});
 
 #[cfg(test)]
 mod tests {

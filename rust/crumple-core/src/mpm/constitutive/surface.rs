@@ -57,17 +57,6 @@ impl<T: Real> SurfaceParams<T> {
             c_f: T::from_f64(phi.tan()),
         })
     }
-
-    /// The same parameters in another precision (f64 setup, f32 solver).
-    pub fn cast<U: Real>(&self) -> SurfaceParams<U> {
-        SurfaceParams {
-            mu: U::from_f64(self.mu.to_f64()),
-            lambda: U::from_f64(self.lambda.to_f64()),
-            gamma: U::from_f64(self.gamma.to_f64()),
-            k: U::from_f64(self.k.to_f64()),
-            c_f: U::from_f64(self.c_f.to_f64()),
-        }
-    }
 }
 
 /// `(cos θ, sin θ)` of the polar rotation `U_in = rot(θ)` of `R_in = [[r11, r12], [0, r22]]`,
@@ -252,6 +241,14 @@ pub fn surface_return_map<T: Real>(
     out.set_col(2, qr.q * Vec3::new(r.m[0][2], r.m[1][2], r.m[2][2]));
     (out, event)
 }
+
+super::impl_params_cast!(SurfaceParams {
+    mu,
+    lambda,
+    gamma,
+    k,
+    c_f
+});
 
 #[cfg(test)]
 mod tests {
