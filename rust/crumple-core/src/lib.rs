@@ -11,6 +11,7 @@ pub mod error;
 pub mod geometry;
 pub mod gpu;
 pub mod math;
+pub mod cloth;
 pub mod mpm;
 pub mod parallel;
 
