@@ -6,12 +6,12 @@
 //! (wgpu context and primitives). The solvers (`mpm`, `cloth`, `pbd`, `eol`)
 //! build on these.
 
+pub mod cloth;
 pub mod collide;
 pub mod error;
 pub mod geometry;
 pub mod gpu;
 pub mod math;
-pub mod cloth;
 pub mod mpm;
 pub mod parallel;
 

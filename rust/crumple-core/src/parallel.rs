@@ -38,6 +38,45 @@ where
     partial.iter().sum()
 }
 
+/// Calls `f(i, segment_i)` in parallel for the segments of `data` delimited by
+/// the non-decreasing `offsets` (`segment_i = data[offsets[i]..offsets[i+1]]`).
+/// Safe disjoint mutable access by recursive halving with `split_at_mut`;
+/// each segment is written by exactly one task, so the result does not depend
+/// on the thread count. Used where a row owns a variable-length slice (the
+/// cloth solver's block rows of the system matrix).
+pub fn for_each_segment_mut<T, F>(data: &mut [T], offsets: &[usize], f: &F)
+where
+    T: Send,
+    F: Fn(usize, &mut [T]) + Sync,
+{
+    fn go<T: Send, F: Fn(usize, &mut [T]) + Sync>(data: &mut [T], offsets: &[usize], first: usize, f: &F) {
+        let n = offsets.len() - 1;
+        // Below this many segments the recursion costs more than it saves.
+        if n <= 64 {
+            let base = offsets[0];
+            let mut rest = data;
+            for i in 0..n {
+                let (seg, tail) = rest.split_at_mut(offsets[i + 1] - offsets[i]);
+                debug_assert!(offsets[i] >= base);
+                f(first + i, seg);
+                rest = tail;
+            }
+            return;
+        }
+        let mid = n / 2;
+        let (lo, hi) = data.split_at_mut(offsets[mid] - offsets[0]);
+        rayon::join(
+            || go(lo, &offsets[..=mid], first, f),
+            || go(hi, &offsets[mid..], first + mid, f),
+        );
+    }
+    if offsets.len() < 2 {
+        return;
+    }
+    let end = offsets[offsets.len() - 1];
+    go(&mut data[offsets[0]..end], offsets, 0, f);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -52,5 +91,27 @@ mod tests {
         let b = two.install(|| ordered_sum(n, f));
         assert_eq!(a.to_bits(), b.to_bits());
         assert!(a.is_finite() && a > 0.0);
+    }
+
+    #[test]
+    fn segments_are_visited_once_each() {
+        let offsets: Vec<usize> = (0..=300)
+            .map(|i| i * (i % 5))
+            .scan(0, |acc, d| {
+                *acc += d;
+                Some(*acc)
+            })
+            .collect();
+        let mut data = vec![0u32; *offsets.last().unwrap()];
+        for_each_segment_mut(&mut data, &offsets, &|i, seg: &mut [u32]| {
+            seg.iter_mut().for_each(|v| *v += i as u32 + 1)
+        });
+        for i in 0..offsets.len() - 1 {
+            assert!(
+                data[offsets[i]..offsets[i + 1]]
+                    .iter()
+                    .all(|&v| v == i as u32 + 1)
+            );
+        }
     }
 }

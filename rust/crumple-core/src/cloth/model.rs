@@ -1,1 +1,387 @@
-//! (in progress)
+//! What does not change while the cloth steps: topology, rest data, masses,
+//! the sparsity pattern of the system matrix and the gather lists that make
+//! force and matrix assembly deterministic (spec §2, §11).
+
+use super::hinge;
+use super::material::{Material, Wrinkles};
+use super::membrane::TriangleRest;
+use crate::geometry::TriMesh;
+use crate::math::{Vec3, sym_eigen3};
+use crate::{Result, invalid};
+
+/// Where the in-plane material axes (warp `u`, weft `v`) of each triangle come
+/// from (spec §2.3, A11).
+#[derive(Clone, Debug, PartialEq)]
+pub enum MaterialFrame {
+    /// Per-corner UV coordinates in meters, `uv[face][corner] = [u, v]`.
+    Uv(Vec<[[f64; 2]; 3]>),
+    /// Warp along this world direction projected into each triangle's plane
+    /// (weft = normal × warp). For a flat panel these are global axes.
+    Direction(Vec3<f64>),
+    /// Like `Direction`, with the rest mesh's principal axis (largest extent).
+    Principal,
+}
+
+/// Mesh-derived data and the assembly plan of the implicit solve.
+#[derive(Clone, Debug)]
+pub struct Model {
+    /// Triangles (consistently oriented).
+    pub faces: Vec<[u32; 3]>,
+    /// Unique undirected edges, as in [`crate::geometry::MeshTopology::edges`].
+    pub edges: Vec<[u32; 2]>,
+    /// Hinges `[x0, x1, x2, x3]` in the order of spec §2.1.
+    pub hinges: Vec<[u32; 4]>,
+    /// Shape factor `s = l̄²/Ā` per hinge.
+    pub hinge_s: Vec<f64>,
+    /// Rest edge length `l̄` per hinge, meters (metric weights, §8).
+    pub hinge_rest_length: Vec<f64>,
+    /// Elastic rest angle `θ̄` per hinge (0 unless `init_rest_from_mesh`), rad.
+    pub hinge_theta_bar: Vec<f64>,
+    /// Per-triangle rest data.
+    pub tri_rest: Vec<TriangleRest>,
+    /// Lumped vertex mass, kg.
+    pub mass: Vec<f64>,
+    /// Vertex area (a third of each incident triangle), m².
+    pub vertex_area: Vec<f64>,
+    /// Rest positions, meters.
+    pub rest_positions: Vec<Vec3<f64>>,
+    /// The material.
+    pub material: Material,
+    /// The wrinkle-model switches.
+    pub wrinkles: Wrinkles,
+    /// Block sparsity pattern of the system matrix and its assembly lists.
+    pub pattern: Pattern,
+}
+
+/// 3×3-block CSR pattern of the system matrix (full symmetric storage) and
+/// the lists that gather element contributions into it in a fixed order.
+///
+/// Blocks exist for vertex pairs sharing a triangle and for the two wing tips
+/// of every hinge (spec §11.2). The scalar matrix stored from it is CSR of a
+/// symmetric matrix, hence also its CSC, which is what the sparse Cholesky
+/// reads.
+#[derive(Clone, Debug)]
+pub struct Pattern {
+    /// Block-row pointers, `n + 1`.
+    pub row_ptr: Vec<usize>,
+    /// Block column of each block, sorted within a row.
+    pub col: Vec<u32>,
+    /// Index of the diagonal block of each row.
+    pub diag: Vec<usize>,
+    /// For each triangle the block indices of its 9 `(a, b)` pairs (`a*3+b`).
+    pub tri_blocks: Vec<[u32; 9]>,
+    /// For each hinge the block indices of its 16 `(a, b)` pairs (`a*4+b`).
+    pub hinge_blocks: Vec<[u32; 16]>,
+    /// Per block: contributions `src_ptr[k]..src_ptr[k+1]` in `src`.
+    pub src_ptr: Vec<u32>,
+    /// Contribution code: `(element << 5) | (kind << 4) | slot` where kind 0 =
+    /// triangle (slot = a*3+b), kind 1 = hinge (slot = a*4+b).
+    pub src: Vec<u64>,
+    /// Per vertex: incident element corners `inc_ptr[i]..inc_ptr[i+1]`.
+    pub inc_ptr: Vec<u32>,
+    /// Incidence code: `(element << 3) | (kind << 2) | corner` (kind as above).
+    pub inc: Vec<u64>,
+}
+
+impl Pattern {
+    /// Number of 3×3 blocks.
+    pub fn num_blocks(&self) -> usize {
+        self.col.len()
+    }
+
+    /// Scalar CSR row pointers (`3n + 1`) and column indices of the layout
+    /// used by the solver: block row `i` occupies the contiguous range
+    /// `9·row_ptr[i] .. 9·row_ptr[i+1]`, scalar row `3i + a` inside it starts
+    /// at `9·row_ptr[i] + 3·a·nb` (nb = blocks in the row).
+    pub fn scalar_csr(&self) -> (Vec<u32>, Vec<u32>) {
+        let n = self.row_ptr.len() - 1;
+        let mut ptr = Vec::with_capacity(3 * n + 1);
+        let mut idx = Vec::with_capacity(9 * self.num_blocks());
+        for i in 0..n {
+            let (lo, hi) = (self.row_ptr[i], self.row_ptr[i + 1]);
+            let nb = hi - lo;
+            for a in 0..3 {
+                ptr.push((9 * lo + 3 * a * nb) as u32);
+                for k in lo..hi {
+                    for c in 0..3 {
+                        idx.push(3 * self.col[k] + c as u32);
+                    }
+                }
+            }
+        }
+        ptr.push((9 * self.num_blocks()) as u32);
+        (ptr, idx)
+    }
+
+    fn build(n: usize, faces: &[[u32; 3]], hinges: &[[u32; 4]]) -> Self {
+        // Neighbour sets: triangle pairs and hinge wing tips.
+        let mut nbr: Vec<Vec<u32>> = (0..n as u32).map(|i| vec![i]).collect();
+        for f in faces {
+            for &a in f {
+                for &b in f {
+                    nbr[a as usize].push(b);
+                }
+            }
+        }
+        for h in hinges {
+            nbr[h[2] as usize].push(h[3]);
+            nbr[h[3] as usize].push(h[2]);
+        }
+        let mut row_ptr = Vec::with_capacity(n + 1);
+        let mut col = Vec::new();
+        let mut diag = Vec::with_capacity(n);
+        row_ptr.push(0);
+        for (i, l) in nbr.iter_mut().enumerate() {
+            l.sort_unstable();
+            l.dedup();
+            for &j in l.iter() {
+                if j as usize == i {
+                    diag.push(col.len());
+                }
+                col.push(j);
+            }
+            row_ptr.push(col.len());
+        }
+        let find = |i: u32, j: u32| -> u32 {
+            let (lo, hi) = (row_ptr[i as usize], row_ptr[i as usize + 1]);
+            (lo + col[lo..hi]
+                .binary_search(&j)
+                .expect("pattern holds every element pair")) as u32
+        };
+        let tri_blocks: Vec<[u32; 9]> = faces
+            .iter()
+            .map(|f| core::array::from_fn(|s| find(f[s / 3], f[s % 3])))
+            .collect();
+        let hinge_blocks: Vec<[u32; 16]> = hinges
+            .iter()
+            .map(|h| core::array::from_fn(|s| find(h[s / 4], h[s % 4])))
+            .collect();
+        // Gather lists, in element order within each block (fixed, so the sum
+        // is the same for any thread count).
+        let nbk = col.len();
+        let mut count = vec![0u32; nbk + 1];
+        for b in tri_blocks.iter().flatten().chain(hinge_blocks.iter().flatten()) {
+            count[*b as usize + 1] += 1;
+        }
+        for k in 0..nbk {
+            count[k + 1] += count[k];
+        }
+        let src_ptr = count.clone();
+        let mut fill = count;
+        let mut src = vec![0u64; src_ptr[nbk] as usize];
+        for (t, bl) in tri_blocks.iter().enumerate() {
+            for (s, &b) in bl.iter().enumerate() {
+                src[fill[b as usize] as usize] = ((t as u64) << 5) | s as u64;
+                fill[b as usize] += 1;
+            }
+        }
+        for (h, bl) in hinge_blocks.iter().enumerate() {
+            for (s, &b) in bl.iter().enumerate() {
+                src[fill[b as usize] as usize] = ((h as u64) << 5) | (1 << 4) | s as u64;
+                fill[b as usize] += 1;
+            }
+        }
+        let mut icount = vec![0u32; n + 1];
+        for f in faces {
+            for &v in f {
+                icount[v as usize + 1] += 1;
+            }
+        }
+        for h in hinges {
+            for &v in h {
+                icount[v as usize + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            icount[i + 1] += icount[i];
+        }
+        let inc_ptr = icount.clone();
+        let mut ifill = icount;
+        let mut inc = vec![0u64; inc_ptr[n] as usize];
+        for (t, f) in faces.iter().enumerate() {
+            for (c, &v) in f.iter().enumerate() {
+                inc[ifill[v as usize] as usize] = ((t as u64) << 3) | c as u64;
+                ifill[v as usize] += 1;
+            }
+        }
+        for (h, hv) in hinges.iter().enumerate() {
+            for (c, &v) in hv.iter().enumerate() {
+                inc[ifill[v as usize] as usize] = ((h as u64) << 3) | (1 << 2) | c as u64;
+                ifill[v as usize] += 1;
+            }
+        }
+        Pattern {
+            row_ptr,
+            col,
+            diag,
+            tri_blocks,
+            hinge_blocks,
+            src_ptr,
+            src,
+            inc_ptr,
+            inc,
+        }
+    }
+}
+
+/// Unit principal axis of a point set (largest variance).
+fn principal_axis(p: &[Vec3<f64>]) -> Vec3<f64> {
+    let n = p.len().max(1) as f64;
+    let c = p.iter().fold(Vec3::zero(), |a, &b| a + b) * (1.0 / n);
+    let mut cov = crate::math::Mat3::zero();
+    for &q in p {
+        cov += crate::math::Mat3::outer(q - c, q - c);
+    }
+    // Eigenvalues ascending: the last column is the largest-extent axis.
+    let axis = sym_eigen3(&cov).eigenvectors.col(2);
+    axis.try_normalize(1e-300).unwrap_or(Vec3::new(1.0, 0.0, 0.0))
+}
+
+impl Model {
+    /// Builds the model of `mesh` (rest shape = the mesh's positions, spec
+    /// §2.3 [R]) with `material`, `wrinkles` and the warp/weft `frame`.
+    ///
+    /// Errors: a mesh that is not consistently oriented (the dihedral sign
+    /// convention needs it, §2.1), a material that fails validation, UVs of
+    /// the wrong length or with degenerate triangles.
+    pub fn new(
+        mesh: &TriMesh,
+        material: Material,
+        wrinkles: Wrinkles,
+        frame: &MaterialFrame,
+        init_rest_from_mesh: bool,
+    ) -> Result<Self> {
+        material.validate()?;
+        mesh.check_orientation()?;
+        let x = mesh.vertices().to_vec();
+        let faces = mesh.faces().to_vec();
+        let topo = mesh.topology();
+        let n = x.len();
+
+        // Per-triangle material coordinates (A11).
+        let tri_rest: Vec<TriangleRest> = match frame {
+            MaterialFrame::Uv(uv) => {
+                if uv.len() != faces.len() {
+                    return invalid!(
+                        "uv has {} faces but the mesh has {}; pass one [u, v] per face corner, shape (F, 3, 2)",
+                        uv.len(),
+                        faces.len()
+                    );
+                }
+                uv.iter()
+                    .enumerate()
+                    .map(|(t, u)| {
+                        TriangleRest::from_uv(*u)
+                            .map_err(|e| crate::Error::InvalidInput(format!("uv of face {t}: {e}")))
+                    })
+                    .collect::<Result<_>>()?
+            }
+            MaterialFrame::Direction(_) | MaterialFrame::Principal => {
+                let d0 = match frame {
+                    MaterialFrame::Direction(d) => match d.try_normalize(1e-12) {
+                        Some(d) if d.is_finite() => d,
+                        _ => return invalid!("warp direction must be a finite non-zero vector, got {d:?}"),
+                    },
+                    _ => principal_axis(&x),
+                };
+                let alt = d0.any_orthogonal();
+                faces
+                    .iter()
+                    .enumerate()
+                    .map(|(t, f)| {
+                        let (p0, p1, p2) = (x[f[0] as usize], x[f[1] as usize], x[f[2] as usize]);
+                        let nrm = (p1 - p0).cross(p2 - p0).normalize_or_zero();
+                        // Project the warp direction into the plane; if the
+                        // triangle is (nearly) perpendicular to it, fall back
+                        // to a fixed orthogonal direction.
+                        let mut u = d0 - nrm * nrm.dot(d0);
+                        if u.norm() < 0.1 {
+                            u = alt - nrm * nrm.dot(alt);
+                        }
+                        let u = u.normalize_or_zero();
+                        let v = nrm.cross(u);
+                        let uv = [
+                            [0.0, 0.0],
+                            [(p1 - p0).dot(u), (p1 - p0).dot(v)],
+                            [(p2 - p0).dot(u), (p2 - p0).dot(v)],
+                        ];
+                        TriangleRest::from_uv(uv)
+                            .map_err(|e| crate::Error::InvalidInput(format!("face {t}: {e}")))
+                    })
+                    .collect::<Result<_>>()?
+            }
+        };
+
+        let mut mass = vec![0.0; n];
+        let mut vertex_area = vec![0.0; n];
+        for (f, r) in faces.iter().zip(&tri_rest) {
+            for &v in f {
+                mass[v as usize] += material.density * r.area / 3.0;
+                vertex_area[v as usize] += r.area / 3.0;
+            }
+        }
+
+        let mut hinges = Vec::with_capacity(topo.hinges().len());
+        let mut hinge_s = Vec::with_capacity(topo.hinges().len());
+        let mut hinge_rest_length = Vec::with_capacity(topo.hinges().len());
+        let mut hinge_theta_bar = Vec::with_capacity(topo.hinges().len());
+        for h in topo.hinges() {
+            let v = h.vertices;
+            let l = match frame {
+                // §2.4: rest length from material coordinates, averaged over
+                // the two faces' copies (UV seams).
+                MaterialFrame::Uv(uv) => {
+                    let len_in = |face: u32| -> f64 {
+                        let f = faces[face as usize];
+                        let a = f.iter().position(|&q| q == v[0]).unwrap_or(0);
+                        let b = f.iter().position(|&q| q == v[1]).unwrap_or(0);
+                        let (ua, ub) = (uv[face as usize][a], uv[face as usize][b]);
+                        ((ua[0] - ub[0]).powi(2) + (ua[1] - ub[1]).powi(2)).sqrt()
+                    };
+                    0.5 * (len_in(h.faces[0]) + len_in(h.faces[1]))
+                }
+                _ => (x[v[1] as usize] - x[v[0] as usize]).norm(),
+            };
+            let s = hinge::shape_factor(
+                l,
+                tri_rest[h.faces[0] as usize].area,
+                tri_rest[h.faces[1] as usize].area,
+            );
+            let xs = [
+                x[v[0] as usize],
+                x[v[1] as usize],
+                x[v[2] as usize],
+                x[v[3] as usize],
+            ];
+            hinges.push(v);
+            hinge_s.push(s);
+            hinge_rest_length.push(l);
+            hinge_theta_bar.push(if init_rest_from_mesh {
+                hinge::dihedral_angle(&xs)
+            } else {
+                0.0
+            });
+        }
+        let pattern = Pattern::build(n, &faces, &hinges);
+        Ok(Model {
+            faces,
+            edges: topo.edges().to_vec(),
+            hinges,
+            hinge_s,
+            hinge_rest_length,
+            hinge_theta_bar,
+            tri_rest,
+            mass,
+            vertex_area,
+            rest_positions: x,
+            material,
+            wrinkles,
+            pattern,
+        })
+    }
+
+    /// Number of vertices.
+    pub fn num_vertices(&self) -> usize {
+        self.mass.len()
+    }
+}
