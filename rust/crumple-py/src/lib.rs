@@ -4,6 +4,7 @@
 //! Python exception tree and releases the GIL around heavy work. All physics
 //! lives in `crumple-core`.
 
+mod cloth;
 mod collide;
 mod convert;
 mod errors;
@@ -38,5 +39,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     collide::register(m)?;
     gpu::register(m)?;
     mpm::register(m)?;
+    cloth::register(m)?;
     Ok(())
 }

@@ -18,6 +18,6 @@ pub mod material;
 pub mod membrane;
 pub mod model;
 pub mod selfcollide;
-// pub mod sim;
-// pub mod solver;
+pub mod sim;
+pub mod solver;
 pub mod wrinkle;

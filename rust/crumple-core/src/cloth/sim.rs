@@ -1,1 +1,379 @@
-//! (in progress)
+//! The convenience wrapper: a [`Model`], its [`State`] and a [`Solver`], plus
+//! pins and scripted handles, colliders and the hold-time warp schedule.
+
+use super::material::{Material, Wrinkles};
+use super::model::{MaterialFrame, Model};
+use super::solver::{Pins, Solver, State, StepParams, StepStats};
+use crate::collide::{Collider, Kinematics, Motion};
+use crate::geometry::TriMesh;
+use crate::math::{Mat3, Vec3};
+use crate::{Error, Result, invalid};
+
+/// A group of vertices moved rigidly along a prescribed path (spec §6.1 step
+/// 1: "rotate a ring, pull an edge"). Target of vertex `k` at time `t`:
+/// `R(t)(X_k − pivot) + pivot + T(t)`, where `(R, T)` is the motion's pose
+/// relative to the moment the handle was created.
+#[derive(Clone, Debug)]
+struct Handle {
+    vertices: Vec<u32>,
+    reference: Vec<Vec3<f64>>,
+    pivot: Vec3<f64>,
+    motion: Motion,
+    start: f64,
+    active: bool,
+}
+
+/// Implicit cloth with persistent wrinkles: build from a mesh, pin, add
+/// colliders, step.
+pub struct Simulation {
+    model: Model,
+    state: State,
+    solver: Solver,
+    params: StepParams,
+    pins: Pins,
+    handles: Vec<Handle>,
+    colliders: Vec<Collider>,
+    /// Hold-time warp per step (s) and the number of steps it still applies.
+    warp_per_step: f64,
+    warp_steps_left: u64,
+    last: StepStats,
+}
+
+impl Simulation {
+    /// A simulation of `mesh` at rest (positions = rest shape, zero velocity).
+    pub fn new(
+        mesh: &TriMesh,
+        material: Material,
+        wrinkles: Wrinkles,
+        frame: &MaterialFrame,
+        init_rest_from_mesh: bool,
+        params: StepParams,
+    ) -> Result<Self> {
+        params.validate()?;
+        let model = Model::new(mesh, material, wrinkles, frame, init_rest_from_mesh)?;
+        let n = model.num_vertices();
+        let state = State::new(&model, model.rest_positions.clone(), vec![Vec3::zero(); n]);
+        let solver = Solver::new(&model)?;
+        Ok(Simulation {
+            model,
+            state,
+            solver,
+            params,
+            pins: Pins {
+                stiffness: vec![0.0; n],
+                target: vec![Vec3::zero(); n],
+            },
+            handles: Vec::new(),
+            colliders: Vec::new(),
+            warp_per_step: 0.0,
+            warp_steps_left: 0,
+            last: StepStats::default(),
+        })
+    }
+
+    /// The model (rest data, material, switches).
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// The state (positions, velocities, internal variables).
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    /// Mutable state, for loading checkpoints and setting velocities.
+    pub fn state_mut(&mut self) -> &mut State {
+        &mut self.state
+    }
+
+    /// Step settings.
+    pub fn params(&self) -> &StepParams {
+        &self.params
+    }
+
+    /// Replaces the step settings (validated).
+    pub fn set_params(&mut self, p: StepParams) -> Result<()> {
+        p.validate()?;
+        self.params = p;
+        Ok(())
+    }
+
+    /// Statistics of the last step.
+    pub fn last_stats(&self) -> &StepStats {
+        &self.last
+    }
+
+    /// Colliders, in the order added.
+    pub fn colliders(&self) -> &[Collider] {
+        &self.colliders
+    }
+
+    fn check_vertices(&self, vertices: &[u32]) -> Result<()> {
+        let n = self.model.num_vertices();
+        if let Some(&v) = vertices.iter().find(|&&v| v as usize >= n) {
+            return invalid!("vertex index {v} is out of range: the cloth has {n} vertices (0..{n})");
+        }
+        Ok(())
+    }
+
+    fn stiffness_or_default(&self, stiffness: Option<f64>) -> Result<f64> {
+        let k = stiffness.unwrap_or(self.params.handle_stiffness);
+        if !(k.is_finite() && k > 0.0) {
+            return invalid!("pin stiffness must be a positive number of N/m, got {k}");
+        }
+        Ok(k)
+    }
+
+    /// Pins `vertices` to `targets` (or to where they are now) with handle
+    /// springs of `stiffness` N/m (default: the step parameters' `k_h`).
+    pub fn pin(
+        &mut self,
+        vertices: &[u32],
+        targets: Option<&[Vec3<f64>]>,
+        stiffness: Option<f64>,
+    ) -> Result<()> {
+        self.check_vertices(vertices)?;
+        let k = self.stiffness_or_default(stiffness)?;
+        if let Some(t) = targets {
+            if t.len() != vertices.len() {
+                return invalid!(
+                    "pin: {} targets for {} vertices; pass one target per vertex",
+                    t.len(),
+                    vertices.len()
+                );
+            }
+            if let Some(p) = t.iter().find(|p| !p.is_finite()) {
+                return invalid!("pin: target {p:?} is not finite");
+            }
+        }
+        for (j, &v) in vertices.iter().enumerate() {
+            self.pins.stiffness[v as usize] = k;
+            self.pins.target[v as usize] = targets.map_or(self.state.x[v as usize], |t| t[j]);
+        }
+        Ok(())
+    }
+
+    /// Moves the targets of already pinned vertices (host-scripted motion).
+    pub fn set_pin_targets(&mut self, vertices: &[u32], targets: &[Vec3<f64>]) -> Result<()> {
+        self.check_vertices(vertices)?;
+        if targets.len() != vertices.len() {
+            return invalid!(
+                "{} targets for {} vertices; pass one target per vertex",
+                targets.len(),
+                vertices.len()
+            );
+        }
+        for (&v, t) in vertices.iter().zip(targets) {
+            if !t.is_finite() {
+                return invalid!("pin target {t:?} is not finite");
+            }
+            if self.pins.stiffness[v as usize] <= 0.0 {
+                return invalid!("vertex {v} is not pinned; call pin() first");
+            }
+            self.pins.target[v as usize] = *t;
+        }
+        Ok(())
+    }
+
+    /// Releases the pins of `vertices` (they become free), including any
+    /// handle they belong to.
+    pub fn release(&mut self, vertices: &[u32]) -> Result<()> {
+        self.check_vertices(vertices)?;
+        for &v in vertices {
+            self.pins.stiffness[v as usize] = 0.0;
+        }
+        Ok(())
+    }
+
+    /// Adds a scripted handle: `vertices` pinned with stiffness `stiffness`
+    /// and moved rigidly by `motion` about `pivot` from now on. Returns its id.
+    pub fn add_handle(
+        &mut self,
+        vertices: &[u32],
+        pivot: Vec3<f64>,
+        motion: Motion,
+        stiffness: Option<f64>,
+    ) -> Result<usize> {
+        self.check_vertices(vertices)?;
+        if vertices.is_empty() {
+            return invalid!("a handle needs at least one vertex");
+        }
+        if !pivot.is_finite() {
+            return invalid!("handle pivot {pivot:?} is not finite");
+        }
+        let motion = motion.validated()?;
+        if matches!(motion, Motion::Scripted) {
+            return invalid!(
+                "a handle's motion cannot be 'scripted'; use pin() and set_pin_targets() instead"
+            );
+        }
+        let k = self.stiffness_or_default(stiffness)?;
+        let reference: Vec<Vec3<f64>> = vertices.iter().map(|&v| self.state.x[v as usize]).collect();
+        for (&v, &r) in vertices.iter().zip(&reference) {
+            self.pins.stiffness[v as usize] = k;
+            self.pins.target[v as usize] = r;
+        }
+        self.handles.push(Handle {
+            vertices: vertices.to_vec(),
+            reference,
+            pivot,
+            motion,
+            start: self.state.time,
+            active: true,
+        });
+        Ok(self.handles.len() - 1)
+    }
+
+    /// Releases handle `id`: its vertices become free.
+    pub fn release_handle(&mut self, id: usize) -> Result<()> {
+        let Some(h) = self.handles.get_mut(id) else {
+            return invalid!("no handle {id}; {} handles exist", self.handles.len());
+        };
+        h.active = false;
+        for &v in &h.vertices {
+            self.pins.stiffness[v as usize] = 0.0;
+        }
+        Ok(())
+    }
+
+    /// Stops handle `id` where it is (its vertices stay pinned there).
+    pub fn freeze_handle(&mut self, id: usize) -> Result<()> {
+        let Some(h) = self.handles.get_mut(id) else {
+            return invalid!("no handle {id}; {} handles exist", self.handles.len());
+        };
+        h.active = false;
+        Ok(())
+    }
+
+    /// Adds a kinematic collider.
+    pub fn add_collider(&mut self, c: Collider) {
+        self.colliders.push(c);
+    }
+
+    /// Removes collider `i` (e.g. lifting the container away, scene E8).
+    pub fn remove_collider(&mut self, i: usize) -> Result<Collider> {
+        if i >= self.colliders.len() {
+            return invalid!("no collider {i}; {} colliders exist", self.colliders.len());
+        }
+        Ok(self.colliders.remove(i))
+    }
+
+    /// Mutable collider `i` (to change its motion or pose).
+    pub fn collider_mut(&mut self, i: usize) -> Result<&mut Collider> {
+        let n = self.colliders.len();
+        match self.colliders.get_mut(i) {
+            Some(c) => Ok(c),
+            None => invalid!("no collider {i}; {n} colliders exist"),
+        }
+    }
+
+    /// Hold-time warp (§4.6): add `per_step` seconds to every hinge's clocks
+    /// after each of the next `steps` steps (paper: 10 s × 50 steps = 500 s).
+    pub fn set_hold_warp(&mut self, per_step: f64, steps: u64) -> Result<()> {
+        if !(per_step.is_finite() && per_step >= 0.0) {
+            return invalid!("hold warp must be ≥ 0 seconds per step, got {per_step}");
+        }
+        self.warp_per_step = per_step;
+        self.warp_steps_left = steps;
+        Ok(())
+    }
+
+    fn update_handle_targets(&mut self, t: f64) -> Result<()> {
+        let base = Kinematics {
+            translation: Vec3::zero(),
+            rotation: Mat3::identity(),
+            linear_velocity: Vec3::zero(),
+            angular_velocity: Vec3::zero(),
+        };
+        for h in self.handles.iter().filter(|h| h.active) {
+            let Some(k) = h.motion.evaluate(t - h.start, &base, 0.0) else {
+                return Err(Error::InvalidInput("handle motion could not be evaluated".into()));
+            };
+            for (&v, &r) in h.vertices.iter().zip(&h.reference) {
+                if self.pins.stiffness[v as usize] > 0.0 {
+                    self.pins.target[v as usize] = k.rotation * (r - h.pivot) + h.pivot + k.translation;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// One step of `dt` (spec §6.1).
+    pub fn step(&mut self) -> Result<StepStats> {
+        let t1 = self.state.time + self.params.dt;
+        // Step 1: obstacles and handle targets at t + h.
+        for c in &mut self.colliders {
+            c.advance_to(t1)?;
+        }
+        self.update_handle_targets(t1)?;
+        let warp = if self.warp_steps_left > 0 {
+            self.warp_steps_left -= 1;
+            self.warp_per_step
+        } else {
+            0.0
+        };
+        let stats = self.solver.step(
+            &self.model,
+            &mut self.state,
+            &self.pins,
+            &self.colliders,
+            &self.params,
+            warp,
+        )?;
+        self.last = stats;
+        Ok(stats)
+    }
+
+    /// Advances by `duration` seconds: `round(duration / dt)` steps (at least
+    /// one). Returns the number of steps taken.
+    pub fn advance(&mut self, duration: f64) -> Result<u64> {
+        if !(duration.is_finite() && duration > 0.0) {
+            return invalid!("advance: duration must be a positive number of seconds, got {duration}");
+        }
+        let steps = ((duration / self.params.dt).round() as u64).max(1);
+        for _ in 0..steps {
+            self.step()?;
+        }
+        Ok(steps)
+    }
+
+    /// Current dihedral angle of every hinge, rad (computed from the current
+    /// positions, not the start of the last step).
+    pub fn hinge_angles(&self) -> Vec<f64> {
+        use rayon::prelude::*;
+        let x = &self.state.x;
+        self.model
+            .hinges
+            .par_iter()
+            .map(|h| {
+                super::hinge::dihedral_angle(&[
+                    x[h[0] as usize],
+                    x[h[1] as usize],
+                    x[h[2] as usize],
+                    x[h[3] as usize],
+                ])
+            })
+            .collect()
+    }
+
+    /// Handle spring forces on the cloth at the current positions, N
+    /// (zero for free vertices): the reaction of E4's torque read-out.
+    pub fn pin_forces(&self) -> Vec<Vec3<f64>> {
+        self.state
+            .x
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| (self.pins.target[i] - x) * self.pins.stiffness[i])
+            .collect()
+    }
+
+    /// Pin stiffness per vertex (0 = free) and targets.
+    pub fn pins(&self) -> &Pins {
+        &self.pins
+    }
+
+    /// Non-adjacent triangle pairs that intersect at the current positions.
+    pub fn count_self_intersections(&self) -> usize {
+        super::selfcollide::count_triangle_intersections(&self.state.x, &self.model.faces)
+    }
+}

@@ -39,6 +39,7 @@ pub use capsule::Capsule;
 pub use collider::{Collider, Contact};
 pub use cylinder::Cylinder;
 pub use mesh_sdf::MeshSdf;
+pub(crate) use motion::Kinematics;
 pub use motion::Motion;
 pub use plane::Plane;
 pub use response::{BoundaryMode, boundary_response};

@@ -1,0 +1,591 @@
+//! Bindings of `crumple_core::cloth`: the implicit persistent-wrinkle cloth.
+//!
+//! Materials, switches and step settings cross as flat dicts (built by
+//! `crumple/cloth.py`, which documents every key with its unit); presets come
+//! from the core so the tables live in one place.
+
+use crate::collide::PyCollider;
+use crate::convert::{points_to_py, rows_to_py, to_points, v3};
+use crate::errors::{IntoPy, invalid};
+use crate::geometry::PyTriMesh;
+use crumple_core::cloth::material::{BendFriction, Material, PlasticConstants, Wrinkles};
+use crumple_core::cloth::model::MaterialFrame;
+use crumple_core::cloth::sim::Simulation;
+use crumple_core::cloth::solver::{ContactParams, LinearSolver, StepParams};
+use crumple_core::cloth::wrinkle::{FrictionParams, PlasticClock};
+use crumple_core::collide::Motion;
+use crumple_core::math::Mat3;
+use numpy::{
+    PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArray3,
+    PyUntypedArrayMethods,
+};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+type T3 = (f64, f64, f64);
+
+fn get<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, k: &str) -> PyResult<T> {
+    d.get_item(k)?
+        .ok_or_else(|| invalid(format!("parameter {k:?} is missing")))?
+        .extract()
+        .map_err(|e| invalid(format!("parameter {k:?}: {}", Into::<PyErr>::into(e))))
+}
+
+use pyo3::conversion::FromPyObjectOwned;
+
+/// Material dict → core material. Keys as produced by [`material_to_dict`].
+fn material_from(d: &Bound<'_, PyDict>) -> PyResult<Material> {
+    let f3 = |k: &str| -> PyResult<[f64; 3]> {
+        let v: Vec<f64> = get(d, k)?;
+        v.try_into()
+            .map_err(|_| invalid(format!("parameter {k:?} needs 3 values (uu, vv, uv)")))
+    };
+    let (te0, tei, ttf) = (f3("tensile_eps0")?, f3("tensile_eps_inf")?, f3("tensile_tau_f")?);
+    let (ty0, tkh, tg, ttp) = (
+        f3("tensile_eps_y0")?,
+        f3("tensile_k_h0")?,
+        f3("tensile_g")?,
+        f3("tensile_tau_p")?,
+    );
+    let m = Material {
+        density: get(d, "density")?,
+        membrane: crumple_core::cloth::membrane::MembraneStiffness {
+            k11: get(d, "k11")?,
+            k22: get(d, "k22")?,
+            k12: get(d, "k12")?,
+            k33: get(d, "k33")?,
+        },
+        bending: get(d, "bending")?,
+        bending_scale: get(d, "bending_scale")?,
+        bend_friction_stiffness: get(d, "friction_stiffness")?,
+        bend_friction: FrictionParams {
+            eps0: get(d, "friction_eps0")?,
+            eps_inf: get(d, "friction_eps_inf")?,
+            tau: get(d, "friction_tau")?,
+        },
+        bend_plastic: PlasticConstants {
+            eps_y0: get(d, "yield_angle")?,
+            k_h0: get(d, "hardening")?,
+            g: get(d, "hardening_drop")?,
+            tau: get(d, "hardening_tau")?,
+        },
+        tensile_friction_stiffness: f3("tensile_friction_stiffness")?,
+        tensile_friction: core::array::from_fn(|c| FrictionParams {
+            eps0: te0[c],
+            eps_inf: tei[c],
+            tau: ttf[c],
+        }),
+        tensile_plastic: core::array::from_fn(|c| PlasticConstants {
+            eps_y0: ty0[c],
+            k_h0: tkh[c],
+            g: tg[c],
+            tau: ttp[c],
+        }),
+    };
+    m.validate().py_err()?;
+    Ok(m)
+}
+
+fn material_to_dict<'py>(py: Python<'py>, m: &Material) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("density", m.density)?;
+    d.set_item("k11", m.membrane.k11)?;
+    d.set_item("k22", m.membrane.k22)?;
+    d.set_item("k12", m.membrane.k12)?;
+    d.set_item("k33", m.membrane.k33)?;
+    d.set_item("bending", m.bending)?;
+    d.set_item("bending_scale", m.bending_scale)?;
+    d.set_item("friction_stiffness", m.bend_friction_stiffness)?;
+    d.set_item("friction_eps0", m.bend_friction.eps0)?;
+    d.set_item("friction_eps_inf", m.bend_friction.eps_inf)?;
+    d.set_item("friction_tau", m.bend_friction.tau)?;
+    d.set_item("yield_angle", m.bend_plastic.eps_y0)?;
+    d.set_item("hardening", m.bend_plastic.k_h0)?;
+    d.set_item("hardening_drop", m.bend_plastic.g)?;
+    d.set_item("hardening_tau", m.bend_plastic.tau)?;
+    d.set_item(
+        "tensile_friction_stiffness",
+        m.tensile_friction_stiffness.to_vec(),
+    )?;
+    d.set_item("tensile_eps0", m.tensile_friction.map(|f| f.eps0).to_vec())?;
+    d.set_item("tensile_eps_inf", m.tensile_friction.map(|f| f.eps_inf).to_vec())?;
+    d.set_item("tensile_tau_f", m.tensile_friction.map(|f| f.tau).to_vec())?;
+    d.set_item("tensile_eps_y0", m.tensile_plastic.map(|p| p.eps_y0).to_vec())?;
+    d.set_item("tensile_k_h0", m.tensile_plastic.map(|p| p.k_h0).to_vec())?;
+    d.set_item("tensile_g", m.tensile_plastic.map(|p| p.g).to_vec())?;
+    d.set_item("tensile_tau_p", m.tensile_plastic.map(|p| p.tau).to_vec())?;
+    Ok(d)
+}
+
+/// The parameters of a paper preset (Table 2/3) as a dict.
+#[pyfunction]
+fn cloth_preset<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyDict>> {
+    let m = Material::preset(name).py_err()?;
+    material_to_dict(py, &m)
+}
+
+/// Names of the presets.
+#[pyfunction]
+fn cloth_preset_names() -> Vec<&'static str> {
+    crumple_core::cloth::material::PRESET_NAMES.to_vec()
+}
+
+fn wrinkles_from(d: &Bound<'_, PyDict>) -> PyResult<Wrinkles> {
+    let bf: String = get(d, "bend_friction")?;
+    let clock: String = get(d, "clock")?;
+    Ok(Wrinkles {
+        bend_friction: match bf.as_str() {
+            "off" => BendFriction::Off,
+            "dwell" => BendFriction::Dwell,
+            "dahl" => BendFriction::Dahl,
+            o => {
+                return Err(invalid(format!(
+                    "bend_friction {o:?}: use 'dwell', 'dahl' or 'off'"
+                )));
+            }
+        },
+        bend_plasticity: get(d, "bend_plasticity")?,
+        tensile_friction: get(d, "tensile_friction")?,
+        tensile_plasticity: get(d, "tensile_plasticity")?,
+        clock: match clock.as_str() {
+            "alg2" => PlasticClock::Alg2,
+            "eq14" => PlasticClock::Eq14,
+            "always" => PlasticClock::AlwaysRunning,
+            o => return Err(invalid(format!("clock {o:?}: use 'alg2', 'eq14' or 'always'"))),
+        },
+        friction_slip_tangent: get(d, "friction_slip_tangent")?,
+        warp_faces: get(d, "warp_faces")?,
+        constant_hardening: get(d, "constant_hardening")?,
+    })
+}
+
+fn params_from(d: &Bound<'_, PyDict>) -> PyResult<StepParams> {
+    let solver: String = get(d, "linear_solver")?;
+    let g: T3 = get(d, "gravity")?;
+    Ok(StepParams {
+        dt: get(d, "dt")?,
+        gravity: v3(g),
+        damping: get(d, "damping")?,
+        handle_stiffness: get(d, "handle_stiffness")?,
+        contact: ContactParams {
+            repulsion_distance: get(d, "repulsion_distance")?,
+            repulsion_stiffness: get(d, "repulsion_stiffness")?,
+            thickness: get(d, "thickness")?,
+            self_friction: get(d, "self_friction")?,
+        },
+        self_collision: get(d, "self_collision")?,
+        linear_solver: match solver.as_str() {
+            "cholesky" => LinearSolver::Cholesky,
+            "lagged" => LinearSolver::LaggedCholesky,
+            "cg" => LinearSolver::Cg,
+            o => {
+                return Err(invalid(format!(
+                    "linear_solver {o:?}: use 'lagged', 'cholesky' or 'cg'"
+                )));
+            }
+        },
+        cg_tolerance: get(d, "cg_tolerance")?,
+        cg_max_iterations: get(d, "cg_max_iterations")?,
+    })
+}
+
+fn indices(a: &PyReadonlyArray1<'_, i64>, n: usize) -> PyResult<Vec<u32>> {
+    a.as_array()
+        .iter()
+        .map(|&i| {
+            if i < 0 || i as usize >= n {
+                Err(invalid(format!(
+                    "vertex index {i} is out of range: the cloth has {n} vertices"
+                )))
+            } else {
+                Ok(i as u32)
+            }
+        })
+        .collect()
+}
+
+fn f64_array<'py>(py: Python<'py>, v: Vec<f64>) -> Bound<'py, PyArray1<f64>> {
+    PyArray1::from_vec(py, v)
+}
+
+/// Implicit cloth simulation (spec `persistent_wrinkles.md`).
+#[pyclass(module = "crumple._core", name = "ClothSimulation")]
+pub struct PyClothSimulation {
+    sim: Simulation,
+}
+
+#[pymethods]
+impl PyClothSimulation {
+    #[new]
+    #[pyo3(signature = (mesh, material, wrinkles, params, uv=None, warp_direction=None, init_rest_from_mesh=false))]
+    fn new(
+        py: Python<'_>,
+        mesh: &PyTriMesh,
+        material: &Bound<'_, PyDict>,
+        wrinkles: &Bound<'_, PyDict>,
+        params: &Bound<'_, PyDict>,
+        uv: Option<PyReadonlyArray3<'_, f64>>,
+        warp_direction: Option<T3>,
+        init_rest_from_mesh: bool,
+    ) -> PyResult<Self> {
+        let m = material_from(material)?;
+        let w = wrinkles_from(wrinkles)?;
+        let p = params_from(params)?;
+        let frame = match (uv, warp_direction) {
+            (Some(a), _) => {
+                let s = a.shape();
+                if s[1] != 3 || s[2] != 2 {
+                    return Err(invalid(format!("uv must have shape (F, 3, 2); got {s:?}")));
+                }
+                let view = a.as_array();
+                let mut out = Vec::with_capacity(s[0]);
+                for f in 0..s[0] {
+                    out.push(core::array::from_fn(|c| [view[[f, c, 0]], view[[f, c, 1]]]));
+                }
+                MaterialFrame::Uv(out)
+            }
+            (None, Some(d)) => MaterialFrame::Direction(v3(d)),
+            (None, None) => MaterialFrame::Principal,
+        };
+        let mesh = mesh.inner.clone();
+        let sim = py
+            .detach(move || Simulation::new(&mesh, m, w, &frame, init_rest_from_mesh, p))
+            .py_err()?;
+        Ok(Self { sim })
+    }
+
+    /// Replaces the step settings.
+    fn set_params(&mut self, params: &Bound<'_, PyDict>) -> PyResult<()> {
+        let p = params_from(params)?;
+        self.sim.set_params(p).py_err()
+    }
+
+    fn step(&mut self, py: Python<'_>) -> PyResult<()> {
+        let sim = &mut self.sim;
+        py.detach(|| sim.step()).py_err()?;
+        Ok(())
+    }
+
+    fn advance(&mut self, py: Python<'_>, duration: f64) -> PyResult<u64> {
+        let sim = &mut self.sim;
+        py.detach(|| sim.advance(duration)).py_err()
+    }
+
+    #[pyo3(signature = (vertices, targets=None, stiffness=None))]
+    fn pin(
+        &mut self,
+        vertices: PyReadonlyArray1<'_, i64>,
+        targets: Option<PyReadonlyArray2<'_, f64>>,
+        stiffness: Option<f64>,
+    ) -> PyResult<()> {
+        let v = indices(&vertices, self.sim.model().num_vertices())?;
+        let t = targets.map(|t| to_points(&t, "targets")).transpose()?;
+        self.sim.pin(&v, t.as_deref(), stiffness).py_err()
+    }
+
+    fn set_pin_targets(
+        &mut self,
+        vertices: PyReadonlyArray1<'_, i64>,
+        targets: PyReadonlyArray2<'_, f64>,
+    ) -> PyResult<()> {
+        let v = indices(&vertices, self.sim.model().num_vertices())?;
+        let t = to_points(&targets, "targets")?;
+        self.sim.set_pin_targets(&v, &t).py_err()
+    }
+
+    fn release(&mut self, vertices: PyReadonlyArray1<'_, i64>) -> PyResult<()> {
+        let v = indices(&vertices, self.sim.model().num_vertices())?;
+        self.sim.release(&v).py_err()
+    }
+
+    /// Handle moved by keyframes: relative poses (translation, rotation) at times.
+    #[pyo3(signature = (vertices, pivot, times, translations, rotations, stiffness=None))]
+    fn add_handle_keyframes(
+        &mut self,
+        vertices: PyReadonlyArray1<'_, i64>,
+        pivot: T3,
+        times: Vec<f64>,
+        translations: PyReadonlyArray2<'_, f64>,
+        rotations: PyReadonlyArray3<'_, f64>,
+        stiffness: Option<f64>,
+    ) -> PyResult<usize> {
+        let v = indices(&vertices, self.sim.model().num_vertices())?;
+        let tr = to_points(&translations, "translations")?;
+        let s = rotations.shape();
+        if s[1] != 3 || s[2] != 3 {
+            return Err(invalid(format!("rotations must have shape (K, 3, 3); got {s:?}")));
+        }
+        let r = rotations.as_array();
+        let rots: Vec<Mat3<f64>> = (0..s[0])
+            .map(|k| Mat3::from_rows_array(core::array::from_fn(|i| core::array::from_fn(|j| r[[k, i, j]]))))
+            .collect();
+        let motion = Motion::Keyframes {
+            times,
+            translations: tr,
+            rotations: rots,
+        };
+        self.sim.add_handle(&v, v3(pivot), motion, stiffness).py_err()
+    }
+
+    /// Handle moved at constant linear and angular velocity about `pivot`.
+    #[pyo3(signature = (vertices, pivot, linear_velocity, angular_velocity, stiffness=None))]
+    fn add_handle_constant(
+        &mut self,
+        vertices: PyReadonlyArray1<'_, i64>,
+        pivot: T3,
+        linear_velocity: T3,
+        angular_velocity: T3,
+        stiffness: Option<f64>,
+    ) -> PyResult<usize> {
+        let v = indices(&vertices, self.sim.model().num_vertices())?;
+        let motion = Motion::Constant {
+            linear_velocity: v3(linear_velocity),
+            angular_velocity: v3(angular_velocity),
+        };
+        self.sim.add_handle(&v, v3(pivot), motion, stiffness).py_err()
+    }
+
+    fn release_handle(&mut self, id: usize) -> PyResult<()> {
+        self.sim.release_handle(id).py_err()
+    }
+
+    fn freeze_handle(&mut self, id: usize) -> PyResult<()> {
+        self.sim.freeze_handle(id).py_err()
+    }
+
+    fn add_collider(&mut self, collider: &PyCollider) -> usize {
+        self.sim.add_collider(collider.inner.clone());
+        self.sim.colliders().len() - 1
+    }
+
+    fn remove_collider(&mut self, index: usize) -> PyResult<()> {
+        self.sim.remove_collider(index).py_err().map(|_| ())
+    }
+
+    /// Replaces collider `index` (same slot) with a new one, e.g. after the
+    /// user changed its motion in Python.
+    fn replace_collider(&mut self, index: usize, collider: &PyCollider) -> PyResult<()> {
+        *self.sim.collider_mut(index).py_err()? = collider.inner.clone();
+        Ok(())
+    }
+
+    fn get_collider(&self, index: usize) -> PyResult<PyCollider> {
+        let c = self
+            .sim
+            .colliders()
+            .get(index)
+            .ok_or_else(|| invalid(format!("no collider {index}")))?;
+        Ok(PyCollider { inner: c.clone() })
+    }
+
+    fn set_hold_warp(&mut self, per_step: f64, steps: u64) -> PyResult<()> {
+        self.sim.set_hold_warp(per_step, steps).py_err()
+    }
+
+    #[getter]
+    fn positions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        points_to_py(py, &self.sim.state().x)
+    }
+
+    #[getter]
+    fn velocities<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        points_to_py(py, &self.sim.state().v)
+    }
+
+    fn set_positions(&mut self, x: PyReadonlyArray2<'_, f64>) -> PyResult<()> {
+        let p = to_points(&x, "positions")?;
+        let n = self.sim.model().num_vertices();
+        if p.len() != n || p.iter().any(|q| !q.is_finite()) {
+            return Err(invalid(format!("positions must be finite with shape ({n}, 3)")));
+        }
+        self.sim.state_mut().x = p;
+        Ok(())
+    }
+
+    fn set_velocities(&mut self, v: PyReadonlyArray2<'_, f64>) -> PyResult<()> {
+        let p = to_points(&v, "velocities")?;
+        let n = self.sim.model().num_vertices();
+        if p.len() != n || p.iter().any(|q| !q.is_finite()) {
+            return Err(invalid(format!("velocities must be finite with shape ({n}, 3)")));
+        }
+        self.sim.state_mut().v = p;
+        Ok(())
+    }
+
+    #[getter]
+    fn time(&self) -> f64 {
+        self.sim.state().time
+    }
+
+    #[getter]
+    fn step_count(&self) -> u64 {
+        self.sim.state().step
+    }
+
+    #[getter]
+    fn faces<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<i64>>> {
+        rows_to_py(py, &self.sim.model().faces)
+    }
+
+    #[getter]
+    fn hinges<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<i64>>> {
+        rows_to_py(py, &self.sim.model().hinges)
+    }
+
+    #[getter]
+    fn hinge_rest_length<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        f64_array(py, self.sim.model().hinge_rest_length.clone())
+    }
+
+    #[getter]
+    fn masses<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        f64_array(py, self.sim.model().mass.clone())
+    }
+
+    /// Current dihedral angles, rad.
+    fn hinge_angles<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        f64_array(py, self.sim.hinge_angles())
+    }
+
+    #[getter]
+    fn plastic_angle<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        f64_array(
+            py,
+            self.sim.state().hinge_plastic.iter().map(|p| p.theta_p).collect(),
+        )
+    }
+
+    #[getter]
+    fn anchor_angle<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        f64_array(
+            py,
+            self.sim.state().hinge_friction.iter().map(|f| f.anchor).collect(),
+        )
+    }
+
+    #[getter]
+    fn stick_time<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        f64_array(
+            py,
+            self.sim
+                .state()
+                .hinge_friction
+                .iter()
+                .map(|f| f.t_stick)
+                .collect(),
+        )
+    }
+
+    #[getter]
+    fn plastic_time<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        f64_array(
+            py,
+            self.sim
+                .state()
+                .hinge_plastic
+                .iter()
+                .map(|p| p.t_plastic)
+                .collect(),
+        )
+    }
+
+    #[getter]
+    fn yield_angle<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        f64_array(
+            py,
+            self.sim.state().hinge_plastic.iter().map(|p| p.eps_y).collect(),
+        )
+    }
+
+    #[getter]
+    fn hinge_dahl<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        f64_array(py, self.sim.state().hinge_dahl.clone())
+    }
+
+    /// Tensile plastic strains (F, 3): uu, vv, uv.
+    #[getter]
+    fn tensile_plastic_strain<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let st = self.sim.state();
+        let flat: Vec<f64> = st.tri_plastic.iter().flat_map(|p| p.map(|c| c.theta_p)).collect();
+        PyArray1::from_vec(py, flat).reshape([st.tri_plastic.len(), 3])
+    }
+
+    /// Tensile friction anchors (F, 3).
+    #[getter]
+    fn tensile_anchor<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let st = self.sim.state();
+        let flat: Vec<f64> = st.tri_friction.iter().flat_map(|p| p.map(|c| c.anchor)).collect();
+        PyArray1::from_vec(py, flat).reshape([st.tri_friction.len(), 3])
+    }
+
+    fn pin_forces<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        points_to_py(py, &self.sim.pin_forces())
+    }
+
+    #[getter]
+    fn pin_stiffness<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        f64_array(py, self.sim.pins().stiffness.clone())
+    }
+
+    fn count_self_intersections(&self, py: Python<'_>) -> usize {
+        let sim = &self.sim;
+        py.detach(|| sim.count_self_intersections())
+    }
+
+    /// Statistics of the last step as a dict.
+    fn last_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.sim.last_stats();
+        let d = PyDict::new(py);
+        d.set_item("cg_iterations", s.cg_iterations)?;
+        d.set_item("residual", s.residual)?;
+        d.set_item("hinge_slips", s.hinge_slips)?;
+        d.set_item("hinge_yields", s.hinge_yields)?;
+        d.set_item("proximity_pairs", s.proximity_pairs)?;
+        d.set_item("obstacle_contacts", s.obstacle_contacts)?;
+        d.set_item("collisions", s.collisions)?;
+        d.set_item("impact_zones", s.impact_zones)?;
+        d.set_item("t_proximity", s.times.proximity)?;
+        d.set_item("t_elements", s.times.elements)?;
+        d.set_item("t_assemble", s.times.assemble)?;
+        d.set_item("t_solve", s.times.solve)?;
+        d.set_item("t_collide", s.times.collide)?;
+        Ok(d)
+    }
+
+    /// Kinetic energy, J.
+    fn kinetic_energy(&self) -> f64 {
+        let st = self.sim.state();
+        let m = &self.sim.model().mass;
+        st.v.iter().zip(m).map(|(v, &m)| 0.5 * m * v.norm_squared()).sum()
+    }
+}
+
+/// Intersection count of a mesh state (non-adjacent triangle pairs).
+#[pyfunction]
+fn count_triangle_intersections(
+    py: Python<'_>,
+    positions: PyReadonlyArray2<'_, f64>,
+    faces: PyReadonlyArray2<'_, i64>,
+) -> PyResult<usize> {
+    let x = to_points(&positions, "positions")?;
+    let n = x.len() as i64;
+    let f: Vec<[u32; 3]> = crate::convert::to_triples(&faces, "faces")?
+        .into_iter()
+        .map(|t| {
+            if t.iter().any(|&i| i < 0 || i >= n) {
+                Err(invalid(format!("face {t:?} has an index outside 0..{n}")))
+            } else {
+                Ok([t[0] as u32, t[1] as u32, t[2] as u32])
+            }
+        })
+        .collect::<PyResult<_>>()?;
+    Ok(py.detach(|| crumple_core::cloth::selfcollide::count_triangle_intersections(&x, &f)))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyClothSimulation>()?;
+    m.add_function(wrap_pyfunction!(cloth_preset, m)?)?;
+    m.add_function(wrap_pyfunction!(cloth_preset_names, m)?)?;
+    m.add_function(wrap_pyfunction!(count_triangle_intersections, m)?)?;
+    Ok(())
+}
