@@ -801,8 +801,22 @@ impl Solver {
                         BoundaryMode::Slip => 0.0,
                         BoundaryMode::Separate => c.friction(),
                     };
-                    let proj = Mat3::identity() - Mat3::outer(ct.normal, ct.normal);
-                    let vt = proj * (state.v[i] - ct.velocity);
+                    let nn = Mat3::outer(ct.normal, ct.normal);
+                    let proj = Mat3::identity() - nn;
+                    let vrel = state.v[i] - ct.velocity;
+                    let vn = vrel.dot(ct.normal);
+                    if vn < 0.0 {
+                        // Inelastic approach inside the repulsion layer (as the
+                        // repulsion impulses of Bridson et al. 2002, which the
+                        // paper cites for contact): implicit normal damping that
+                        // removes the approach speed within the step. Without
+                        // it the cubic penalty is a lossless spring and cloth
+                        // bounces off obstacles like a ball.
+                        let cn = model.mass[i] / h;
+                        fi -= ct.normal * (cn * vn);
+                        di += nn * cn;
+                    }
+                    let vt = proj * vrel;
                     let vtn = vt.norm();
                     if mu > 0.0 && vtn > 0.0 {
                         let cap = model.mass[i] / h;
@@ -846,11 +860,15 @@ impl Solver {
             } else {
                 0.0
             };
+            // Inelastic approach, as for obstacles: the relative normal
+            // speed of the pair is removed within the step.
+            let vn = vrel.dot(pr.normal);
+            let cn = if vn < 0.0 && wm > 0.0 { 1.0 / (h * wm) } else { 0.0 };
             for (&vi, &wk) in pr.vertices.iter().zip(&pr.weights) {
                 let i = vi as usize;
-                self.force[i] += pr.normal * (fn_mag * wk) - vt * (cf * wk);
+                self.force[i] += pr.normal * (fn_mag * wk - cn * vn * wk) - vt * (cf * wk);
                 self.k_diag[i] += nn * (stiff * wk * wk);
-                self.d_diag[i] += proj * (cf * wk * wk);
+                self.d_diag[i] += proj * (cf * wk * wk) + nn * (cn * wk * wk);
             }
         }
 
