@@ -2,7 +2,8 @@
 
 Submodules: :mod:`crumple.geometry` (meshes, strands, sampling),
 :mod:`crumple.colliders` (kinematic obstacles), :mod:`crumple.io` (files),
-:mod:`crumple.viz` (polyscope pictures), :mod:`crumple.backend` (CPU/GPU
+:mod:`crumple.viz` (polyscope pictures), :mod:`crumple.mpm` and
+:mod:`crumple.cloth` (the solvers), :mod:`crumple.backend` (CPU/GPU
 choice), :mod:`crumple.gpu` (GPU primitives), :mod:`crumple.scenes`.
 """
 
@@ -20,11 +21,12 @@ from .errors import (
 
 __version__: str = _core.version()
 
-from . import backend, colliders, geometry, gpu, io, mpm, scenes  # noqa: E402
+from . import backend, cloth, colliders, geometry, gpu, io, mpm, scenes  # noqa: E402
 
 __all__ = [
     "__version__",
     "backend",
+    "cloth",
     "colliders",
     "geometry",
     "gpu",
