@@ -13,6 +13,9 @@ Parts:
   if they cannot be installed or run).
 - ``mpm_cloth``: cloth throughput and bytes per particle at ~100k triangles
   next to the paper's Table 2 (``mpm_cloth.py``).
+- ``cloth_wrinkles``: the persistent-wrinkle cloth's Table 1 replica (twist
+  scene at 2K/7K/27K vertices, models on/off, the three linear solvers, and
+  self-collision on) next to the paper's seconds per step (``cloth_wrinkles.py``).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import cloth_wrinkles
 import mpm_cloth
 import mpm_vs_peers
 
@@ -89,6 +93,7 @@ def main() -> int:
         "gpu_primitives": run_gpu_primitives(),
         "mpm_vs_peers": mpm_vs_peers.run(),
         "mpm_cloth": mpm_cloth.run(),
+        "cloth_wrinkles": cloth_wrinkles.run(),
     }
     (OUT / "summary.json").write_text(json.dumps(summary, indent=2))
     print(json.dumps(summary, indent=2))
