@@ -612,8 +612,10 @@ mod tests {
     #[test]
     fn bad_input_is_rejected_and_divergence_reported() {
         let mesh = sheet(4);
-        let mut p = StepParams::default();
-        p.dt = 0.0;
+        let p = StepParams {
+            dt: 0.0,
+            ..StepParams::default()
+        };
         let e = Simulation::new(
             &mesh,
             Material::preset("cotton").unwrap(),

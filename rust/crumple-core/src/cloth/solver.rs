@@ -379,7 +379,7 @@ fn pcg(
     for it in 1..=max_iter {
         a.mul(&w.p, &mut w.ap);
         let pap = dot(&w.p, &w.ap);
-        if !(pap > 0.0) || !rz.is_finite() {
+        if pap.is_nan() || pap <= 0.0 || !rz.is_finite() {
             return CgOutcome {
                 iterations: it,
                 converged: false,
