@@ -35,7 +35,8 @@ import numpy.typing as npt
 from . import _core
 from ._checks import as_points, as_vec3, choice, finite, non_negative, positive, positive_int
 from ._progress import progress as _progress_bar
-from .colliders import Collider
+from . import io as _io
+from .colliders import Collider, _from_spec
 from .errors import InvalidInputError
 from .geometry import TriMesh
 
@@ -304,6 +305,12 @@ class Simulation:
             if not np.all(np.isfinite(uv_arr)):
                 raise InvalidInputError("uv contains NaN or inf")
         wd = None if warp_direction is None else as_vec3(warp_direction, "warp_direction")
+        self._uv = uv_arr
+        self._warp_direction = wd
+        self._init_rest = bool(init_rest_from_mesh)
+        # Handles as created, for checkpoints: options, reference positions,
+        # creation time and status ("active", "frozen", "released").
+        self._handles: list[dict[str, Any]] = []
         self.mesh = mesh
         self._s = _core.ClothSimulation(
             mesh._m, material._dict(), wrinkles._dict(), self._params, uv_arr, wd, bool(init_rest_from_mesh)
@@ -362,9 +369,14 @@ class Simulation:
         if tr.shape != (k, 3) or rot.shape != (k, 3, 3):
             raise InvalidInputError(
                 f"translations must be ({k}, 3) and rotations ({k}, 3, 3) for {k} times; got {tr.shape}, {rot.shape}")
-        return int(self._s.add_handle_keyframes(_indices(indices), as_vec3(pivot, "pivot"), ts, tr,
-                                                np.ascontiguousarray(rot),
-                                                None if stiffness is None else positive(stiffness, "stiffness")))
+        idx = _indices(indices)
+        hid = int(self._s.add_handle_keyframes(idx, as_vec3(pivot, "pivot"), ts, tr, np.ascontiguousarray(rot),
+                                               None if stiffness is None else positive(stiffness, "stiffness")))
+        # Reference = where the vertices are now (the core validated idx).
+        self._handles.append(dict(indices=idx, reference=self.positions[idx], pivot=as_vec3(pivot, "pivot"), times=ts,
+                                  translations=tr, rotations=np.ascontiguousarray(rot), start=self.time,
+                                  status="active"))
+        return hid
 
     def rotate_handle(self, indices: npt.ArrayLike, *, axis: Vec3Like, angle: float, duration: float,
                       pivot: Vec3Like = (0.0, 0.0, 0.0), hold_after: bool = True) -> int:
@@ -387,10 +399,12 @@ class Simulation:
     def release_handle(self, handle: int) -> None:
         """Release a handle's vertices."""
         self._s.release_handle(int(handle))
+        self._handles[int(handle)]["status"] = "released"
 
     def freeze_handle(self, handle: int) -> None:
         """Stop a handle where it is; its vertices stay pinned there."""
         self._s.freeze_handle(int(handle))
+        self._handles[int(handle)]["status"] = "frozen"
 
     # -- colliders ------------------------------------------------------------
 
@@ -571,6 +585,71 @@ class Simulation:
     def count_self_intersections(self) -> int:
         """Pairs of non-adjacent triangles that intersect now."""
         return int(self._s.count_self_intersections())
+
+    # -- checkpoints ----------------------------------------------------------
+
+    def save(self, path: str | Any) -> Any:
+        """Write a checkpoint ``.npz``: rest mesh, material, switches,
+        settings, handles, colliders and their motions, pins, and every state
+        array (internal variables included). A run restored with :meth:`load`
+        continues bit-identically to this one (saving drops the lagged
+        solver's cached factor in both, so both refactorize next step).
+        Collider callbacks are not saved: re-attach them."""
+        self._s.invalidate_solver_cache()
+        arrays: dict[str, npt.NDArray[Any]] = {
+            "mesh_vertices": self.mesh.vertices, "mesh_faces": self.mesh.faces,
+        }
+        if self._uv is not None:
+            arrays["uv"] = self._uv
+        handles = []
+        for i, h in enumerate(self._handles):
+            for k in ("indices", "reference", "translations", "rotations"):
+                arrays[f"handle{i}_{k}"] = np.asarray(h[k])
+            handles.append({"pivot": list(h["pivot"]), "times": h["times"], "start": h["start"],
+                            "status": h["status"]})
+        colliders = []
+        for c in self._colliders:
+            motions = list(getattr(c, "_motions", []))
+            if c._callback is not None:
+                motions.append((c.time, "pose", dict(
+                    translation=c.translation.tolist(), rotation=c.rotation.tolist(),
+                    linear_velocity=list(c._c.linear_velocity), angular_velocity=list(c._c.angular_velocity))))
+            colliders.append({"spec": c._spec, "motions": motions})
+        for k, v in self._s.state_arrays().items():
+            arrays[f"state_{k}"] = np.asarray(v)
+        meta = {"solver": "cloth", "material": self.material._dict(), "wrinkles": self.wrinkles._dict(),
+                "params": self._params, "warp_direction": self._warp_direction, "init_rest": self._init_rest,
+                "handles": handles, "colliders": colliders}
+        return _io.save_checkpoint(path, arrays, meta)
+
+    @classmethod
+    def load(cls, path: str | Any) -> Simulation:
+        """Rebuild a simulation from a checkpoint written by :meth:`save`."""
+        arrays, meta = _io.load_checkpoint(path)
+        if meta.get("solver") != "cloth":
+            raise InvalidInputError(f"{str(path)!r} is not a cloth checkpoint")
+        mesh = TriMesh(arrays["mesh_vertices"], arrays["mesh_faces"])
+        p = dict(meta["params"])
+        sim = cls(mesh, Material(**meta["material"]), Wrinkles(**meta["wrinkles"]), uv=arrays.get("uv"),
+                  warp_direction=meta["warp_direction"], init_rest_from_mesh=meta["init_rest"], **p)
+        for c in meta["colliders"]:
+            sim.add_collider(_from_spec(c["spec"], [tuple(m) for m in c["motions"]]))
+        for i, h in enumerate(meta["handles"]):
+            a = {k: arrays[f"handle{i}_{k}"] for k in ("indices", "reference", "translations", "rotations")}
+            sim._s.restore_handle(a["indices"], a["reference"], tuple(h["pivot"]), float(h["start"]),
+                                  h["status"] == "active", list(h["times"]), a["translations"], a["rotations"])
+            sim._handles.append(dict(indices=a["indices"], reference=a["reference"], pivot=tuple(h["pivot"]),
+                                     times=list(h["times"]), translations=a["translations"],
+                                     rotations=a["rotations"], start=float(h["start"]), status=h["status"]))
+        state: dict[str, Any] = {k[len("state_"):]: v for k, v in arrays.items() if k.startswith("state_")}
+        for k in ("time", "warp_per_step"):
+            state[k] = float(state[k])
+        for k in ("step", "warp_steps_left"):
+            state[k] = int(state[k])
+        sim._s.set_state(state)
+        for c in sim._colliders:
+            c.advance_to(sim.time)
+        return sim
 
     def trimesh(self) -> TriMesh:
         """The current shape as a TriMesh (for export and viewing)."""

@@ -345,6 +345,215 @@ impl PyClothSimulation {
         self.sim.add_handle(&v, v3(pivot), motion, stiffness).py_err()
     }
 
+    /// Restores a checkpointed handle (keyframes when `times` is given, else
+    /// constant velocities).
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (vertices, reference, pivot, start, active, times=None, translations=None, rotations=None, linear_velocity=None, angular_velocity=None))]
+    fn restore_handle(
+        &mut self,
+        vertices: PyReadonlyArray1<'_, i64>,
+        reference: PyReadonlyArray2<'_, f64>,
+        pivot: T3,
+        start: f64,
+        active: bool,
+        times: Option<Vec<f64>>,
+        translations: Option<PyReadonlyArray2<'_, f64>>,
+        rotations: Option<PyReadonlyArray3<'_, f64>>,
+        linear_velocity: Option<T3>,
+        angular_velocity: Option<T3>,
+    ) -> PyResult<usize> {
+        let v = indices(&vertices, self.sim.model().num_vertices())?;
+        let reference = to_points(&reference, "reference")?;
+        let motion = match (times, translations, rotations) {
+            (Some(times), Some(tr), Some(rot)) => {
+                let s = rot.shape();
+                if s[1] != 3 || s[2] != 3 {
+                    return Err(invalid(format!("rotations must have shape (K, 3, 3); got {s:?}")));
+                }
+                let r = rot.as_array();
+                Motion::Keyframes {
+                    times,
+                    translations: to_points(&tr, "translations")?,
+                    rotations: (0..s[0])
+                        .map(|k| {
+                            Mat3::from_rows_array(core::array::from_fn(|i| {
+                                core::array::from_fn(|j| r[[k, i, j]])
+                            }))
+                        })
+                        .collect(),
+                }
+            }
+            _ => Motion::Constant {
+                linear_velocity: v3(linear_velocity.unwrap_or((0.0, 0.0, 0.0))),
+                angular_velocity: v3(angular_velocity.unwrap_or((0.0, 0.0, 0.0))),
+            },
+        };
+        self.sim
+            .restore_handle(&v, reference, v3(pivot), motion, start, active)
+            .py_err()
+    }
+
+    /// Drops the lagged factor (checkpoint saves call it; see the core).
+    fn invalidate_solver_cache(&mut self) {
+        self.sim.invalidate_solver_cache();
+    }
+
+    /// Every state array, for checkpoints.
+    fn state_arrays<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let st = self.sim.state();
+        let d = PyDict::new(py);
+        d.set_item("x", points_to_py(py, &st.x)?)?;
+        d.set_item("v", points_to_py(py, &st.v)?)?;
+        d.set_item("hinge_angle", f64_array(py, st.hinge_angle.clone()))?;
+        let hp: Vec<f64> = st
+            .hinge_plastic
+            .iter()
+            .flat_map(|p| [p.theta_p, p.eps_hp, p.eps_y, p.dir as f64, p.t_plastic])
+            .collect();
+        d.set_item(
+            "hinge_plastic",
+            PyArray1::from_vec(py, hp).reshape([st.hinge_plastic.len(), 5])?,
+        )?;
+        let hf: Vec<f64> = st
+            .hinge_friction
+            .iter()
+            .flat_map(|f| [f.anchor, f.t_stick])
+            .collect();
+        d.set_item(
+            "hinge_friction",
+            PyArray1::from_vec(py, hf).reshape([st.hinge_friction.len(), 2])?,
+        )?;
+        d.set_item("hinge_dahl", f64_array(py, st.hinge_dahl.clone()))?;
+        let tp: Vec<f64> = st
+            .tri_plastic
+            .iter()
+            .flat_map(|t| {
+                t.iter()
+                    .flat_map(|p| [p.theta_p, p.eps_hp, p.eps_y, p.dir as f64, p.t_plastic])
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        d.set_item(
+            "tri_plastic",
+            PyArray1::from_vec(py, tp).reshape([st.tri_plastic.len(), 15])?,
+        )?;
+        let tf: Vec<f64> = st
+            .tri_friction
+            .iter()
+            .flat_map(|t| t.iter().flat_map(|f| [f.anchor, f.t_stick]).collect::<Vec<_>>())
+            .collect();
+        d.set_item(
+            "tri_friction",
+            PyArray1::from_vec(py, tf).reshape([st.tri_friction.len(), 6])?,
+        )?;
+        d.set_item("time", st.time)?;
+        d.set_item("step", st.step)?;
+        d.set_item("pin_stiffness", f64_array(py, self.sim.pins().stiffness.clone()))?;
+        d.set_item("pin_target", points_to_py(py, &self.sim.pins().target)?)?;
+        let (wp, wl) = self.sim.hold_warp();
+        d.set_item("warp_per_step", wp)?;
+        d.set_item("warp_steps_left", wl)?;
+        d.set_item("warm_start", f64_array(py, self.sim.warm_start().to_vec()))?;
+        Ok(d)
+    }
+
+    /// Restores the arrays written by `state_arrays` (shapes checked).
+    fn set_state(&mut self, d: &Bound<'_, PyDict>) -> PyResult<()> {
+        use crumple_core::cloth::solver::Pins;
+        use crumple_core::cloth::wrinkle::{FrictionState, PlasticState};
+        let n = self.sim.model().num_vertices();
+        let nh = self.sim.model().hinges.len();
+        let nt = self.sim.model().faces.len();
+        let arr2 = |k: &str, cols: usize, rows: usize| -> PyResult<Vec<f64>> {
+            let a: PyReadonlyArray2<'_, f64> = get(d, k)?;
+            let sh = a.shape();
+            if sh != [rows, cols] {
+                return Err(invalid(format!(
+                    "checkpoint array {k:?} has shape {sh:?}, expected ({rows}, {cols})"
+                )));
+            }
+            let v: Vec<f64> = a.as_array().iter().copied().collect();
+            if v.iter().any(|x| !x.is_finite()) {
+                return Err(invalid(format!("checkpoint array {k:?} contains NaN or inf")));
+            }
+            Ok(v)
+        };
+        let arr1 = |k: &str, len: usize| -> PyResult<Vec<f64>> {
+            let a: PyReadonlyArray1<'_, f64> = get(d, k)?;
+            let v: Vec<f64> = a.as_array().iter().copied().collect();
+            if v.len() != len || v.iter().any(|x| !x.is_finite()) {
+                return Err(invalid(format!(
+                    "checkpoint array {k:?} must have {len} finite values"
+                )));
+            }
+            Ok(v)
+        };
+        let pts = |v: Vec<f64>| -> Vec<crumple_core::math::Vec3<f64>> {
+            v.chunks_exact(3)
+                .map(|c| crumple_core::math::Vec3::new(c[0], c[1], c[2]))
+                .collect()
+        };
+        let plastic = |c: &[f64]| PlasticState {
+            theta_p: c[0],
+            eps_hp: c[1],
+            eps_y: c[2],
+            dir: c[3] as i8,
+            t_plastic: c[4],
+        };
+        let x = pts(arr2("x", 3, n)?);
+        let v = pts(arr2("v", 3, n)?);
+        let ha = arr1("hinge_angle", nh)?;
+        let hp = arr2("hinge_plastic", 5, nh)?;
+        let hf = arr2("hinge_friction", 2, nh)?;
+        let hd = arr1("hinge_dahl", nh)?;
+        let tp = arr2("tri_plastic", 15, nt)?;
+        let tf = arr2("tri_friction", 6, nt)?;
+        let ps = arr1("pin_stiffness", n)?;
+        let pt = pts(arr2("pin_target", 3, n)?);
+        let ws = arr1("warm_start", 3 * n)?;
+        let time: f64 = get(d, "time")?;
+        let step: u64 = get(d, "step")?;
+        let wp: f64 = get(d, "warp_per_step")?;
+        let wl: u64 = get(d, "warp_steps_left")?;
+        self.sim
+            .set_pins(Pins {
+                stiffness: ps,
+                target: pt,
+            })
+            .py_err()?;
+        self.sim.set_hold_warp(wp, wl).py_err()?;
+        self.sim.set_warm_start(&ws).py_err()?;
+        let st = self.sim.state_mut();
+        st.x = x;
+        st.v = v;
+        st.hinge_angle = ha;
+        st.hinge_plastic = hp.chunks_exact(5).map(plastic).collect();
+        st.hinge_friction = hf
+            .chunks_exact(2)
+            .map(|c| FrictionState {
+                anchor: c[0],
+                t_stick: c[1],
+            })
+            .collect();
+        st.hinge_dahl = hd;
+        st.tri_plastic = tp
+            .chunks_exact(15)
+            .map(|c| [plastic(&c[0..5]), plastic(&c[5..10]), plastic(&c[10..15])])
+            .collect();
+        st.tri_friction = tf
+            .chunks_exact(6)
+            .map(|c| {
+                core::array::from_fn(|k| FrictionState {
+                    anchor: c[2 * k],
+                    t_stick: c[2 * k + 1],
+                })
+            })
+            .collect();
+        st.time = time;
+        st.step = step;
+        Ok(())
+    }
+
     fn release_handle(&mut self, id: usize) -> PyResult<()> {
         self.sim.release_handle(id).py_err()
     }

@@ -224,6 +224,80 @@ impl Simulation {
         Ok(self.handles.len() - 1)
     }
 
+    /// Restores a handle saved in a checkpoint: `reference` positions (those
+    /// the vertices had when the handle was created), its creation time
+    /// `start` and whether it still moves. Pin stiffnesses and targets are
+    /// restored separately (from [`Pins`]).
+    pub fn restore_handle(
+        &mut self,
+        vertices: &[u32],
+        reference: Vec<Vec3<f64>>,
+        pivot: Vec3<f64>,
+        motion: Motion,
+        start: f64,
+        active: bool,
+    ) -> Result<usize> {
+        self.check_vertices(vertices)?;
+        if reference.len() != vertices.len() || reference.iter().any(|r| !r.is_finite()) {
+            return invalid!(
+                "handle restore: {} reference positions for {} vertices",
+                reference.len(),
+                vertices.len()
+            );
+        }
+        if !(pivot.is_finite() && start.is_finite()) {
+            return invalid!("handle restore: pivot and start time must be finite");
+        }
+        let motion = motion.validated()?;
+        self.handles.push(Handle {
+            vertices: vertices.to_vec(),
+            reference,
+            pivot,
+            motion,
+            start,
+            active,
+        });
+        Ok(self.handles.len() - 1)
+    }
+
+    /// Replaces the pins (checkpoint restore). Lengths must match the mesh.
+    pub fn set_pins(&mut self, pins: Pins) -> Result<()> {
+        let n = self.model.num_vertices();
+        if pins.stiffness.len() != n || pins.target.len() != n {
+            return invalid!("pins need {n} stiffnesses and targets");
+        }
+        if pins.stiffness.iter().any(|k| !(k.is_finite() && *k >= 0.0))
+            || pins.target.iter().any(|t| !t.is_finite())
+        {
+            return invalid!("pin stiffnesses must be finite and ≥ 0 and targets finite");
+        }
+        self.pins = pins;
+        Ok(())
+    }
+
+    /// Remaining hold warp: seconds per step and steps left.
+    pub fn hold_warp(&self) -> (f64, u64) {
+        (self.warp_per_step, self.warp_steps_left)
+    }
+
+    /// The linear solver's warm start (Δv of the last step), for checkpoints:
+    /// the block-Jacobi CG starts from it, so restoring it keeps a restored
+    /// run bit-identical.
+    pub fn warm_start(&self) -> &[f64] {
+        self.solver.warm_start()
+    }
+
+    /// Drops cached solver data that a checkpoint does not hold (the lagged
+    /// factor); see [`Solver::invalidate_factor`].
+    pub fn invalidate_solver_cache(&mut self) {
+        self.solver.invalidate_factor();
+    }
+
+    /// Restores the warm start saved by [`warm_start`](Self::warm_start).
+    pub fn set_warm_start(&mut self, dv: &[f64]) -> Result<()> {
+        self.solver.set_warm_start(dv)
+    }
+
     /// Releases handle `id`: its vertices become free.
     pub fn release_handle(&mut self, id: usize) -> Result<()> {
         let Some(h) = self.handles.get_mut(id) else {

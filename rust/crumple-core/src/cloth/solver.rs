@@ -571,6 +571,31 @@ impl Solver {
         Ok(())
     }
 
+    /// Drops the lagged Cholesky factor so the next step refactorizes. Saving
+    /// a checkpoint calls this, so that the saved run and a run restored from
+    /// the checkpoint continue identically (the factor is not saved).
+    pub fn invalidate_factor(&mut self) {
+        self.have_factor = false;
+    }
+
+    /// Δv of the last step (the CG warm start).
+    pub fn warm_start(&self) -> &[f64] {
+        &self.dv
+    }
+
+    /// Restores the CG warm start; `dv` has 3 values per vertex.
+    pub fn set_warm_start(&mut self, dv: &[f64]) -> Result<()> {
+        if dv.len() != self.dv.len() || dv.iter().any(|v| !v.is_finite()) {
+            return invalid!(
+                "warm start needs {} finite values, got {}",
+                self.dv.len(),
+                dv.len()
+            );
+        }
+        self.dv.copy_from_slice(dv);
+        Ok(())
+    }
+
     /// Single-precision numeric factorization of the current system matrix
     /// into `l32` (the lagged-Cholesky preconditioner).
     fn factor32(&mut self, step: u64) -> Result<()> {
