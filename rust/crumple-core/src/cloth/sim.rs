@@ -722,4 +722,66 @@ mod tests {
             other => panic!("expected Diverged, got {other:?}"),
         }
     }
+
+    /// Two sheets, the upper one thrown through the lower (pinned) one: with
+    /// self-collision the fail-safe leaves no crossing after any step; without
+    /// it the sheets pass through each other.
+    #[test]
+    fn self_collision_keeps_stacked_sheets_apart() {
+        let a = grid_mesh((0.2, 0.2), (12, 12), Vec3::new(0.0, 0.5, 0.0), 1).unwrap();
+        let b = grid_mesh((0.12, 0.12), (8, 8), Vec3::new(0.01, 0.51, 0.005), 1).unwrap();
+        let (mut v, mut f) = a.into_parts();
+        let off = v.len() as u32;
+        let (vb, fb) = b.into_parts();
+        v.extend(vb);
+        f.extend(fb.iter().map(|t| [t[0] + off, t[1] + off, t[2] + off]));
+        let mesh = TriMesh::from_u32_faces(v, f).unwrap();
+        let run = |self_collision: bool| {
+            let p = StepParams {
+                self_collision,
+                ..StepParams::default()
+            };
+            let mut s = Simulation::new(
+                &mesh,
+                Material::preset("cotton").unwrap(),
+                Wrinkles::default(),
+                &MaterialFrame::Principal,
+                false,
+                p,
+            )
+            .unwrap();
+            let x = s.state().x.clone();
+            let lower: Vec<u32> = (0..off)
+                .filter(|&i| {
+                    let q = x[i as usize];
+                    q.x.abs() > 0.099 || q.z.abs() > 0.099
+                })
+                .collect();
+            s.pin(&lower, None, None).unwrap();
+            for i in off as usize..x.len() {
+                s.state_mut().v[i] = Vec3::new(0.0, -3.0, 0.0);
+            }
+            let mut worst = 0;
+            let mut stats = StepStats::default();
+            for _ in 0..40 {
+                let st = s.step().unwrap();
+                stats.collisions += st.collisions;
+                stats.proximity_pairs = stats.proximity_pairs.max(st.proximity_pairs);
+                worst = worst.max(s.count_self_intersections());
+            }
+            let ymin_upper = s.state().x[off as usize..]
+                .iter()
+                .map(|q| q.y)
+                .fold(f64::INFINITY, f64::min);
+            (worst, stats, ymin_upper)
+        };
+        let (with, st, _) = run(true);
+        let (without, _, ymin_free) = run(false);
+        assert_eq!(with, 0, "cloth–cloth crossings with self-collision on");
+        assert!(st.proximity_pairs > 0, "no repulsion pairs were found");
+        assert!(
+            without > 0 || ymin_free < 0.45,
+            "without self-collision the sheets should pass through"
+        );
+    }
 }
