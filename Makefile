@@ -27,7 +27,7 @@ $(VPY):
 $(VENV)/.deps: pyproject.toml | $(VPY)
 	$(VPY) -m pip install -q --upgrade pip
 	$(VPY) -m pip install -q "maturin>=1.9,<2" "numpy>=1.26" "trimesh>=4" "tqdm>=4.66" \
-		"pytest>=8" "mypy>=1.10" "polyscope>=2.3" "pillow>=10"
+		"pytest>=8" "mypy>=1.10" "polyscope>=2.3" "pillow>=10" "matplotlib>=3.8"
 	touch $@
 
 sysdeps:

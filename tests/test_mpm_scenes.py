@@ -75,8 +75,10 @@ def test_cli_lists_all_scenes(capsys: pytest.CaptureFixture[str]) -> None:
     """`crumple scenes` prints every built-in scene with its description."""
     assert main(["scenes"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert sorted(line.split()[0] for line in lines) == sorted(SCENES)
-    assert cr.scenes.names() == sorted(SCENES)
+    listed = sorted(line.split()[0] for line in lines)
+    assert listed == cr.scenes.names()
+    # Every MPM scene is there (the cloth module registers its own too).
+    assert set(SCENES) <= set(listed)
     assert all(len(line.split()) > 3 for line in lines)
 
 
