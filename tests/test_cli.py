@@ -44,3 +44,13 @@ def test_entry_point_and_demo(tmp_path: Path) -> None:
     assert (tmp_path / "sphere.ply").is_file() and (tmp_path / "ground.ply").is_file()
     assert str(tmp_path / "cloth_on_sphere.png") in r.stdout
     assert "done in" in r.stdout
+
+
+def test_run_passes_scene_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`crumple run NAME --set KEY=VALUE` forwards scene options (JSON values)."""
+    assert main(["run", "cylinder_twist", "--scale", "0.3", "--set", "hold=immediate", "--set",
+                 "material=polyester", "--out", str(tmp_path)]) == 0
+    m = json.loads((tmp_path / "cylinder_twist" / "metrics.json").read_text())
+    assert m["protocol"]["hold"] == "immediate" and m["protocol"]["material"] == "polyester"
+    assert main(["run", "cylinder_twist", "--set", "hold"]) == 2
+    assert "KEY=VALUE" in capsys.readouterr().err

@@ -11,9 +11,10 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from . import __version__, _core
-from .errors import CrumpleError
+from .errors import CrumpleError, InvalidInputError
 
 __all__ = ["main", "info"]
 
@@ -58,12 +59,27 @@ def _cmd_scenes(args: argparse.Namespace) -> int:
     return 0
 
 
+def _options(items: list[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` strings as scene options; values are read as JSON when
+    they parse (numbers, true/false, lists) and kept as text otherwise."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise InvalidInputError(f"--set expects KEY=VALUE; got {item!r}")
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from . import scenes
 
     t0 = time.perf_counter()
     out = scenes.run(args.scene, out_dir=Path(args.out), frames=args.frames, backend=args.backend,
-                     scale=args.scale, progress=True)
+                     scale=args.scale, progress=True, **_options(args.set))
     print(f"wrote {out} in {time.perf_counter() - t0:.1f} s")
     return 0
 
@@ -110,6 +126,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     s.add_argument("--out", default="out", help="output folder (default: out)")
     s.add_argument("--backend", default="auto", choices=["auto", "cpu", "gpu"])
     s.add_argument("--scale", type=float, default=1.0, help="size knob toward the paper's resolution")
+    s.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="a scene option, e.g. --set hold=immediate --set material=denim (repeatable)")
     s.set_defaults(fn=_cmd_run)
 
     s = sub.add_parser("view", help="look at the last frame in a folder")
