@@ -28,14 +28,13 @@ mod zones;
 #[cfg(test)]
 mod tests;
 
-use self::bvh::{Aabb, Bvh};
+use self::bvh::{Aabb, Bvh, Pairing};
 use self::geom::{Near, ee_proximity, triangles_intersect, vf_proximity};
 use self::zones::Zones;
 use crate::math::Vec3;
 use crate::parallel::ordered_sum;
 use crate::{Error, Result};
 use rayon::prelude::*;
-macro_rules! prof { ($t:ident, $l:expr) => { if std::env::var_os("SCPROF").is_some() { eprintln!("  {}: {:?}", $l, $t.elapsed()); } let $t = std::time::Instant::now(); let _ = &$t; } }
 
 /// The two kinds of primitive pairs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,8 +67,9 @@ pub struct ProximityPair {
     /// Area weight `A` of the penalty (m²): as in the reference code
     /// (ARCSim's `make_constraint`), the smaller of the two sides' areas,
     /// where a vertex owns a third of its incident triangles, an edge a third
-    /// of its (one or two) triangles and a face its own area. Computed from
-    /// the current positions.
+    /// of its (one or two) triangles and a face its own area (so 0 for a
+    /// vertex or edge without triangles). Computed from the current
+    /// positions.
     pub area: f64,
 }
 
@@ -88,9 +88,10 @@ pub struct ResolveStats {
     pub largest_zone: usize,
 }
 
-/// Items per parallel chunk. Fixed, so the concatenation order (and every
-/// result) does not depend on the thread count.
-const CHUNK: usize = 256;
+/// Traversal seeds (independent node pairs) per parallel chunk. Fixed, so
+/// the concatenation order (and every result) does not depend on the thread
+/// count.
+const SEED_CHUNK: usize = 2;
 
 /// Rounds of inelastic projection (BFA02 §7.3) before falling back to rigid
 /// impact zones. Projections are cheap and keep the motion of the cloth,
@@ -109,6 +110,7 @@ const CCD_TOL: f64 = 1e-6;
 /// (`impact`), or a pair ending closer than the thickness.
 #[derive(Clone, Copy, Debug)]
 struct Contact {
+    kind: PairKind,
     vertices: [u32; 4],
     weights: [f64; 4],
     /// Oriented so that the first side started on its positive side.
@@ -119,8 +121,7 @@ struct Contact {
 /// Per-chunk scratch, kept between calls.
 #[derive(Default)]
 struct Worker {
-    stack: Vec<u32>,
-    hits: Vec<u32>,
+    stack: Vec<(u32, u32)>,
     contacts: Vec<Contact>,
     pairs: Vec<ProximityPair>,
     count: usize,
@@ -128,11 +129,11 @@ struct Worker {
 
 /// Runs `f` on the chunks of `0..len` in parallel, each with its own
 /// [`Worker`] (cleared first); returns the number of chunks used.
-fn for_chunks<F>(workers: &mut Vec<Worker>, len: usize, f: F) -> usize
+fn for_chunks<F>(workers: &mut Vec<Worker>, len: usize, chunk: usize, f: F) -> usize
 where
     F: Fn(core::ops::Range<usize>, &mut Worker) + Sync + Send,
 {
-    let chunks = len.div_ceil(CHUNK);
+    let chunks = len.div_ceil(chunk);
     if workers.len() < chunks {
         workers.resize_with(chunks, Worker::default);
     }
@@ -140,13 +141,13 @@ where
         w.contacts.clear();
         w.pairs.clear();
         w.count = 0;
-        let lo = c * CHUNK;
-        f(lo..(lo + CHUNK).min(len), w);
+        let lo = c * chunk;
+        f(lo..(lo + chunk).min(len), w);
     });
     chunks
 }
 
-/// Connectivity needed by the tests, fixed at construction.
+/// Connectivity needed by the queries, fixed at construction.
 struct Topology {
     n: usize,
     faces: Vec<[u32; 3]>,
@@ -181,6 +182,8 @@ impl Topology {
 /// reallocate once warmed up.
 pub struct SelfCollision {
     topo: Topology,
+    /// Hierarchies over vertices, edges (with the wedge boxes as their
+    /// second box set in proximity queries) and faces.
     vbvh: Bvh,
     ebvh: Bvh,
     fbvh: Bvh,
@@ -188,14 +191,32 @@ pub struct SelfCollision {
     face_area: Vec<f64>,
     vert_area: Vec<f64>,
     edge_area: Vec<f64>,
-    /// Per-edge boxes of the region where an edge–edge proximity can lie.
-    wedge: Vec<Aabb>,
+    /// Per-edge box of the region where an edge–edge proximity can lie,
+    /// and the cone of directions it spans.
+    wedge: Vec<(Aabb, Cone)>,
     /// Vertices whose pairs must be re-tested by the next CCD pass.
     dirty: Vec<bool>,
-    dirty_verts: Vec<u32>,
-    dirty_faces: Vec<u32>,
-    dirty_edges: Vec<u32>,
+    /// Bounding balls of the faces and edges at the start of the step
+    /// (centre, radius), for the cheap distance bounds of the CCD pass.
+    face_ball: Vec<(Vec3<f64>, f64)>,
+    edge_ball: Vec<(Vec3<f64>, f64)>,
+    /// Per-face plane data for the vertex–face proximity test, by face and
+    /// (with the face's vertices) in the face tree's leaf order.
+    face_geom: Vec<FaceGeom>,
+    face_leaf: Vec<(FaceGeom, [u32; 3])>,
+    /// Edge data in the edge tree's leaf order.
+    edge_leaf: Vec<EdgeLeaf>,
     contacts: Vec<Contact>,
+    /// Traversal seeds and their expansion scratch.
+    seeds: Vec<(u32, u32)>,
+    seeds_next: Vec<(u32, u32)>,
+    /// Projection rounds before impact zones ([`PROJECTION_ROUNDS`]; tests
+    /// set 0 to exercise the zones alone).
+    projection_rounds: usize,
+    /// Per-node dirty flags of the hierarchies (CCD).
+    marks_v: Vec<bool>,
+    marks_f: Vec<bool>,
+    marks_e: Vec<bool>,
     zones: Zones,
 }
 
@@ -223,18 +244,32 @@ impl SelfCollision {
         }
         for (i, f) in faces.iter().enumerate() {
             if f.iter().any(|&v| v as usize >= n) || f[0] == f[1] || f[1] == f[2] || f[0] == f[2] {
-                return crate::invalid!("face {i} = {f:?} has an index out of range (n = {n}) or a repeated vertex");
+                return crate::invalid!(
+                    "face {i} = {f:?} has an index out of range (n = {n}) or a repeated vertex"
+                );
             }
         }
         for (i, e) in edges.iter().enumerate() {
             if e.iter().any(|&v| v as usize >= n) || e[0] == e[1] {
-                return crate::invalid!("edge {i} = {e:?} has an index out of range (n = {n}) or a repeated vertex");
+                return crate::invalid!(
+                    "edge {i} = {e:?} has an index out of range (n = {n}) or a repeated vertex"
+                );
             }
         }
-        let (vf_offsets, vf) = csr(n, faces.iter().enumerate().flat_map(|(f, t)| t.iter().map(move |&v| (v, f as u32))));
+        let (vf_offsets, vf) = csr(
+            n,
+            faces
+                .iter()
+                .enumerate()
+                .flat_map(|(f, t)| t.iter().map(move |&v| (v, f as u32))),
+        );
         // Edge of each face side, by binary search in the sorted edge keys.
         let key = |a: u32, b: u32| ((a.min(b) as u64) << 32) | a.max(b) as u64;
-        let mut keys: Vec<(u64, u32)> = edges.iter().enumerate().map(|(i, e)| (key(e[0], e[1]), i as u32)).collect();
+        let mut keys: Vec<(u64, u32)> = edges
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (key(e[0], e[1]), i as u32))
+            .collect();
         keys.sort_unstable();
         let mut sides = Vec::with_capacity(faces.len() * 3);
         for (f, t) in faces.iter().enumerate() {
@@ -279,10 +314,18 @@ impl SelfCollision {
             edge_area: Vec::new(),
             wedge: Vec::new(),
             dirty: Vec::new(),
-            dirty_verts: Vec::new(),
-            dirty_faces: Vec::new(),
-            dirty_edges: Vec::new(),
+            face_ball: Vec::new(),
+            edge_ball: Vec::new(),
+            face_geom: Vec::new(),
+            face_leaf: Vec::new(),
+            edge_leaf: Vec::new(),
             contacts: Vec::new(),
+            seeds: Vec::new(),
+            seeds_next: Vec::new(),
+            projection_rounds: PROJECTION_ROUNDS,
+            marks_v: Vec::new(),
+            marks_f: Vec::new(),
+            marks_e: Vec::new(),
             zones: Zones::default(),
         })
     }
@@ -293,8 +336,10 @@ impl SelfCollision {
     }
 
     /// All vertex–face and edge–edge pairs closer than `d` (m) at positions
-    /// `x`, written to `out` (cleared first): vertex–face pairs sorted by
-    /// `(vertex, face)`, then edge–edge pairs sorted by edge indices.
+    /// `x`, written to `out` (cleared first): vertex–face pairs, then
+    /// edge–edge pairs, each sorted by `vertices`. An edge–edge pair lists
+    /// first the edge with the smaller index in the `edges` given to
+    /// [`SelfCollision::new`].
     ///
     /// Which pairs count follows the reference code (ARCSim's
     /// `signed_vf_distance`, `signed_ee_distance` and `in_wedge`):
@@ -316,104 +361,133 @@ impl SelfCollision {
     /// If `x.len()` differs from the number of vertices.
     pub fn proximity(&mut self, x: &[Vec3<f64>], d: f64, out: &mut Vec<ProximityPair>) {
         out.clear();
-        assert_eq!(x.len(), self.topo.n, "SelfCollision::proximity: x has the wrong length");
-        if !(d > 0.0) || !d.is_finite() {
+        assert_eq!(
+            x.len(),
+            self.topo.n,
+            "SelfCollision::proximity: x has the wrong length"
+        );
+        if d.is_nan() || d <= 0.0 || d.is_infinite() {
             return;
         }
-        let t0 = std::time::Instant::now();
         self.update_areas(x);
-        prof!(t0, "areas");
         let topo = &self.topo;
         // Vertex–face: the face's prism `{q + γ n : q ∈ f, |γ| < d}` is the
         // only place the vertex can be; its box pads each axis by `d |n_i|`,
         // which on a flat patch excludes all in-plane neighbours.
-        self.fbvh.update(topo.faces.len(), |f| {
+        self.face_geom.resize(topo.faces.len(), FaceGeom::default());
+        par_fill(&mut self.face_geom, |f| {
+            FaceGeom::new(topo.faces[f].map(|v| x[v as usize]))
+        });
+        let fg = &self.face_geom;
+        let face_centre = |f: usize| fg[f].centre;
+        self.fbvh.update(topo.faces.len(), face_centre, |f| {
             let [a, b, c] = topo.faces[f].map(|v| x[v as usize]);
-            let bx = Aabb::point(a).grow(b).grow(c);
-            match (b - a).cross(c - a).try_normalize(0.0) {
-                Some(n) => pad_box(bx, n.abs() * d),
-                None => bx,
-            }
+            pad_box(Aabb::point(a).grow(b).grow(c), fg[f].normal.abs() * d)
         });
-        prof!(t0, "fbvh");
-        let (fbvh, va, fa) = (&self.fbvh, &self.vert_area, &self.face_area);
-        let chunks = for_chunks(&mut self.workers, topo.n, |range, w| {
-            for v in range {
-                let p = x[v];
-                w.hits.clear();
-                let hits = &mut w.hits;
-                fbvh.query(&Aabb::point(p), &mut w.stack, |f| hits.push(f));
-                w.hits.sort_unstable();
-                for &f in &w.hits {
-                    let f = f as usize;
-                    if topo.face_has(f, v as u32) {
-                        continue;
-                    }
-                    let [a, b, c] = topo.faces[f];
-                    if let Some(near) = vf_proximity(p, x[a as usize], x[b as usize], x[c as usize], d) {
-                        w.pairs.push(pair(PairKind::VertexFace, [v as u32, a, b, c], near, va[v].min(fa[f])));
-                    }
+        self.vbvh.update(topo.n, |v| x[v], |v| Aabb::point(x[v]));
+        // Face data in the face tree's leaf order: the traversal reads it
+        // nearly sequentially instead of jumping around the mesh.
+        let forder = self.fbvh.order();
+        self.face_leaf.resize(forder.len(), (FaceGeom::default(), [0; 3]));
+        par_fill(&mut self.face_leaf, |p| {
+            let f = forder[p] as usize;
+            (fg[f], topo.faces[f])
+        });
+        let (va, fa, fl) = (&self.vert_area, &self.face_area, &self.face_leaf);
+        let vbvh = &self.vbvh;
+        let chunks = tree_pairs(
+            &mut self.workers,
+            &mut self.seeds,
+            &mut self.seeds_next,
+            Pairing::Two(&self.vbvh, &self.fbvh),
+            |_, _| true,
+            |v, f, pv, pf, w| {
+                let (geom, [a, b, c]) = &fl[pf];
+                // The vertex tree's boxes are the points themselves.
+                let p = vbvh.prim_box(pv).lo;
+                if v == *a || v == *b || v == *c || !geom.may_hold(p, d) {
+                    return;
                 }
-            }
-        });
+                if let Some(near) = vf_proximity(p, x[*a as usize], x[*b as usize], x[*c as usize], d) {
+                    let area = va[v as usize].min(fa[f as usize]);
+                    w.pairs
+                        .push(pair(PairKind::VertexFace, [v, *a, *b, *c], near, area));
+                }
+            },
+        );
         for w in &self.workers[..chunks] {
             out.extend_from_slice(&w.pairs);
         }
 
-        prof!(t0, "vf");
         // Edge–edge: each closest point lies in the other edge's wedge
-        // within `d`; `wedge[e]` bounds that region (see `wedge_pad`).
+        // within `d`; `wedge[e]` bounds that region (see `wedge_box`). One
+        // tree over the edges carries both their plain boxes and their wedge
+        // boxes, and its traversal keeps node pairs where each side's wedges
+        // reach the other side's edges.
         let ne = topo.edges.len();
-        self.wedge.resize(ne, Aabb::empty());
-        let seq = ne < 4096;
-        let wedge_of = |(e, wb): (usize, &mut Aabb)| {
-            let [a, b] = topo.edges[e].map(|v| x[v as usize]);
-            *wb = pad_box(Aabb::point(a).grow(b), wedge_pad(topo, x, e, d));
-        };
-        if seq {
-            self.wedge.iter_mut().enumerate().for_each(wedge_of);
-        } else {
-            self.wedge.par_iter_mut().enumerate().for_each(wedge_of);
-        }
-        self.ebvh.update(ne, |e| {
-            let [a, b] = topo.edges[e].map(|v| x[v as usize]);
-            Aabb::point(a).grow(b)
-        });
-        prof!(t0, "wedge+ebvh");
-        let (ebvh, wedge, ea) = (&self.ebvh, &self.wedge, &self.edge_area);
-        let chunks = for_chunks(&mut self.workers, ne, |range, w| {
-            for e in range {
-                w.hits.clear();
-                let hits = &mut w.hits;
-                let [a0, a1] = topo.edges[e];
-                let own = Aabb::point(x[a0 as usize]).grow(x[a1 as usize]);
-                ebvh.query(&wedge[e], &mut w.stack, |g| {
-                    if g as usize > e && own.overlaps(&wedge[g as usize]) {
-                        hits.push(g);
-                    }
-                });
-                w.hits.sort_unstable();
-                for &g in &w.hits {
-                    let g = g as usize;
-                    if topo.edges_share(e, g) {
-                        continue;
-                    }
-                    let [b0, b1] = topo.edges[g];
-                    let Some(near) = ee_proximity(x[a0 as usize], x[a1 as usize], x[b0 as usize], x[b1 as usize], d) else {
-                        continue;
-                    };
-                    // `near.normal` points from edge g toward edge e: e's
-                    // faces must lie on its + side, g's on its − side.
-                    if in_wedge(topo, x, e, near.normal) && in_wedge(topo, x, g, -near.normal) {
-                        w.pairs.push(pair(PairKind::EdgeEdge, [a0, a1, b0, b1], near, ea[e].min(ea[g])));
-                    }
-                }
+        self.wedge.resize(ne, (Aabb::empty(), Cone::default()));
+        par_fill(&mut self.wedge, |e| wedge_box(topo, x, e, d));
+        let wedge = &self.wedge;
+        self.ebvh
+            .update(ne, |e| edge_centre(topo, x, e), |e| edge_box(topo, x, e));
+        self.ebvh.update_alt(|e| wedge[e].0);
+        let eorder = self.ebvh.order();
+        self.edge_leaf.resize(eorder.len(), EdgeLeaf::default());
+        par_fill(&mut self.edge_leaf, |p| {
+            let e = eorder[p] as usize;
+            let verts = topo.edges[e];
+            EdgeLeaf {
+                verts,
+                ends: verts.map(|v| x[v as usize]),
+                cone: wedge[e].1,
             }
         });
+        let (ea, el) = (&self.edge_area, &self.edge_leaf);
+        let chunks = tree_pairs(
+            &mut self.workers,
+            &mut self.seeds,
+            &mut self.seeds_next,
+            Pairing::Cross(&self.ebvh),
+            |_, _| true,
+            |e, g, pe, pg, w| {
+                // Canonical orientation: the smaller edge index first.
+                let ((ei, gi), (le, lg)) = if e < g {
+                    ((e as usize, g as usize), (&el[pe], &el[pg]))
+                } else {
+                    ((g as usize, e as usize), (&el[pg], &el[pe]))
+                };
+                let ([a0, a1], [b0, b1]) = (le.verts, lg.verts);
+                if a0 == b0
+                    || a0 == b1
+                    || a1 == b0
+                    || a1 == b1
+                    || !le.cone.faces(&lg.cone)
+                    || !le.cone.reaches(le.ends[0], lg.ends)
+                    || !lg.cone.reaches(lg.ends[0], le.ends)
+                {
+                    return;
+                }
+                let Some(near) = ee_proximity(le.ends[0], le.ends[1], lg.ends[0], lg.ends[1], d) else {
+                    return;
+                };
+                // `near.normal` points from edge g toward edge e: e's faces
+                // must lie on its + side, g's on its − side.
+                if in_wedge(topo, x, ei, near.normal) && in_wedge(topo, x, gi, -near.normal) {
+                    w.pairs.push(pair(
+                        PairKind::EdgeEdge,
+                        [a0, a1, b0, b1],
+                        near,
+                        ea[ei].min(ea[gi]),
+                    ));
+                }
+            },
+        );
         for w in &self.workers[..chunks] {
             out.extend_from_slice(&w.pairs);
         }
-        prof!(t0, "ee");
+        // Traversal order depends on the hierarchy; the documented order
+        // does not.
+        out.par_sort_unstable_by_key(|p| (p.kind == PairKind::EdgeEdge, p.vertices));
     }
 
     /// Face, vertex and edge areas at `x` (a third of each incident face for
@@ -424,19 +498,19 @@ impl SelfCollision {
         self.face_area.resize(topo.faces.len(), 0.0);
         self.vert_area.resize(topo.n, 0.0);
         self.edge_area.resize(topo.edges.len(), 0.0);
-        self.face_area.par_iter_mut().enumerate().with_min_len(1024).for_each(|(f, a)| {
+        par_fill(&mut self.face_area, |f| {
             let [p, q, r] = topo.faces[f].map(|v| x[v as usize]);
-            *a = 0.5 * (q - p).cross(r - p).norm();
+            0.5 * (q - p).cross(r - p).norm()
         });
         let fa = &self.face_area;
         let third = 1.0 / 3.0;
-        self.vert_area.par_iter_mut().enumerate().with_min_len(1024).for_each(|(v, a)| {
+        par_fill(&mut self.vert_area, |v| {
             let fs = &topo.vf[topo.vf_offsets[v] as usize..topo.vf_offsets[v + 1] as usize];
-            *a = fs.iter().map(|&f| fa[f as usize]).sum::<f64>() * third;
+            fs.iter().map(|&f| fa[f as usize]).sum::<f64>() * third
         });
-        self.edge_area.par_iter_mut().enumerate().with_min_len(1024).for_each(|(e, a)| {
+        par_fill(&mut self.edge_area, |e| {
             let fs = &topo.ef[topo.ef_offsets[e] as usize..topo.ef_offsets[e + 1] as usize];
-            *a = fs.iter().map(|&f| fa[f as usize]).sum::<f64>() * third;
+            fs.iter().map(|&f| fa[f as usize]).sum::<f64>() * third
         });
     }
 
@@ -448,14 +522,20 @@ impl SelfCollision {
     /// vertex: projections never move it, and an impact zone holding it stays
     /// at `x0`.
     ///
-    /// 1. Up to [`PROJECTION_ROUNDS`] rounds of: continuous detection of all
-    ///    vertex–face and edge–edge crossings (plus pairs ending within
-    ///    `thickness`), then Gauss–Seidel inelastic projections that move the
-    ///    pair's vertices along the contact normal (weighted by inverse mass,
-    ///    so momentum is conserved) until the gap is `thickness`.
-    /// 2. Then rigid impact zones until no crossing remains (see the
-    ///    `zones` module: this always terminates, after at most `n − 1`
-    ///    merges). Zones keep the gaps they had at `x0`, not `thickness`.
+    /// 1. Up to 6 rounds of: continuous detection of all vertex–face and
+    ///    edge–edge crossings (coplanarity times of the cubic, then a contact
+    ///    test with a tolerance of 1e-6 mean edge lengths), plus pairs ending
+    ///    within `thickness` (by the rules of [`SelfCollision::proximity`]);
+    ///    then two Gauss–Seidel sweeps of inelastic projections that move the
+    ///    pair's vertices along the contact normal, weighted by inverse mass
+    ///    (so linear momentum is conserved), until the gap is `thickness`.
+    /// 2. Then rigid impact zones until no crossing remains: the vertices of
+    ///    each remaining collision are merged into a zone, which moves
+    ///    rigidly from `x0` with its members' mass-weighted linear and
+    ///    angular velocity (rotation capped at π/2 per step). This always
+    ///    terminates, after at most `n − 1` merges, because a rigid zone
+    ///    cannot collide with itself (see the `zones` module). Zones keep the
+    ///    gaps they had at `x0`, not `thickness`.
     ///
     /// Only pairs with a vertex that moved since the previous pass are
     /// re-tested, so rounds after the first cost little.
@@ -480,13 +560,13 @@ impl SelfCollision {
                 inv_mass.len()
             );
         }
-        if !(thickness >= 0.0) || !thickness.is_finite() {
+        if !thickness.is_finite() || thickness < 0.0 {
             return crate::invalid!("resolve: thickness must be finite and >= 0, got {thickness}");
         }
         if let Some(i) = (0..n).find(|&i| !x0[i].is_finite() || !x1[i].is_finite()) {
             return crate::invalid!("resolve: vertex {i} has a non-finite position");
         }
-        if let Some(i) = inv_mass.iter().position(|&w| !(w >= 0.0) || !w.is_finite()) {
+        if let Some(i) = inv_mass.iter().position(|&w| !w.is_finite() || w < 0.0) {
             return crate::invalid!("resolve: inv_mass[{i}] = {} must be finite and >= 0", inv_mass[i]);
         }
         let mut stats = ResolveStats::default();
@@ -496,7 +576,9 @@ impl SelfCollision {
         }
         let edges = &self.topo.edges;
         let mean_edge = if ne > 0 {
-            ordered_sum(ne, |e| (x0[edges[e][1] as usize] - x0[edges[e][0] as usize]).norm()) / ne as f64
+            ordered_sum(ne, |e| {
+                (x0[edges[e][1] as usize] - x0[edges[e][0] as usize]).norm()
+            }) / ne as f64
         } else {
             0.0
         };
@@ -505,9 +587,20 @@ impl SelfCollision {
         // so a corrected pair is not found touching again.
         let target = thickness.max(10.0 * tol);
 
+        let topo = &self.topo;
+        self.face_ball.resize(topo.faces.len(), (Vec3::zero(), 0.0));
+        par_fill(&mut self.face_ball, |f| {
+            let g = FaceGeom::new(topo.faces[f].map(|v| x0[v as usize]));
+            (g.centre, g.radius2.sqrt())
+        });
+        self.edge_ball.resize(ne, (Vec3::zero(), 0.0));
+        par_fill(&mut self.edge_ball, |e| {
+            let [a, b] = topo.edges[e].map(|v| x0[v as usize]);
+            ((a + b) * 0.5, 0.5 * (b - a).norm())
+        });
         self.dirty.clear();
         self.dirty.resize(n, true);
-        for round in 0..PROJECTION_ROUNDS {
+        for round in 0..self.projection_rounds {
             let impacts = self.ccd_pass(x0, x1, tol, Some(thickness), None);
             if round == 0 {
                 stats.collisions = impacts;
@@ -536,6 +629,9 @@ impl SelfCollision {
             let zones = std::mem::take(&mut self.zones);
             let impacts = self.ccd_pass(x0, x1, tol, None, Some(&zones.zone_of));
             self.zones = zones;
+            if rounds == 0 && self.projection_rounds == 0 {
+                stats.collisions = impacts;
+            }
             if impacts == 0 {
                 break;
             }
@@ -554,7 +650,8 @@ impl SelfCollision {
                 self.zones.union(a, d2);
             }
             let dirty = &mut self.dirty;
-            self.zones.rigidify(x0, x1, inv_mass, |v| dirty[v as usize] = true);
+            self.zones
+                .rigidify(x0, x1, inv_mass, |v| dirty[v as usize] = true);
             self.zones.flatten();
         }
         (stats.zones, stats.largest_zone) = self.zones.summary();
@@ -577,39 +674,51 @@ impl SelfCollision {
         self.contacts.clear();
         let topo = &self.topo;
         let dirty = &self.dirty;
-        self.dirty_verts.clear();
-        self.dirty_verts.extend((0..topo.n as u32).filter(|&v| dirty[v as usize]));
-        if self.dirty_verts.is_empty() {
+        let dirty_count = dirty.iter().filter(|&&d| d).count();
+        if dirty_count == 0 {
             return 0;
         }
-        let full = self.dirty_verts.len() == topo.n;
-        self.dirty_faces.clear();
-        if !full {
-            self.dirty_faces.extend(
-                (0..topo.faces.len() as u32).filter(|&f| topo.faces[f as usize].iter().any(|&v| dirty[v as usize])),
-            );
-        }
-        self.dirty_edges.clear();
-        self.dirty_edges.extend(
-            (0..topo.edges.len() as u32).filter(|&e| topo.edges[e as usize].iter().any(|&v| dirty[v as usize])),
-        );
-
-        let t0 = std::time::Instant::now();
         let pad = thickness.unwrap_or(0.0).max(tol);
         let swept = |v: u32| Aabb::point(x0[v as usize]).grow(x1[v as usize]);
-        self.fbvh.update(topo.faces.len(), |f| {
-            let [a, b, c] = topo.faces[f];
-            swept(a).union(swept(b)).union(swept(c))
-        });
-        self.ebvh.update(topo.edges.len(), |e| {
-            let [a, b] = topo.edges[e];
-            swept(a).union(swept(b))
-        });
-        if !full {
-            self.vbvh.update(topo.n, |v| swept(v as u32));
-        }
+        let face_dirty = |f: u32| topo.faces[f as usize].iter().any(|&v| dirty[v as usize]);
+        let edge_dirty = |e: u32| topo.edges[e as usize].iter().any(|&v| dirty[v as usize]);
+        self.fbvh.update(
+            topo.faces.len(),
+            |f| {
+                topo.faces[f]
+                    .iter()
+                    .fold(Vec3::zero(), |s, &v| s + x0[v as usize])
+                    * (1.0 / 3.0)
+            },
+            |f| {
+                let [a, b, c] = topo.faces[f];
+                swept(a).union(swept(b)).union(swept(c))
+            },
+        );
+        // The vertex boxes carry the padding of vertex–face pairs, each edge
+        // box half of it.
+        self.vbvh
+            .update(topo.n, |v| x0[v], |v| swept(v as u32).padded(pad));
+        self.ebvh.update(
+            topo.edges.len(),
+            |e| edge_centre(topo, x0, e),
+            |e| {
+                let [a, b] = topo.edges[e];
+                swept(a).union(swept(b)).padded(0.5 * pad)
+            },
+        );
+        let or = |a: bool, b: bool| a || b;
+        self.vbvh.fold_nodes(
+            &mut self.marks_v,
+            |ids| ids.iter().any(|&v| dirty[v as usize]),
+            or,
+        );
+        self.fbvh
+            .fold_nodes(&mut self.marks_f, |ids| ids.iter().any(|&f| face_dirty(f)), or);
+        self.ebvh
+            .fold_nodes(&mut self.marks_e, |ids| ids.iter().any(|&e| edge_dirty(e)), or);
+        let (mv, mf, me) = (&self.marks_v, &self.marks_f, &self.marks_e);
 
-        prof!(t0, "ccd refit");
         let narrow = Narrow {
             topo,
             x0,
@@ -617,75 +726,46 @@ impl SelfCollision {
             tol,
             thickness,
             zone_of,
+            face_ball: &self.face_ball,
+            edge_ball: &self.edge_ball,
         };
-        let (fbvh, vbvh, ebvh) = (&self.fbvh, &self.vbvh, &self.ebvh);
-        let (dv, df, de) = (&self.dirty_verts, &self.dirty_faces, &self.dirty_edges);
-
-        // (a) Dirty vertices against all faces.
-        let chunks = for_chunks(&mut self.workers, dv.len(), |range, w| {
-            for &v in &dv[range] {
-                w.hits.clear();
-                let hits = &mut w.hits;
-                fbvh.query(&swept(v).padded(pad), &mut w.stack, |f| {
-                    if !topo.face_has(f as usize, v) {
-                        hits.push(f);
-                    }
-                });
-                w.hits.sort_unstable();
-                for &f in &w.hits {
-                    let [a, b, c] = topo.faces[f as usize];
-                    narrow.vertex_face([v, a, b, c], &mut w.contacts);
+        // Vertex–face pairs with a dirty vertex on either side.
+        let chunks = tree_pairs(
+            &mut self.workers,
+            &mut self.seeds,
+            &mut self.seeds_next,
+            Pairing::Two(&self.vbvh, &self.fbvh),
+            |i, j| mv[i as usize] || mf[j as usize],
+            |v, f, _, _, w| {
+                if (dirty[v as usize] || face_dirty(f)) && !topo.face_has(f as usize, v) {
+                    narrow.vertex_face(v, f, &mut w.contacts);
                 }
-            }
-        });
+            },
+        );
         for w in &self.workers[..chunks] {
             self.contacts.extend_from_slice(&w.contacts);
         }
-        prof!(t0, "ccd vf");
-        // (b) Faces with a dirty vertex against clean vertices.
-        let chunks = for_chunks(&mut self.workers, df.len(), |range, w| {
-            for &f in &df[range] {
-                let [a, b, c] = topo.faces[f as usize];
-                w.hits.clear();
-                let hits = &mut w.hits;
-                let q = swept(a).union(swept(b)).union(swept(c)).padded(pad);
-                vbvh.query(&q, &mut w.stack, |v| {
-                    if !dirty[v as usize] && v != a && v != b && v != c {
-                        hits.push(v);
-                    }
-                });
-                w.hits.sort_unstable();
-                for &v in &w.hits {
-                    narrow.vertex_face([v, a, b, c], &mut w.contacts);
-                }
-            }
-        });
-        for w in &self.workers[..chunks] {
-            self.contacts.extend_from_slice(&w.contacts);
-        }
-        // (c) Edges with a dirty vertex against all edges (each pair once).
-        let chunks = for_chunks(&mut self.workers, de.len(), |range, w| {
-            for &e in &de[range] {
-                let [a, b] = topo.edges[e as usize];
-                w.hits.clear();
-                let hits = &mut w.hits;
-                ebvh.query(&swept(a).union(swept(b)).padded(pad), &mut w.stack, |g| {
-                    let [c, d] = topo.edges[g as usize];
-                    let g_dirty = dirty[c as usize] || dirty[d as usize];
-                    if (!g_dirty || g > e) && !topo.edges_share(e as usize, g as usize) {
-                        hits.push(g);
-                    }
-                });
-                w.hits.sort_unstable();
-                for &g in &w.hits {
+        // Edge–edge pairs with a dirty vertex.
+        let chunks = tree_pairs(
+            &mut self.workers,
+            &mut self.seeds,
+            &mut self.seeds_next,
+            Pairing::Own(&self.ebvh),
+            |i, j| me[i as usize] || me[j as usize],
+            |e, g, _, _, w| {
+                let (e, g) = (e.min(g), e.max(g));
+                if (edge_dirty(e) || edge_dirty(g)) && !topo.edges_share(e as usize, g as usize) {
                     narrow.edge_edge(e, g, &mut w.contacts);
                 }
-            }
-        });
+            },
+        );
         for w in &self.workers[..chunks] {
             self.contacts.extend_from_slice(&w.contacts);
         }
-        prof!(t0, "ccd ee");
+        // A canonical order for the Gauss–Seidel projections, whatever the
+        // hierarchy looks like.
+        self.contacts
+            .sort_unstable_by_key(|c| (c.kind == PairKind::EdgeEdge, c.vertices));
         self.contacts.iter().filter(|c| c.impact).count()
     }
 
@@ -695,28 +775,37 @@ impl SelfCollision {
     /// # Panics
     /// If `x.len()` differs from the number of vertices.
     pub fn count_intersections(&mut self, x: &[Vec3<f64>]) -> usize {
-        assert_eq!(x.len(), self.topo.n, "SelfCollision::count_intersections: x has the wrong length");
+        assert_eq!(
+            x.len(),
+            self.topo.n,
+            "SelfCollision::count_intersections: x has the wrong length"
+        );
         let topo = &self.topo;
         let tri = |f: usize| topo.faces[f].map(|v| x[v as usize]);
         let tri_box = |f: usize| {
             let [a, b, c] = tri(f);
             Aabb::point(a).grow(b).grow(c)
         };
-        self.fbvh.update(topo.faces.len(), tri_box);
-        let fbvh = &self.fbvh;
-        let chunks = for_chunks(&mut self.workers, topo.faces.len(), |range, w| {
-            for f in range {
-                let t = tri(f);
-                let mut count = 0;
-                fbvh.query(&tri_box(f), &mut w.stack, |g| {
-                    let g = g as usize;
-                    if g > f && !topo.faces[g].iter().any(|&v| topo.faces[f].contains(&v)) && triangles_intersect(t, tri(g)) {
-                        count += 1;
-                    }
-                });
-                w.count += count;
-            }
-        });
+        self.fbvh.update(
+            topo.faces.len(),
+            |f| tri(f).iter().fold(Vec3::zero(), |s, &p| s + p),
+            tri_box,
+        );
+        let chunks = tree_pairs(
+            &mut self.workers,
+            &mut self.seeds,
+            &mut self.seeds_next,
+            Pairing::Own(&self.fbvh),
+            |_, _| true,
+            |f, g, _, _, w| {
+                let (f, g) = (f as usize, g as usize);
+                if !topo.faces[g].iter().any(|&v| topo.faces[f].contains(&v))
+                    && triangles_intersect(tri(f), tri(g))
+                {
+                    w.count += 1;
+                }
+            },
+        );
         self.workers[..chunks].iter().map(|w| w.count).sum()
     }
 }
@@ -734,6 +823,176 @@ pub fn count_triangle_intersections(x: &[Vec3<f64>], faces: &[[u32; 3]]) -> usiz
     edges.sort_unstable();
     edges.dedup();
     SelfCollision::new(x.len(), faces, &edges).count_intersections(x)
+}
+
+/// Fills `out[i] = f(i)` in parallel (sequentially for short slices).
+fn par_fill<T: Send, F: Fn(usize) -> T + Sync + Send>(out: &mut [T], f: F) {
+    if out.len() < 4096 {
+        out.iter_mut().enumerate().for_each(|(i, o)| *o = f(i));
+    } else {
+        out.par_iter_mut()
+            .enumerate()
+            .with_min_len(1024)
+            .for_each(|(i, o)| *o = f(i));
+    }
+}
+
+/// Calls `pair(i, j, p, q, worker)` (ids, then leaf-order positions) for
+/// every primitive pair of `pairing`, in
+/// parallel over its traversal seeds. Node pairs failing `keep` are skipped.
+/// Returns the number of chunks whose workers hold results.
+fn tree_pairs<K, P>(
+    workers: &mut Vec<Worker>,
+    seeds: &mut Vec<(u32, u32)>,
+    next: &mut Vec<(u32, u32)>,
+    pairing: Pairing,
+    keep: K,
+    pair: P,
+) -> usize
+where
+    K: Fn(u32, u32) -> bool + Sync + Send,
+    P: Fn(u32, u32, usize, usize, &mut Worker) + Sync + Send,
+{
+    pairing.seeds(&keep, seeds, next);
+    let seeds = &*seeds;
+    for_chunks(workers, seeds.len(), SEED_CHUNK, |range, w| {
+        let mut stack = std::mem::take(&mut w.stack);
+        for &seed in &seeds[range] {
+            pairing.descend(&keep, seed, &mut stack, |i, j, p, q| pair(i, j, p, q, w));
+        }
+        w.stack = stack;
+    })
+}
+
+/// Edge data for the edge–edge proximity test, kept in the edge tree's leaf
+/// order.
+#[derive(Clone, Copy, Debug, Default)]
+struct EdgeLeaf {
+    verts: [u32; 2],
+    ends: [Vec3<f64>; 2],
+    cone: Cone,
+}
+
+/// Plane data of a face for the vertex–face proximity filter.
+#[derive(Clone, Copy, Debug, Default)]
+struct FaceGeom {
+    centre: Vec3<f64>,
+    /// Unit normal, zero for a degenerate face.
+    normal: Vec3<f64>,
+    /// Squared radius of the ball about `centre` holding the face.
+    radius2: f64,
+}
+
+impl FaceGeom {
+    fn new([a, b, c]: [Vec3<f64>; 3]) -> Self {
+        let centre = (a + b + c) * (1.0 / 3.0);
+        let radius2 = [a, b, c]
+            .iter()
+            .map(|p| (*p - centre).norm_squared())
+            .fold(0.0, f64::max);
+        let normal = (b - a).cross(c - a).try_normalize(0.0).unwrap_or_else(Vec3::zero);
+        FaceGeom {
+            centre,
+            normal,
+            radius2,
+        }
+    }
+
+    /// Necessary for [`vf_proximity`]: `p` within `d` of the face's plane,
+    /// and its projection within the face's ball. Rejects the in-plane
+    /// neighbours that fill a tilted face's prism box with a few flops.
+    #[inline]
+    fn may_hold(&self, p: Vec3<f64>, d: f64) -> bool {
+        let r = p - self.centre;
+        let h = self.normal.dot(r);
+        h.abs() < d && r.norm_squared() - h * h <= self.radius2 * (1.0 + 1e-9)
+    }
+}
+
+/// A cone of unit directions: those within `angle` of `axis`. `angle ≥ π`
+/// holds every direction, a negative angle none.
+#[derive(Clone, Copy, Debug)]
+struct Cone {
+    axis: Vec3<f64>,
+    angle: f64,
+    cos: f64,
+    sin: f64,
+}
+
+impl Default for Cone {
+    fn default() -> Self {
+        Cone::FULL
+    }
+}
+
+impl Cone {
+    const FULL: Cone = Cone {
+        axis: Vec3::new(0.0, 0.0, 1.0),
+        angle: core::f64::consts::PI,
+        cos: -1.0,
+        sin: 0.0,
+    };
+    const EMPTY: Cone = Cone {
+        axis: Vec3::new(0.0, 0.0, 1.0),
+        angle: -1.0,
+        cos: 1.0,
+        sin: 0.0,
+    };
+
+    fn new(axis: Vec3<f64>, angle: f64) -> Cone {
+        if angle >= core::f64::consts::PI {
+            return Cone::FULL;
+        }
+        Cone {
+            axis,
+            angle,
+            cos: angle.cos(),
+            sin: angle.sin(),
+        }
+    }
+
+    /// Whether some `r` in `self` has `−r` in `o`: the two edges' wedges
+    /// can face each other. By the triangle inequality on the sphere this
+    /// needs `angle(axis, −o.axis) ≤ angle + o.angle`.
+    #[inline]
+    fn faces(&self, o: &Cone) -> bool {
+        if self.angle < 0.0 || o.angle < 0.0 {
+            return false;
+        }
+        if self.angle + o.angle >= core::f64::consts::PI {
+            return true;
+        }
+        let cos_sum = self.cos * o.cos - self.sin * o.sin;
+        -self.axis.dot(o.axis) >= cos_sum - 1e-9
+    }
+
+    /// For the wedge cone of an edge through `a` (half-angle at most π/2):
+    /// whether the other edge `[p, q]` has an endpoint on the cone's side of
+    /// it. The other edge's
+    /// closest point is `P + s r` with `P` on `e` and `r · axis ≥ cos(angle)
+    /// ≥ 0`, so some endpoint of `g` has `axis · (y − a) ≥ 0`; around a
+    /// bent edge, its own layer curves away to the other side.
+    #[inline]
+    fn reaches(&self, a: Vec3<f64>, [p, q]: [Vec3<f64>; 2]) -> bool {
+        if self.angle > core::f64::consts::FRAC_PI_2 + 1e-6 {
+            return true;
+        }
+        let (p, q) = (p - a, q - a);
+        let slack = 1e-12 * (p.norm_squared() + q.norm_squared()).sqrt();
+        self.axis.dot(p) >= -slack || self.axis.dot(q) >= -slack
+    }
+}
+
+#[inline]
+fn edge_centre(topo: &Topology, x: &[Vec3<f64>], e: usize) -> Vec3<f64> {
+    let [a, b] = topo.edges[e];
+    (x[a as usize] + x[b as usize]) * 0.5
+}
+
+#[inline]
+fn edge_box(topo: &Topology, x: &[Vec3<f64>], e: usize) -> Aabb {
+    let [a, b] = topo.edges[e].map(|v| x[v as usize]);
+    Aabb::point(a).grow(b)
 }
 
 /// Compressed rows from `(row, value)` entries, values in input order.
@@ -787,38 +1046,80 @@ fn in_wedge(topo: &Topology, x: &[Vec3<f64>], e: usize, dir: Vec3<f64>) -> bool 
     })
 }
 
-/// Per-axis padding of edge `e`'s box that contains every point within `d`
-/// of the edge in its wedge: the directions `r ⊥ e` with `r · o_k ≥ 0` for
-/// the outward in-plane directions `o_k` of its faces form a sector of
-/// half-angle `ψ = (π − θ)/2` (`θ` the angle between `o_1, o_2`) about an
-/// axis `c`, and a unit `r` within `ψ` of `±c` has `|r_i| ≤ |c_i| + sin ψ`.
-/// Boundary and isolated edges get the full disk `d sqrt(1 − ê_i²)`.
-fn wedge_pad(topo: &Topology, x: &[Vec3<f64>], e: usize, d: f64) -> Vec3<f64> {
+/// A box containing every point within `d` of edge `e` in its wedge, i.e.
+/// every place the other edge's closest point can be (see [`in_wedge`]),
+/// and the cone of directions from the edge toward such points.
+///
+/// The separation `r` from the edge is perpendicular to it and makes
+/// `r · o_k > 0` with the outward in-plane directions `o_k` of its faces:
+/// a sector about `c = (o_1 + o_2)/|o_1 + o_2|` of half-angle `ψ` with
+/// `sin ψ = |o_1 + o_2| / 2`. A (numerically) flat edge has an empty sector
+/// (`in_wedge` needs `r · o_k > 1e-6`, so `|o_1 + o_2| > 2e-6`) and gets an
+/// empty box; a boundary edge gets a half-disk (`ψ = π/2`), an edge without
+/// faces the full disk. The sector is one-sided, so a gently bent edge looks
+/// only toward its convex side.
+fn wedge_box(topo: &Topology, x: &[Vec3<f64>], e: usize, d: f64) -> (Aabb, Cone) {
     let [a, b] = topo.edges[e].map(|v| x[v as usize]);
+    let own = Aabb::point(a).grow(b);
     let Some(u) = (b - a).try_normalize(0.0) else {
-        return Vec3::splat(d);
+        return (own.padded(d), Cone::default());
     };
-    let full = Vec3::new(
-        (1.0 - u.x * u.x).max(0.0).sqrt(),
-        (1.0 - u.y * u.y).max(0.0).sqrt(),
-        (1.0 - u.z * u.z).max(0.0).sqrt(),
-    ) * d;
-    let [c0, c1] = topo.opposite[e];
-    if c0 == u32::MAX || c1 == u32::MAX {
-        return full;
-    }
     let outward = |c: u32| {
         let r = x[c as usize] - a;
         (u * r.dot(u) - r).try_normalize(0.0)
     };
-    let (Some(o0), Some(o1)) = (outward(c0), outward(c1)) else {
-        return full;
+    let (axis, sin_psi) = match topo.opposite[e].map(|c| if c == u32::MAX { None } else { outward(c) }) {
+        [Some(o0), Some(o1)] => {
+            let s = o0 + o1;
+            let len = s.norm();
+            if len < 1e-6 {
+                return (Aabb::empty(), Cone::EMPTY);
+            }
+            (s * (1.0 / len), (0.5 * len).min(1.0))
+        }
+        [Some(o), None] | [None, Some(o)] => (o, 1.0),
+        [None, None] => {
+            if topo.opposite[e] != [u32::MAX; 2] {
+                // A degenerate face: no usable wedge, keep everything.
+                return (own.padded(d), Cone::default());
+            }
+            let disk = Vec3::new(
+                (1.0 - u.x * u.x).max(0.0).sqrt(),
+                (1.0 - u.y * u.y).max(0.0).sqrt(),
+                (1.0 - u.z * u.z).max(0.0).sqrt(),
+            ) * d;
+            return (pad_box(own, disk), Cone::default());
+        }
     };
-    let Some(axis) = u.cross(o0 - o1).try_normalize(1e-6) else {
-        return full;
-    };
-    let sin_psi = ((1.0 + o0.dot(o1)) * 0.5).max(0.0).sqrt();
-    (axis.abs() * d + Vec3::splat(sin_psi * d)).component_min(full)
+    // Range of each component of r = c cos α + w sin α over |α| ≤ ψ.
+    let w = u.cross(axis);
+    let cos_psi = (1.0 - sin_psi * sin_psi).max(0.0).sqrt();
+    let mut lo = Vec3::zero();
+    let mut hi = Vec3::zero();
+    for i in 0..3 {
+        let (ci, wi) = (axis[i], w[i]);
+        let ends = [ci * cos_psi - wi * sin_psi, ci * cos_psi + wi * sin_psi];
+        let amp = ci.hypot(wi);
+        let mut top = ends[0].max(ends[1]);
+        let mut bottom = ends[0].min(ends[1]);
+        if ci >= amp * cos_psi {
+            top = amp;
+        }
+        if -ci >= amp * cos_psi {
+            bottom = -amp;
+        }
+        // Distances run from 0 to d along r; the slack covers rounding.
+        lo[i] = d * bottom.min(0.0) - 1e-9 * d;
+        hi[i] = d * top.max(0.0) + 1e-9 * d;
+    }
+    let cone = Cone::new(axis, sin_psi.asin() + 1e-9);
+    (
+        Aabb {
+            lo: own.lo + lo,
+            hi: own.hi + hi,
+        },
+        cone,
+    )
 }
 
 /// Inelastic projection of one contact (BFA02 §7.3 applied to positions):
@@ -855,6 +1156,8 @@ struct Narrow<'a> {
     tol: f64,
     thickness: Option<f64>,
     zone_of: Option<&'a [u32]>,
+    face_ball: &'a [(Vec3<f64>, f64)],
+    edge_ball: &'a [(Vec3<f64>, f64)],
 }
 
 impl Narrow<'_> {
@@ -866,9 +1169,11 @@ impl Narrow<'_> {
         })
     }
 
-    /// Vertex `v[0]` against face `v[1..]`.
+    /// Vertex `vert` against face `face` (which must not contain it).
     #[inline]
-    fn vertex_face(&self, v: [u32; 4], out: &mut Vec<Contact>) {
+    fn vertex_face(&self, vert: u32, face: u32, out: &mut Vec<Contact>) {
+        let [a, b, c] = self.topo.faces[face as usize];
+        let v = [vert, a, b, c];
         if self.same_zone(v) {
             return;
         }
@@ -879,12 +1184,14 @@ impl Narrow<'_> {
         // vertex, face points move by convex combinations of the corners'
         // displacements.
         let dp = q[0] - p[0];
-        let motion = (1..4).map(|k| (q[k] - p[k] - dp).norm_squared()).fold(0.0, f64::max).sqrt();
+        let motion = (1..4)
+            .map(|k| (q[k] - p[k] - dp).norm_squared())
+            .fold(0.0, f64::max)
+            .sqrt();
         let reach = self.thickness.unwrap_or(0.0).max(self.tol) + motion;
-        // Cheap bound first: distance to the face's bounding sphere.
-        let g = (p[1] + p[2] + p[3]) * (1.0 / 3.0);
-        let r = (1..4).map(|k| (p[k] - g).norm_squared()).fold(0.0, f64::max).sqrt();
-        if (p[0] - g).norm() - r > reach {
+        // Cheap bound first: distance to the face's bounding ball.
+        let (g, r) = self.face_ball[face as usize];
+        if (p[0] - g).norm_squared() > (r + reach) * (r + reach) {
             return;
         }
         let b = geom::closest_on_triangle(p[0], p[1], p[2], p[3]);
@@ -895,6 +1202,7 @@ impl Narrow<'_> {
             && let Some(hit) = ccd::vertex_face(p[0], p[1], p[2], p[3], q[0], q[1], q[2], q[3], self.tol)
         {
             out.push(Contact {
+                kind: PairKind::VertexFace,
                 vertices: v,
                 weights: hit.weights,
                 normal: hit.normal,
@@ -906,7 +1214,7 @@ impl Narrow<'_> {
             && lower < h
             && let Some(near) = vf_proximity(q[0], q[1], q[2], q[3], h)
         {
-            out.push(thick_contact(v, near, &p));
+            out.push(thick_contact(PairKind::VertexFace, v, near, &p));
         }
     }
 
@@ -931,8 +1239,9 @@ impl Narrow<'_> {
         }
         let motion = m2.sqrt();
         let reach = self.thickness.unwrap_or(0.0).max(self.tol) + motion;
-        let (ma, mb) = ((p[0] + p[1]) * 0.5, (p[2] + p[3]) * 0.5);
-        if (ma - mb).norm() - 0.5 * ((p[1] - p[0]).norm() + (p[3] - p[2]).norm()) > reach {
+        let ((ma, ra), (mb, rb)) = (self.edge_ball[e as usize], self.edge_ball[g as usize]);
+        let reach = ra + rb + reach;
+        if (ma - mb).norm_squared() > reach * reach {
             return;
         }
         let (s, t) = geom::closest_on_segments(p[0], p[1], p[2], p[3]);
@@ -942,6 +1251,7 @@ impl Narrow<'_> {
             && let Some(hit) = ccd::edge_edge(p[0], p[1], p[2], p[3], q[0], q[1], q[2], q[3], self.tol)
         {
             out.push(Contact {
+                kind: PairKind::EdgeEdge,
                 vertices: v,
                 weights: hit.weights,
                 normal: hit.normal,
@@ -956,7 +1266,7 @@ impl Narrow<'_> {
             && in_wedge(self.topo, x1, e as usize, near.normal)
             && in_wedge(self.topo, x1, g as usize, -near.normal)
         {
-            out.push(thick_contact(v, near, &p));
+            out.push(thick_contact(PairKind::EdgeEdge, v, near, &p));
         }
     }
 }
@@ -965,9 +1275,10 @@ impl Narrow<'_> {
 /// the first side started on the positive side (if it ended on the other
 /// side, it crossed, and the projection pushes it back).
 #[inline]
-fn thick_contact(v: [u32; 4], near: Near, start: &[Vec3<f64>; 4]) -> Contact {
+fn thick_contact(kind: PairKind, v: [u32; 4], near: Near, start: &[Vec3<f64>; 4]) -> Contact {
     let gap0: f64 = (0..4).map(|k| near.weights[k] * near.normal.dot(start[k])).sum();
     Contact {
+        kind,
         vertices: v,
         weights: near.weights,
         normal: if gap0 < 0.0 { -near.normal } else { near.normal },

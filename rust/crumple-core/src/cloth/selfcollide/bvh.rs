@@ -1,16 +1,23 @@
-//! A refittable bounding-volume hierarchy over axis-aligned boxes.
+//! A refittable bounding-volume hierarchy over axis-aligned boxes, and the
+//! simultaneous traversal of two trees (or of one tree with itself) that
+//! lists overlapping primitive pairs.
 //!
 //! Cloth keeps its topology, so the hierarchy is built once (median split of
-//! box centres along the longest axis) and then only refitted: mesh-local
-//! patches stay compact in space however the sheet folds, because edges
-//! barely stretch. That is the usual choice for cloth (Bridson, Fedkiw and
-//! Anderson 2002, §4) and keeps every call O(n). The tree is rebuilt only
-//! when refitting has made it much looser than it was when built (see
+//! primitive centres along the longest axis) and then only refitted:
+//! mesh-local patches stay compact in space however the sheet folds, because
+//! edges barely stretch. That is the usual choice for cloth (Bridson, Fedkiw
+//! and Anderson 2002, §4) and keeps every call O(n). The tree is rebuilt
+//! only when refitting has made it much looser than it was when built (see
 //! [`REBUILD_RATIO`]).
 //!
+//! Pairs are found by descending node pairs (a bounding-volume test tree)
+//! rather than one query per primitive: the top of the tree is visited once
+//! per node pair instead of once per primitive, which matters when, as in a
+//! crumpled sheet, every primitive has dozens of neighbours in range.
+//!
 //! `collide::bvh` answers closest-point queries over a static mesh; this one
-//! answers box-overlap queries over boxes that change every call, so the two
-//! do not share code.
+//! answers overlap queries over boxes that change every call, so the two do
+//! not share code.
 
 use crate::math::Vec3;
 use rayon::prelude::*;
@@ -23,6 +30,9 @@ const LEAF_SIZE: usize = 4;
 /// legitimately raises the ratio a little, so it must not be too tight; a
 /// rebuild of 40K triangles costs a few milliseconds.
 const REBUILD_RATIO: f64 = 2.0;
+
+/// Independent node pairs a traversal is split into for parallelism.
+const SEEDS: usize = 128;
 
 /// Below this many primitives the per-primitive box pass runs sequentially.
 const PAR_MIN: usize = 2048;
@@ -72,7 +82,7 @@ impl Aabb {
 
     /// Closed-interval overlap: touching boxes overlap, so contacts exactly
     /// at the padding distance are not lost.
-    #[inline]
+    #[inline(always)]
     pub(super) fn overlaps(&self, o: &Self) -> bool {
         self.lo.x <= o.hi.x
             && o.lo.x <= self.hi.x
@@ -85,10 +95,6 @@ impl Aabb {
     fn half_area(&self) -> f64 {
         let d = (self.hi - self.lo).component_max(Vec3::zero());
         d.x * d.y + d.y * d.z + d.z * d.x
-    }
-
-    fn centre(&self) -> Vec3<f64> {
-        (self.lo + self.hi) * 0.5
     }
 }
 
@@ -112,6 +118,10 @@ pub(super) struct Bvh {
     /// `boxes[i]` is the box of primitive `order[i]` (leaf ranges are
     /// contiguous, which keeps leaf tests cache friendly).
     boxes: Vec<Aabb>,
+    /// A second set of boxes over the same tree ([`Bvh::update_alt`]):
+    /// per primitive in leaf order, and per node.
+    alt: Vec<Aabb>,
+    alt_bounds: Vec<Aabb>,
     /// Node-area ratio right after the last build.
     built_cost: f64,
     /// Build scratch: (node, begin, end).
@@ -124,13 +134,15 @@ pub(super) struct Bvh {
 impl Bvh {
     /// Refits the hierarchy to the boxes `box_of(id)` of `len` primitives,
     /// building it first if it has never been built for `len` primitives or
-    /// has become too loose.
-    pub(super) fn update<F>(&mut self, len: usize, box_of: F)
+    /// has become too loose. Builds split at the primitives' `centre_of(id)`
+    /// (not the box centres: a box may be empty or padded one-sidedly).
+    pub(super) fn update<C, F>(&mut self, len: usize, centre_of: C, box_of: F)
     where
+        C: Fn(usize) -> Vec3<f64> + Sync,
         F: Fn(usize) -> Aabb + Sync,
     {
         if self.order.len() != len || self.nodes.is_empty() && len > 0 {
-            self.build(len, &box_of);
+            self.build(len, &centre_of, &box_of);
             return;
         }
         if len == 0 {
@@ -149,14 +161,15 @@ impl Bvh {
         }
         let cost = self.refit_nodes();
         if cost > REBUILD_RATIO * self.built_cost {
-            self.build(len, &box_of);
+            self.build(len, &centre_of, &box_of);
         }
     }
 
     /// Median split of the box centres along their longest extent.
     /// Deterministic: ties are broken by primitive id.
-    fn build<F>(&mut self, len: usize, box_of: &F)
+    fn build<C, F>(&mut self, len: usize, centre_of: &C, box_of: &F)
     where
+        C: Fn(usize) -> Vec3<f64> + Sync,
         F: Fn(usize) -> Aabb + Sync,
     {
         self.builds += 1;
@@ -181,7 +194,7 @@ impl Bvh {
             }
         }
         self.centres.clear();
-        self.centres.extend(self.boxes.iter().map(Aabb::centre));
+        self.centres.extend((0..len).map(centre_of));
         let blank = Node {
             bounds: Aabb::empty(),
             start: 0,
@@ -229,6 +242,7 @@ impl Bvh {
         // Boxes into leaf order.
         let by_id = std::mem::take(&mut self.boxes);
         self.boxes.extend(self.order.iter().map(|&p| by_id[p as usize]));
+
         self.built_cost = self.refit_nodes();
     }
 
@@ -254,10 +268,91 @@ impl Bvh {
         if root > 0.0 { sum / root } else { 0.0 }
     }
 
-    /// Calls `visit(id)` for every primitive whose box overlaps `q`, in a
-    /// fixed traversal order. `stack` is caller-owned scratch.
+    /// Fits the second box set to `box_of(id)` on the current tree (call
+    /// after [`Bvh::update`]; never rebuilds). Used by [`Pairing::Cross`].
+    pub(super) fn update_alt<F>(&mut self, box_of: F)
+    where
+        F: Fn(usize) -> Aabb + Sync,
+    {
+        let order = &self.order;
+        self.alt.resize(order.len(), Aabb::empty());
+        if order.len() >= PAR_MIN {
+            self.alt
+                .par_iter_mut()
+                .zip(order.par_iter())
+                .for_each(|(b, &id)| *b = box_of(id as usize));
+        } else {
+            for (b, &id) in self.alt.iter_mut().zip(order.iter()) {
+                *b = box_of(id as usize);
+            }
+        }
+        self.alt_bounds.resize(self.nodes.len(), Aabb::empty());
+        for i in (0..self.nodes.len()).rev() {
+            let n = self.nodes[i];
+            let s = n.start as usize;
+            self.alt_bounds[i] = if n.count > 0 {
+                self.alt[s..s + n.count as usize]
+                    .iter()
+                    .fold(Aabb::empty(), |a, b| a.union(*b))
+            } else {
+                self.alt_bounds[s].union(self.alt_bounds[s + 1])
+            };
+        }
+    }
+
+    /// Per-node values computed bottom-up: `leaf(ids)` for a leaf's
+    /// primitives, `merge(left, right)` for an inner node. Feeds the node
+    /// predicates of [`Pairing::seeds`] (the dirty flags of a CCD pass).
+    pub(super) fn fold_nodes<T, L, M>(&self, out: &mut Vec<T>, leaf: L, merge: M)
+    where
+        T: Copy + Default,
+        L: Fn(&[u32]) -> T,
+        M: Fn(T, T) -> T,
+    {
+        out.clear();
+        out.resize(self.nodes.len(), T::default());
+        for i in (0..self.nodes.len()).rev() {
+            let n = self.nodes[i];
+            out[i] = if n.count > 0 {
+                let s = n.start as usize;
+                leaf(&self.order[s..s + n.count as usize])
+            } else {
+                merge(out[n.start as usize], out[n.start as usize + 1])
+            };
+        }
+    }
+
+    /// Primitive ids in leaf order.
+    pub(super) fn order(&self) -> &[u32] {
+        &self.order
+    }
+
+    /// Box of the primitive at leaf-order position `p`.
     #[inline]
-    pub(super) fn query<F: FnMut(u32)>(&self, q: &Aabb, stack: &mut Vec<u32>, mut visit: F) {
+    pub(super) fn prim_box(&self, p: usize) -> &Aabb {
+        &self.boxes[p]
+    }
+
+    #[inline(always)]
+    fn is_leaf(&self, i: u32) -> bool {
+        self.nodes[i as usize].count > 0
+    }
+
+    #[inline(always)]
+    fn bounds(&self, i: u32) -> &Aabb {
+        &self.nodes[i as usize].bounds
+    }
+
+    #[inline(always)]
+    fn leaf_range(&self, i: u32) -> core::ops::Range<usize> {
+        let n = self.nodes[i as usize];
+        n.start as usize..(n.start + n.count) as usize
+    }
+
+    /// Calls `visit(id, box)` for every primitive whose box overlaps `q`, in
+    /// a fixed traversal order. `stack` is caller-owned scratch.
+    #[cfg(test)]
+    pub(super) fn query<F: FnMut(u32, &Aabb)>(&self, q: &Aabb, stack: &mut Vec<u32>, mut visit: F) {
         if self.nodes.is_empty() {
             return;
         }
@@ -273,7 +368,7 @@ impl Bvh {
                 let e = s + n.count as usize;
                 for (b, &id) in self.boxes[s..e].iter().zip(&self.order[s..e]) {
                     if b.overlaps(q) {
-                        visit(id);
+                        visit(id, b);
                     }
                 }
             } else {
@@ -287,6 +382,176 @@ impl Bvh {
     #[cfg(test)]
     pub(super) fn builds(&self) -> usize {
         self.builds
+    }
+}
+
+/// Which primitive pairs a traversal reports.
+#[derive(Clone, Copy)]
+pub(super) enum Pairing<'a> {
+    /// `(i, j)`, `i` from the first tree and `j` from the second, boxes
+    /// overlapping.
+    Two(&'a Bvh, &'a Bvh),
+    /// Unordered pairs of distinct primitives of one tree, boxes
+    /// overlapping, each once.
+    Own(&'a Bvh),
+    /// Unordered pairs of one tree where each one's second box
+    /// ([`Bvh::update_alt`]) overlaps the other's box, each once. Both
+    /// conditions also prune node pairs, which a two-tree traversal could
+    /// only check one way.
+    Cross(&'a Bvh),
+}
+
+impl<'a> Pairing<'a> {
+    #[inline(always)]
+    fn trees(&self) -> (&'a Bvh, &'a Bvh) {
+        match *self {
+            Pairing::Two(a, b) => (a, b),
+            Pairing::Own(a) | Pairing::Cross(a) => (a, a),
+        }
+    }
+
+    #[inline(always)]
+    fn symmetric(&self) -> bool {
+        !matches!(self, Pairing::Two(..))
+    }
+
+    #[inline(always)]
+    fn nodes_meet(&self, i: u32, j: u32) -> bool {
+        match *self {
+            Pairing::Two(a, b) => a.bounds(i).overlaps(b.bounds(j)),
+            Pairing::Own(a) => a.bounds(i).overlaps(a.bounds(j)),
+            Pairing::Cross(a) => {
+                a.alt_bounds[i as usize].overlaps(a.bounds(j))
+                    && a.alt_bounds[j as usize].overlaps(a.bounds(i))
+            }
+        }
+    }
+
+    /// Primitives at leaf-order positions `p` (first tree), `q` (second).
+    #[inline(always)]
+    fn prims_meet(&self, p: usize, q: usize) -> bool {
+        match *self {
+            Pairing::Two(a, b) => a.boxes[p].overlaps(&b.boxes[q]),
+            Pairing::Own(a) => a.boxes[p].overlaps(&a.boxes[q]),
+            Pairing::Cross(a) => a.alt[p].overlaps(&a.boxes[q]) && a.alt[q].overlaps(&a.boxes[p]),
+        }
+    }
+
+    /// Whether the primitive at position `p` can meet anything in node `j`.
+    #[inline(always)]
+    fn prim_meets_node(&self, p: usize, j: u32) -> bool {
+        match *self {
+            Pairing::Two(a, b) => a.boxes[p].overlaps(b.bounds(j)),
+            Pairing::Own(a) => a.boxes[p].overlaps(a.bounds(j)),
+            Pairing::Cross(a) => {
+                a.alt[p].overlaps(a.bounds(j)) && a.boxes[p].overlaps(&a.alt_bounds[j as usize])
+            }
+        }
+    }
+
+    /// The independent node pairs a traversal is split into, expanded
+    /// breadth first to a fixed count (so independent of the thread count)
+    /// for the caller to process in parallel with [`Pairing::descend`].
+    /// Node pairs failing `keep(i, j)` (a conservative test on per-node
+    /// data, see [`Bvh::fold_nodes`]) are skipped.
+    pub(super) fn seeds<K: Fn(u32, u32) -> bool>(
+        &self,
+        keep: &K,
+        seeds: &mut Vec<(u32, u32)>,
+        next: &mut Vec<(u32, u32)>,
+    ) {
+        seeds.clear();
+        let (a, b) = self.trees();
+        if a.nodes.is_empty() || b.nodes.is_empty() {
+            return;
+        }
+        seeds.push((0, 0));
+        for _ in 0..32 {
+            if seeds.len() >= SEEDS || seeds.iter().all(|&(i, j)| a.is_leaf(i) && b.is_leaf(j)) {
+                break;
+            }
+            next.clear();
+            for &(i, j) in seeds.iter() {
+                if a.is_leaf(i) && b.is_leaf(j) {
+                    self.push_if(keep, (i, j), next);
+                } else {
+                    self.split(keep, (i, j), next);
+                }
+            }
+            std::mem::swap(seeds, next);
+        }
+    }
+
+    /// Emits the primitive pairs below the node pair `seed`, depth first,
+    /// in a fixed order.
+    /// `emit(i, j, p, q)` gets the two primitive ids and their positions in
+    /// leaf order ([`Bvh::order`]), so callers can keep per-primitive data
+    /// in leaf order, where the traversal reads it nearly sequentially.
+    pub(super) fn descend<K: Fn(u32, u32) -> bool, F: FnMut(u32, u32, usize, usize)>(
+        &self,
+        keep: &K,
+        seed: (u32, u32),
+        stack: &mut Vec<(u32, u32)>,
+        mut emit: F,
+    ) {
+        let (a, b) = self.trees();
+        stack.clear();
+        self.push_if(keep, seed, stack);
+        while let Some((i, j)) = stack.pop() {
+            if !(a.is_leaf(i) && b.is_leaf(j)) {
+                self.split(keep, (i, j), stack);
+                continue;
+            }
+            let rj = b.leaf_range(j);
+            for p in a.leaf_range(i) {
+                if !self.prim_meets_node(p, j) {
+                    continue;
+                }
+                // Within one leaf of a single tree, each pair once.
+                let from = if self.symmetric() && i == j {
+                    p + 1
+                } else {
+                    rj.start
+                };
+                for q in from..rj.end {
+                    if self.prims_meet(p, q) {
+                        emit(a.order[p], b.order[q], p, q);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Pushes the children pairs of `(i, j)` that may hold pairs: for a
+    /// single tree, `(i, i)` becomes `(l, l), (l, r), (r, r)`; otherwise the
+    /// node with the larger box is split (the other one if it is a leaf).
+    #[inline]
+    fn split<K: Fn(u32, u32) -> bool>(&self, keep: &K, (i, j): (u32, u32), out: &mut Vec<(u32, u32)>) {
+        let (a, b) = self.trees();
+        if self.symmetric() && i == j {
+            let l = a.nodes[i as usize].start;
+            self.push_if(keep, (l, l), out);
+            self.push_if(keep, (l, l + 1), out);
+            self.push_if(keep, (l + 1, l + 1), out);
+            return;
+        }
+        let split_a = !a.is_leaf(i) && (b.is_leaf(j) || a.bounds(i).half_area() >= b.bounds(j).half_area());
+        if split_a {
+            let l = a.nodes[i as usize].start;
+            self.push_if(keep, (l, j), out);
+            self.push_if(keep, (l + 1, j), out);
+        } else {
+            let l = b.nodes[j as usize].start;
+            self.push_if(keep, (i, l), out);
+            self.push_if(keep, (i, l + 1), out);
+        }
+    }
+
+    #[inline(always)]
+    fn push_if<K: Fn(u32, u32) -> bool>(&self, keep: &K, (i, j): (u32, u32), out: &mut Vec<(u32, u32)>) {
+        if self.nodes_meet(i, j) && keep(i, j) {
+            out.push((i, j));
+        }
     }
 }
 
@@ -306,11 +571,12 @@ mod tests {
     }
 
     #[test]
-    fn query_matches_brute_force_after_refit() {
+    fn queries_and_pairs_match_brute_force() {
         let mut rng = SplitMix64::new(3);
         let mut boxes = random_boxes(&mut rng, 3000);
         let mut bvh = Bvh::default();
-        bvh.update(boxes.len(), |i| boxes[i]);
+        let centre = |b: &Aabb| (b.lo + b.hi) * 0.5;
+        bvh.update(boxes.len(), |i| centre(&boxes[i]), |i| boxes[i]);
         let mut stack = Vec::new();
         for round in 0..3 {
             if round > 0 {
@@ -320,12 +586,12 @@ mod tests {
                     b.lo += d;
                     b.hi += d;
                 }
-                bvh.update(boxes.len(), |i| boxes[i]);
+                bvh.update(boxes.len(), |i| centre(&boxes[i]), |i| boxes[i]);
             }
             for _ in 0..200 {
                 let q = random_boxes(&mut rng, 1)[0].padded(0.02);
                 let mut got = Vec::new();
-                bvh.query(&q, &mut stack, |id| got.push(id));
+                bvh.query(&q, &mut stack, |id, _| got.push(id));
                 got.sort_unstable();
                 let want: Vec<u32> = (0..boxes.len() as u32)
                     .filter(|&i| boxes[i as usize].overlaps(&q))
@@ -334,9 +600,81 @@ mod tests {
             }
         }
         assert_eq!(bvh.builds(), 1);
+        // Self pairs, all and marked, against brute force.
+        let all_pairs = |bvh: &Bvh, marks: &[bool]| {
+            let keep = |i: u32, j: u32| marks[i as usize] || marks[j as usize];
+            let (mut seeds, mut next, mut stack) = (Vec::new(), Vec::new(), Vec::new());
+            let pairing = Pairing::Own(bvh);
+            pairing.seeds(&keep, &mut seeds, &mut next);
+            let mut got = Vec::new();
+            for &s in &seeds {
+                pairing.descend(&keep, s, &mut stack, |i, j, _, _| got.push((i.min(j), i.max(j))));
+            }
+            got.sort_unstable();
+            got
+        };
+        let mut marks = Vec::new();
+        let n = boxes.len() as u32;
+        let brute: Vec<(u32, u32)> = (0..n)
+            .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
+            .filter(|&(i, j)| boxes[i as usize].overlaps(&boxes[j as usize]))
+            .collect();
+        bvh.fold_nodes(&mut marks, |_| true, |a, b| a || b);
+        assert_eq!(all_pairs(&bvh, &marks), brute);
+        bvh.fold_nodes(&mut marks, |ids| ids.iter().any(|i| i % 7 == 0), |a, b| a || b);
+        let want: Vec<_> = brute
+            .iter()
+            .copied()
+            .filter(|&(i, j)| i % 7 == 0 || j % 7 == 0)
+            .collect();
+        let got: Vec<_> = all_pairs(&bvh, &marks)
+            .into_iter()
+            .filter(|&(i, j)| i % 7 == 0 || j % 7 == 0)
+            .collect();
+        assert_eq!(got, want);
+        // Two trees.
+        let other = random_boxes(&mut rng, 500);
+        let mut b2 = Bvh::default();
+        b2.update(other.len(), |i| centre(&other[i]), |i| other[i]);
+        let (mut seeds, mut next, mut stack) = (Vec::new(), Vec::new(), Vec::new());
+        let all = |_: u32, _: u32| true;
+        let pairing = Pairing::Two(&bvh, &b2);
+        pairing.seeds(&all, &mut seeds, &mut next);
+        let mut got = Vec::new();
+        for &s in &seeds {
+            pairing.descend(&all, s, &mut stack, |i, j, _, _| got.push((i, j)));
+        }
+        got.sort_unstable();
+        let want: Vec<(u32, u32)> = (0..n)
+            .flat_map(|i| (0..other.len() as u32).map(move |j| (i, j)))
+            .filter(|&(i, j)| boxes[i as usize].overlaps(&other[j as usize]))
+            .collect();
+        assert_eq!(got, want);
+        // One tree, two box sets: pairs where each one's second box holds
+        // the other's first box.
+        let wide: Vec<Aabb> = boxes
+            .iter()
+            .enumerate()
+            .map(|(i, b)| b.padded(0.01 * (i % 3) as f64))
+            .collect();
+        bvh.update_alt(|i| wide[i]);
+        let pairing = Pairing::Cross(&bvh);
+        pairing.seeds(&all, &mut seeds, &mut next);
+        let mut got = Vec::new();
+        for &s in &seeds {
+            pairing.descend(&all, s, &mut stack, |i, j, _, _| got.push((i.min(j), i.max(j))));
+        }
+        got.sort_unstable();
+        let want: Vec<(u32, u32)> = (0..n)
+            .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
+            .filter(|&(i, j)| {
+                wide[i as usize].overlaps(&boxes[j as usize]) && wide[j as usize].overlaps(&boxes[i as usize])
+            })
+            .collect();
+        assert_eq!(got, want);
         // Scrambling every box makes the old tree loose: it is rebuilt.
         let scrambled = random_boxes(&mut rng, 3000);
-        bvh.update(scrambled.len(), |i| scrambled[i]);
+        bvh.update(scrambled.len(), |i| centre(&scrambled[i]), |i| scrambled[i]);
         assert_eq!(bvh.builds(), 2);
     }
 }

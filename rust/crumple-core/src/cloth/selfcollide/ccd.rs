@@ -183,15 +183,12 @@ fn closest_approach(m0: Vec3<f64>, m1: Vec3<f64>) -> f64 {
 #[inline]
 fn orient_normal(n: Vec3<f64>, gap0: Vec3<f64>, gap1: Vec3<f64>, tol: f64) -> Vec3<f64> {
     let g0 = n.dot(gap0);
-    if g0 > tol {
-        n
-    } else if g0 < -tol {
-        -n
-    } else if n.dot(gap1 - gap0) > 0.0 {
-        -n
+    let away = if g0.abs() > tol {
+        g0 < 0.0
     } else {
-        n
-    }
+        n.dot(gap1 - gap0) > 0.0
+    };
+    if away { -n } else { n }
 }
 
 /// The first of `cands` whose squared length exceeds `1e-12` times its
@@ -246,7 +243,9 @@ pub(super) fn vertex_face(
             continue;
         }
         let weights = [1.0, -bary[0], -bary[1], -bary[2]];
-        let gap = |p: Vec3<f64>, a: Vec3<f64>, b: Vec3<f64>, c: Vec3<f64>| p - a * bary[0] - b * bary[1] - c * bary[2];
+        let gap = |p: Vec3<f64>, a: Vec3<f64>, b: Vec3<f64>, c: Vec3<f64>| {
+            p - a * bary[0] - b * bary[1] - c * bary[2]
+        };
         let (g0, g1) = (gap(p0, a0, b0, c0), gap(p1, a1, b1, c1));
         // The face normal at contact; for a collapsed face, the face normal
         // at either end of the step, then the start-of-step separation.

@@ -1,4 +1,4 @@
-//! Exact-arithmetic-free geometric kernels: closest points (for the CCD
+//! Floating-point geometric kernels (no exact predicates): closest points (for the CCD
 //! contact test), the proximity tests of the repulsion pairs, and the
 //! segment–triangle crossing test behind the intersection count.
 
@@ -158,7 +158,13 @@ pub(super) fn vf_proximity(p: Vec3<f64>, a: Vec3<f64>, b: Vec3<f64>, c: Vec3<f64
 /// criterion; near-parallel edges are skipped, see [`PARALLEL_SIN2`]). The
 /// normal is the unit common perpendicular `±(p1 − p0) × (q1 − q0)`.
 #[inline]
-pub(super) fn ee_proximity(p0: Vec3<f64>, p1: Vec3<f64>, q0: Vec3<f64>, q1: Vec3<f64>, d: f64) -> Option<Near> {
+pub(super) fn ee_proximity(
+    p0: Vec3<f64>,
+    p1: Vec3<f64>,
+    q0: Vec3<f64>,
+    q1: Vec3<f64>,
+    d: f64,
+) -> Option<Near> {
     let u = p1 - p0;
     let v = q1 - q0;
     let n = u.cross(v);
@@ -204,7 +210,13 @@ pub(super) fn orient(a: Vec3<f64>, b: Vec3<f64>, c: Vec3<f64>, d: Vec3<f64>) -> 
 /// the line on the same side of all three edges (the signs of the Plücker
 /// products). Touching and coplanar configurations count as not crossing.
 #[inline]
-pub(super) fn segment_crosses_triangle(p: Vec3<f64>, q: Vec3<f64>, a: Vec3<f64>, b: Vec3<f64>, c: Vec3<f64>) -> bool {
+pub(super) fn segment_crosses_triangle(
+    p: Vec3<f64>,
+    q: Vec3<f64>,
+    a: Vec3<f64>,
+    b: Vec3<f64>,
+    c: Vec3<f64>,
+) -> bool {
     let sp = orient(a, b, c, p);
     let sq = orient(a, b, c, q);
     if !(sp > 0.0 && sq < 0.0 || sp < 0.0 && sq > 0.0) {

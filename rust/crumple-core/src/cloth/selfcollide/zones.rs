@@ -96,7 +96,13 @@ impl Zones {
 
     /// Moves every zone changed since the last call rigidly (see the module
     /// docs), calling `moved(v)` for each of its members.
-    pub(super) fn rigidify<F: FnMut(u32)>(&mut self, x0: &[Vec3<f64>], x1: &mut [Vec3<f64>], inv_mass: &[f64], mut moved: F) {
+    pub(super) fn rigidify<F: FnMut(u32)>(
+        &mut self,
+        x0: &[Vec3<f64>],
+        x1: &mut [Vec3<f64>],
+        inv_mass: &[f64],
+        mut moved: F,
+    ) {
         let mut touched = std::mem::take(&mut self.touched);
         // Roots may have been absorbed by later merges in the same round.
         for r in touched.iter_mut() {
@@ -151,8 +157,8 @@ impl Zones {
             com += x0[i] * m;
             vel += (x1[i] - x0[i]) * m;
         }
-        com = com * (1.0 / mass);
-        vel = vel * (1.0 / mass);
+        com *= 1.0 / mass;
+        vel *= 1.0 / mass;
         // Angular momentum and inertia about the centre of mass, with the
         // step displacement as the velocity (the step length cancels).
         let mut ang = Vec3::zero();
@@ -226,9 +232,8 @@ mod tests {
         ];
         let inv_mass = [1.0, 0.5, 2.0, 1.0];
         let mut x1: Vec<_> = x0.iter().zip(d).map(|(a, b)| *a + b).collect();
-        let lin = |x1: &[Vec3<f64>]| {
-            (0..4).fold(Vec3::zero(), |s, i| s + (x1[i] - x0[i]) * (1.0 / inv_mass[i]))
-        };
+        let lin =
+            |x1: &[Vec3<f64>]| (0..4).fold(Vec3::zero(), |s, i| s + (x1[i] - x0[i]) * (1.0 / inv_mass[i]));
         let p_before = lin(&x1);
         let mut z = Zones::default();
         z.reset(4);
