@@ -217,6 +217,7 @@ pub struct PyClothSimulation {
 #[pymethods]
 impl PyClothSimulation {
     #[new]
+    #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (mesh, material, wrinkles, params, uv=None, warp_direction=None, init_rest_from_mesh=false))]
     fn new(
         py: Python<'_>,
