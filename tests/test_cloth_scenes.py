@@ -129,7 +129,8 @@ def tube(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], dict
     """E3 at 32 × 15 rings (480 vertices), settle ≤ 0.5 s."""
     root = tmp_path_factory.mktemp("tube")
     return {(mat, hold): _run("cylinder_twist", root / f"{mat}_{hold}", material=mat, hold=hold, settle=0.5)
-            for mat, hold in (("cotton", "immediate"), ("cotton", "held"), ("polyester", "held"))}
+            for mat, hold in (("cotton", "immediate"), ("cotton", "held"), ("polyester", "immediate"),
+                              ("polyester", "held"), ("denim", "immediate"), ("denim", "held"))}
 
 
 def test_cylinder_twist_held_cotton_keeps_more(tube: dict[tuple[str, str], dict[str, Any]]) -> None:
@@ -144,6 +145,26 @@ def test_cylinder_twist_cotton_beats_polyester(tube: dict[tuple[str, str], dict[
     assert tube["cotton", "held"]["M_abs"] > tube["polyester", "held"]["M_abs"]
     assert tube["cotton", "held"]["M_abs_excess"] > 0.01
     assert abs(tube["polyester", "held"]["M_abs_excess"]) < 0.005
+
+
+def test_cylinder_twist_polyester_barely_remembers(tube: dict[tuple[str, str], dict[str, Any]]) -> None:
+    """E3: for polyester the relative change from holding is < 1/3 of cotton's."""
+    def rel(mat: str) -> float:
+        return (tube[mat, "held"]["M_abs"] - tube[mat, "immediate"]["M_abs"]) / tube[mat, "immediate"]["M_abs"]
+
+    assert rel("cotton") > 0.1
+    assert abs(rel("polyester")) < rel("cotton") / 3
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "E3 denim: with Table 2 denim (K̂_b = 1.2e-4, 24× cotton) the π/4 twist bends hinges to at most "
+    "0.37 rad; the untwist drags every slipped anchor back, so denim keeps no more than the elastic tube "
+    "and held ≈ immediate (scale 1: M_abs 0.0375 both, polyester 0.0391). The spec's Cotton > Denim > "
+    "Polyester and denim held > immediate do not hold in this protocol."))
+def test_cylinder_twist_denim_between_cotton_and_polyester(tube: dict[tuple[str, str], dict[str, Any]]) -> None:
+    """E3: M_abs Cotton > Denim > Polyester (held), and denim held > immediate."""
+    assert tube["cotton", "held"]["M_abs"] > tube["denim", "held"]["M_abs"] > tube["polyester", "held"]["M_abs"]
+    assert tube["denim", "held"]["M_abs"] > tube["denim", "immediate"]["M_abs"]
 
 
 # -- E6 ------------------------------------------------------------------------------
@@ -199,14 +220,37 @@ def test_pressed_square_held_sags_at_least_as_much(pressed: dict[tuple[float, st
 # -- E8 ------------------------------------------------------------------------------
 
 
-def test_crumple_in_container_has_no_self_intersections(tmp_path: Path) -> None:
-    """E8 at a 25 mm grid with self-collision: the cloth stays inside the
-    container while it crumples, and no two triangles cross at the end."""
-    m = _run("crumple_in_container", tmp_path, hold="held")
-    assert m["protocol"]["self_collision"] is True
-    assert m["max_radius_in_container_m"] < 0.08 + 1e-3
-    assert m["self_intersections"] == 0
-    assert m["metrics"]["M_anchor"] > 0.0 and m["metrics"]["M_plastic"] >= 0.0
+@pytest.fixture(scope="module")
+def container(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """E8 at a 25 mm grid with self-collision, held and immediate."""
+    root = tmp_path_factory.mktemp("container")
+    return {hold: _run("crumple_in_container", root / hold, hold=hold) for hold in ("held", "immediate")}
+
+
+def test_crumple_in_container_has_no_self_intersections(container: dict[str, dict[str, Any]]) -> None:
+    """E8: the cloth stays inside the container while it crumples, and no two
+    triangles cross at the end."""
+    for m in container.values():
+        assert m["protocol"]["self_collision"] is True
+        assert m["max_radius_in_container_m"] < 0.08 + 1e-3
+        assert m["self_intersections"] == 0
+
+
+def test_crumple_in_container_friction_dominates_and_remembers_the_hold(
+        container: dict[str, dict[str, Any]]) -> None:
+    """E8 (a): M_plastic ≪ M_anchor (friction-dominated wrinkles), and the
+    anchors after lifting are larger for the held than the immediate run."""
+    held, imm = container["held"]["metrics"], container["immediate"]["metrics"]
+    assert held["M_plastic"] < 0.5 * held["M_anchor"]
+    assert held["M_anchor"] > imm["M_anchor"]
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "E8 at the 25 mm test grid: the lifted cloth is still swinging when measured and immediate beats held "
+    "on M_sharp (3.05 vs 2.85); at scale 1 (12.5 mm) the order is right: M_sharp held 2.97 > immediate 2.65"))
+def test_crumple_in_container_held_is_sharper(container: dict[str, dict[str, Any]]) -> None:
+    """E8: M_sharp(held) > M_sharp(immediate)."""
+    assert container["held"]["metrics"]["M_sharp"] > container["immediate"]["metrics"]["M_sharp"]
 
 
 # -- knee ------------------------------------------------------------------------------
