@@ -275,6 +275,18 @@ class MeshSDF(Collider):
                           padding=padding, mode=mode, friction=friction)
 
 
+def _to_spec(c: Collider) -> dict[str, Any]:
+    """A collider's checkpoint entry: its spec and the motion changes made so
+    far; a callback-driven collider is recorded at its current pose (the
+    inverse of :func:`_from_spec`)."""
+    motions = list(getattr(c, "_motions", []))
+    if c._callback is not None:
+        motions.append((c.time, "pose", dict(
+            translation=c.translation.tolist(), rotation=c.rotation.tolist(),
+            linear_velocity=list(c._c.linear_velocity), angular_velocity=list(c._c.angular_velocity))))
+    return {"spec": c._spec, "motions": motions}
+
+
 def _from_spec(spec: dict[str, Any], motions: list[tuple[float, str, dict[str, Any]]]) -> Collider:
     """Rebuild a collider from its recorded spec and motion changes (checkpoints).
     A callback-driven collider comes back scripted at its recorded pose; attach

@@ -30,7 +30,7 @@ from . import _core
 from ._checks import as_points, as_vec3, choice, finite, non_negative, positive
 from ._progress import progress as _progress_bar
 from . import io as _io
-from .colliders import Collider, _from_spec
+from .colliders import Collider, _from_spec, _to_spec
 from .errors import BackendUnavailable, InvalidInputError
 from .geometry import Curves, TriMesh
 
@@ -546,14 +546,7 @@ class Simulation:
             for k, a in arrs.items():
                 arrays[f"obj{i}_{k}"] = np.asarray(a)
             recipe.append({"kind": kind, "arrays": list(arrs), "options": opts})
-        colliders = []
-        for c in self._colliders:
-            motions = list(getattr(c, "_motions", []))
-            if c._callback is not None:
-                motions.append((c.time, "pose", dict(
-                    translation=c.translation.tolist(), rotation=c.rotation.tolist(),
-                    linear_velocity=list(c._c.linear_velocity), angular_velocity=list(c._c.angular_velocity))))
-            colliders.append({"spec": c._spec, "motions": motions})
+        colliders = [_to_spec(c) for c in self._colliders]
         for k, v in self._s.state_arrays().items():
             arrays[f"state_{k}"] = np.asarray(v)
         meta = {"solver": "mpm", "params": self._params, "recipe": recipe, "colliders": colliders}
