@@ -222,9 +222,10 @@ def test_pressed_square_held_sags_at_least_as_much(pressed: dict[tuple[float, st
 
 @pytest.fixture(scope="module")
 def container(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
-    """E8 at a 25 mm grid with self-collision, held and immediate."""
+    """E8 at a 25 mm grid with self-collision, held and immediate; the lifted
+    cloth hangs 1 s before it is measured."""
     root = tmp_path_factory.mktemp("container")
-    return {hold: _run("crumple_in_container", root / hold, hold=hold) for hold in ("held", "immediate")}
+    return {hold: _run("crumple_in_container", root / hold, hold=hold, settle=1.0) for hold in ("held", "immediate")}
 
 
 def test_crumple_in_container_has_no_self_intersections(container: dict[str, dict[str, Any]]) -> None:
@@ -243,11 +244,14 @@ def test_crumple_in_container_friction_dominates_and_remembers_the_hold(
     held, imm = container["held"]["metrics"], container["immediate"]["metrics"]
     assert held["M_plastic"] < 0.5 * held["M_anchor"]
     assert held["M_anchor"] > imm["M_anchor"]
+    # "hold > immediate" on the mean wrinkle angle (measured 0.634 vs 0.595).
+    assert held["M_abs"] > 1.02 * imm["M_abs"]
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "E8 at the 25 mm test grid: the lifted cloth is still swinging when measured and immediate beats held "
-    "on M_sharp (3.05 vs 2.85); at scale 1 (12.5 mm) the order is right: M_sharp held 2.97 > immediate 2.65"))
+    "E8 at the 25 mm test grid M_sharp (the 99th percentile of |θ|) sits near π for both runs, creases folded "
+    "flat over one coarse hinge, and immediate beats held (3.02 vs 2.90 after 1 s of hanging); at scale 1 "
+    "(12.5 mm) the order is right: M_sharp held 2.97 > immediate 2.65"))
 def test_crumple_in_container_held_is_sharper(container: dict[str, dict[str, Any]]) -> None:
     """E8: M_sharp(held) > M_sharp(immediate)."""
     assert container["held"]["metrics"]["M_sharp"] > container["immediate"]["metrics"]["M_sharp"]
