@@ -41,3 +41,23 @@ def test_screenshot_rejects_bad_arguments(tmp_path: Path) -> None:
         viz.screenshot([], tmp_path / "a.png")
     with pytest.raises(cr.InvalidInputError, match=r"shape \(N, 3\)"):
         viz.screenshot([np.zeros((3, 2))], tmp_path / "a.png")
+
+
+def test_screenshot_colours_a_mesh_by_vertex_values(tmp_path: Path) -> None:
+    """``scalars`` colours a mesh by one value per vertex (the cloth scenes'
+    wrinkle maps); a wrong length or a non-mesh item is a clear error."""
+    pytest.importorskip("polyscope")
+    Image = pytest.importorskip("PIL.Image")
+    import crumple.viz as viz
+
+    g = cr.geometry.grid_mesh(size=(1, 1), resolution=(8, 8), center=(0, 0.5, 0))
+    values = g.vertices[:, 0]
+    p = viz.screenshot({"sheet": g}, tmp_path / "map.png", scalars={"sheet": values}, size=(200, 120))
+    px = np.asarray(Image.open(p).convert("RGB")).reshape(-1, 3).astype(int)
+    # viridis runs from purple to yellow (lit, so lighter): both ends appear.
+    assert ((px[:, 1] < 120) & (px[:, 2] > 140)).sum() > 50
+    assert ((px[:, 0] > 200) & (px[:, 1] > 200) & (px[:, 2] < 130)).sum() > 50
+    with pytest.raises(cr.InvalidInputError, match="one finite value per vertex"):
+        viz.screenshot({"sheet": g}, tmp_path / "b.png", scalars={"sheet": values[:-1]})
+    with pytest.raises(cr.InvalidInputError, match="meshes only"):
+        viz.screenshot({"pts": np.zeros((4, 3))}, tmp_path / "c.png", scalars={"pts": np.zeros(4)})

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ._checks import as_faces, as_points, as_vec3
 from .errors import CrumpleError, InvalidInputError
@@ -71,8 +72,11 @@ def _named(items: Iterable[Item] | Mapping[str, Item]) -> list[tuple[str, Item]]
     return [(f"item{i}", it) for i, it in enumerate(items)]
 
 
-def _register(ps: Any, name: str, item: Item, color: tuple[float, float, float]) -> None:
-    if isinstance(item, TriMesh):
+def _register(ps: Any, name: str, item: Item, color: tuple[float, float, float],
+              scalar: npt.ArrayLike | None = None) -> None:
+    if scalar is not None:
+        _register_with_scalar(ps, name, item, color, scalar)
+    elif isinstance(item, TriMesh):
         ps.register_surface_mesh(name, item.vertices, item.faces, color=color, smooth_shade=True, edge_width=0.0)
     elif isinstance(item, Curves):
         pts = item.points
@@ -83,6 +87,23 @@ def _register(ps: Any, name: str, item: Item, color: tuple[float, float, float])
     else:
         pts = as_points(item, f"{name} points", allow_empty=True)
         ps.register_point_cloud(name, pts, color=color, radius=0.003)
+
+
+def _register_with_scalar(ps: Any, name: str, item: Item, color: tuple[float, float, float],
+                          scalar: npt.ArrayLike) -> None:
+    """A surface mesh coloured by one value per vertex (viridis), e.g. the
+    wrinkle map of a cloth: where a picture of the value says more than shading."""
+    if isinstance(item, TriMesh):
+        v, f = item.vertices, item.faces
+    elif isinstance(item, tuple) and len(item) == 2:
+        v, f = as_points(item[0], f"{name} vertices"), as_faces(item[1], f"{name} faces")
+    else:
+        raise InvalidInputError(f"scalars can colour meshes only; {name!r} is not a mesh")
+    a = np.asarray(scalar, dtype=np.float64).reshape(-1)
+    if a.shape != (len(v),) or not np.all(np.isfinite(a)):
+        raise InvalidInputError(f"scalars for {name!r} need one finite value per vertex ({len(v)}); got {a.shape}")
+    m = ps.register_surface_mesh(name, v, f, color=color, smooth_shade=True, edge_width=0.0)
+    m.add_scalar_quantity("value", a, enabled=True, cmap="viridis")
 
 
 def _bounds(items: list[tuple[str, Item]]) -> tuple[np.ndarray, np.ndarray]:
@@ -108,6 +129,7 @@ def _setup(
     headless: bool,
     camera: tuple[Sequence[float], Sequence[float]] | None,
     colors: Sequence[tuple[float, float, float]] | None,
+    scalars: Mapping[str, npt.ArrayLike] | None = None,
 ) -> Any:
     named = _named(items)
     if not named:
@@ -116,7 +138,7 @@ def _setup(
     ps.remove_all_structures()
     for i, (name, it) in enumerate(named):
         c = colors[i % len(colors)] if colors else _PALETTE[i % len(_PALETTE)]
-        _register(ps, name, it, c)
+        _register(ps, name, it, c, None if scalars is None else scalars.get(name))
     if camera is None:
         lo, hi = _bounds(named)
         center = 0.5 * (lo + hi)
@@ -152,16 +174,18 @@ def screenshot(
     camera: tuple[Sequence[float], Sequence[float]] | None = None,
     colors: Sequence[tuple[float, float, float]] | None = None,
     size: tuple[int, int] = (1280, 720),
+    scalars: Mapping[str, npt.ArrayLike] | None = None,
 ) -> Path:
     """Render ``items`` to the PNG ``path`` without opening a window.
 
     ``camera`` is ``(eye, target)`` in metres; ``size`` is ``(width, height)``
-    in pixels. Returns the path written.
+    in pixels; ``scalars`` maps an item's name to one value per vertex that
+    colours that mesh (viridis). Returns the path written.
     """
     p = Path(path)
     if p.suffix.lower() != ".png":
         raise InvalidInputError(f"screenshots are written as .png; got {str(p)!r}")
-    ps = _setup(items, headless=True, camera=camera, colors=colors)
+    ps = _setup(items, headless=True, camera=camera, colors=colors, scalars=scalars)
     w, h = int(size[0]), int(size[1])
     if w < 16 or h < 16:
         raise InvalidInputError(f"size must be at least 16x16 pixels; got {size!r}")

@@ -220,14 +220,10 @@ class _Run:
         self.phases.append(info)
         return info
 
-    def finish(self, result: dict[str, Any]) -> Path:
-        """Write the last frame (if not written), the picture of the final state
-        with the colliders still present, and ``metrics.json`` (``result`` plus
-        frame count, simulated and wall time, and the phase log)."""
-        if self.sim.time > self._frame * FRAME_DT + 1e-9:
-            self._frame += 1
-            self._write()
-        self._bar.close()
+    def picture(self, tag: str = "") -> Path:
+        """Render the current state to ``<name>[_tag].png`` with the visible
+        colliders, and ``<name>[_tag]_wrinkles.png``: the cloth coloured by
+        its wrinkle map (per vertex, the largest |θ| of the hinges on it, rad)."""
         from .. import viz
 
         its: dict[str, Any] = {"cloth": (self.sim.positions, self.sim.faces)}
@@ -236,7 +232,21 @@ class _Run:
             if p.visible():
                 its[p.name] = p.mesh()
                 cols.append(p.color)
-        viz.screenshot(its, self.out_dir / f"{self.name}.png", camera=self.camera, colors=cols)
+        stem = self.name + (f"_{tag}" if tag else "")
+        path = viz.screenshot(its, self.out_dir / f"{stem}.png", camera=self.camera, colors=cols)
+        viz.screenshot({"cloth": its["cloth"]}, self.out_dir / f"{stem}_wrinkles.png", camera=self.camera,
+                       colors=[CLOTH], scalars={"cloth": wrinkle_map(self.sim)})
+        return path
+
+    def finish(self, result: dict[str, Any]) -> Path:
+        """Write the last frame (if not written), the picture of the final state
+        with the colliders still present, and ``metrics.json`` (``result`` plus
+        frame count, simulated and wall time, and the phase log)."""
+        if self.sim.time > self._frame * FRAME_DT + 1e-9:
+            self._frame += 1
+            self._write()
+        self._bar.close()
+        self.picture()
         result = dict(result)
         result.setdefault("scene", self.name)
         result["frames_written"] = self._frame + 1
@@ -246,6 +256,17 @@ class _Run:
         result["phases"] = self.phases
         _write_json(self.out_dir / "metrics.json", result)
         return self.out_dir
+
+
+def wrinkle_map(sim: cloth.Simulation) -> F64:
+    """Per-vertex wrinkle value (N,): the largest |dihedral angle| (rad) of the
+    hinges whose edge touches the vertex; 0 where no hinge does."""
+    a = np.abs(sim.hinge_angles())
+    h = sim.hinges
+    out = np.zeros(len(sim.masses))
+    np.maximum.at(out, h[:, 0], a)
+    np.maximum.at(out, h[:, 1], a)
+    return out
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
@@ -926,6 +947,7 @@ def knee_bend(*, out_dir: Path, frames: int = 0, backend: str = "cpu", scale: fl
                props=props, total_time=2 * bend_time + hold_s + settle)
     run.seconds(bend_time, "bend")
     bent = _metrics(sim, knee)
+    run.picture("bent")
     run.hold(warp)
     run.seconds(bend_time, "straighten")
     s = run.settle(settle)
