@@ -27,7 +27,7 @@ def _twist(dt: float, tol: float = 1e-8, material: str = "cotton", warp: float =
     turn = 0.3
     hold = 50 * dt
     keys = [0.0, np.pi / 4, np.pi / 4, 0.0]
-    rots = np.stack([cloth._axis_angle(np.array([0.0, 1.0, 0.0]), a) for a in keys])
+    rots = np.stack([cr.colliders.rotation((0.0, 1.0, 0.0), np.degrees(a)) for a in keys])
     sim.add_handle(np.flatnonzero(np.isclose(x[:, 1], x[:, 1].max())), times=[0, turn, turn + hold, 2 * turn + hold],
                    rotations=rots, pivot=(0, 0.055, 0))
     sim.advance(turn)

@@ -36,7 +36,7 @@ from . import _core
 from ._checks import as_points, as_vec3, choice, finite, non_negative, positive, positive_int
 from ._progress import progress as _progress_bar
 from . import io as _io
-from .colliders import Collider, _from_spec, _to_spec
+from .colliders import Collider, _from_spec, _to_spec, rotation
 from .errors import InvalidInputError
 from .geometry import TriMesh
 
@@ -379,21 +379,16 @@ class Simulation:
         return hid
 
     def rotate_handle(self, indices: npt.ArrayLike, *, axis: Vec3Like, angle: float, duration: float,
-                      pivot: Vec3Like = (0.0, 0.0, 0.0), hold_after: bool = True) -> int:
+                      pivot: Vec3Like = (0.0, 0.0, 0.0)) -> int:
         """Pin ``indices`` and rotate them by ``angle`` rad about ``axis``
         through ``pivot`` over ``duration`` s at constant angular speed; they
         then stay there (the usual "twist a ring" motion)."""
-        ax = np.asarray(as_vec3(axis, "axis"))
-        n = np.linalg.norm(ax)
-        if n == 0:
-            raise InvalidInputError("axis must be non-zero")
-        ax = ax / n
         dur = positive(duration, "duration")
         a = finite(angle, "angle")
         # Keys at most 90° apart: keyframe rotation follows the shortest arc.
         nseg = max(1, int(np.ceil(abs(a) / (np.pi / 2))))
         times = [dur * i / nseg for i in range(nseg + 1)]
-        rots = np.stack([_axis_angle(ax, a * i / nseg) for i in range(nseg + 1)])
+        rots = np.stack([rotation(axis, np.degrees(a * i / nseg)) for i in range(nseg + 1)])
         return self.add_handle(indices, times=times, rotations=rots, pivot=pivot)
 
     def release_handle(self, handle: int) -> None:
@@ -648,7 +643,3 @@ class Simulation:
         """The current shape as a TriMesh (for export and viewing)."""
         return TriMesh(self.positions, self.faces)
 
-
-def _axis_angle(axis: npt.NDArray[np.float64], angle: float) -> npt.NDArray[np.float64]:
-    k = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
-    return np.eye(3) + np.sin(angle) * k + (1 - np.cos(angle)) * (k @ k)

@@ -22,8 +22,18 @@ pub fn ordered_sum<F>(n: usize, f: F) -> f64
 where
     F: Fn(usize) -> f64 + Sync,
 {
+    ordered_sum_with(n, f, &mut Vec::new())
+}
+
+/// [`ordered_sum`] with the chunk sums kept in `partial`, whose capacity is
+/// reused: no allocation once it has grown, for reductions inside a step
+/// loop (the cloth solver's conjugate gradient). Same summation order.
+pub fn ordered_sum_with<F>(n: usize, f: F, partial: &mut Vec<f64>) -> f64
+where
+    F: Fn(usize) -> f64 + Sync,
+{
     let chunks = n.div_ceil(REDUCE_CHUNK);
-    let partial: Vec<f64> = (0..chunks)
+    (0..chunks)
         .into_par_iter()
         .map(|c| {
             let lo = c * REDUCE_CHUNK;
@@ -34,7 +44,7 @@ where
             }
             s
         })
-        .collect();
+        .collect_into_vec(partial);
     partial.iter().sum()
 }
 

@@ -312,16 +312,19 @@ impl CsrOp<'_> {
     }
 }
 
-/// Dot product with a fixed summation tree (chunks of
-/// [`crate::parallel::REDUCE_CHUNK`] summed in order), so CG is bitwise
-/// reproducible for any thread count.
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    let n = a.len().div_ceil(crate::parallel::REDUCE_CHUNK);
-    crate::parallel::ordered_sum(n, |c| {
-        let lo = c * crate::parallel::REDUCE_CHUNK;
-        let hi = (lo + crate::parallel::REDUCE_CHUNK).min(a.len());
-        a[lo..hi].iter().zip(&b[lo..hi]).map(|(x, y)| x * y).sum()
-    })
+/// Dot product with the fixed summation tree of
+/// [`crate::parallel::ordered_sum_with`], so CG is bitwise reproducible for
+/// any thread count; `partial` holds the chunk sums (reused, no allocation).
+fn dot(a: &[f64], b: &[f64], partial: &mut Vec<f64>) -> f64 {
+    crate::parallel::ordered_sum_with(a.len(), |i| a[i] * b[i], partial)
+}
+
+/// The matrix pattern as faer's symbolic CSC (the matrix is symmetric, so
+/// our CSR is its CSC). [`Pattern`](super::model::Pattern) builds it with
+/// sorted, in-range indices; `new_checked` re-verifies that in O(nnz).
+fn pattern<'a>(ptr: &'a [u32], idx: &'a [u32]) -> SymbolicSparseColMatRef<'a, u32> {
+    let n = ptr.len() - 1;
+    SymbolicSparseColMatRef::new_checked(n, n, ptr, None, idx)
 }
 
 /// Work vectors of the preconditioned conjugate gradient.
@@ -330,6 +333,8 @@ struct CgWork {
     z: Vec<f64>,
     p: Vec<f64>,
     ap: Vec<f64>,
+    /// Chunk sums of the dot products.
+    partial: Vec<f64>,
 }
 
 /// Outcome of [`pcg`].
@@ -354,7 +359,7 @@ fn pcg(
     max_iter: usize,
     w: &mut CgWork,
 ) -> CgOutcome {
-    let bn = dot(b, b).sqrt();
+    let bn = dot(b, b, &mut w.partial).sqrt();
     if bn == 0.0 {
         x.fill(0.0);
         return CgOutcome {
@@ -367,7 +372,7 @@ fn pcg(
         .zip(b.par_iter())
         .for_each(|(r, b)| *r = b - *r);
     let stop = tol * bn;
-    if dot(&w.r, &w.r).sqrt() <= stop {
+    if dot(&w.r, &w.r, &mut w.partial).sqrt() <= stop {
         return CgOutcome {
             iterations: 0,
             converged: true,
@@ -375,10 +380,10 @@ fn pcg(
     }
     precond(&w.r, &mut w.z);
     w.p.copy_from_slice(&w.z);
-    let mut rz = dot(&w.r, &w.z);
+    let mut rz = dot(&w.r, &w.z, &mut w.partial);
     for it in 1..=max_iter {
         a.mul(&w.p, &mut w.ap);
-        let pap = dot(&w.p, &w.ap);
+        let pap = dot(&w.p, &w.ap, &mut w.partial);
         if pap.is_nan() || pap <= 0.0 || !rz.is_finite() {
             return CgOutcome {
                 iterations: it,
@@ -392,14 +397,14 @@ fn pcg(
         w.r.par_iter_mut()
             .zip(w.ap.par_iter())
             .for_each(|(r, ap)| *r -= alpha * ap);
-        if dot(&w.r, &w.r).sqrt() <= stop {
+        if dot(&w.r, &w.r, &mut w.partial).sqrt() <= stop {
             return CgOutcome {
                 iterations: it,
                 converged: true,
             };
         }
         precond(&w.r, &mut w.z);
-        let rz_new = dot(&w.r, &w.z);
+        let rz_new = dot(&w.r, &w.z, &mut w.partial);
         let beta = rz_new / rz;
         rz = rz_new;
         w.p.par_iter_mut()
@@ -498,6 +503,7 @@ impl Solver {
                 z: vec![0.0; 3 * n],
                 p: vec![0.0; 3 * n],
                 ap: vec![0.0; 3 * n],
+                partial: Vec::new(),
             },
             have_factor: false,
             mem: MemBuffer::new(StackReq::EMPTY),
@@ -513,17 +519,8 @@ impl Solver {
         Ok(s)
     }
 
-    /// The pattern as faer's symbolic CSC (the matrix is symmetric, so our
-    /// CSR is its CSC). Built by [`Pattern`](super::model::Pattern) with
-    /// sorted, in-range indices; `new_checked` re-verifies that (O(nnz)).
-    fn sym_ref(&self) -> SymbolicSparseColMatRef<'_, u32> {
-        let n = self.csr_ptr.len() - 1;
-        SymbolicSparseColMatRef::new_checked(n, n, &self.csr_ptr, None, &self.csr_idx)
-    }
-
     /// Symbolic factorization and scratch sizes for `which` (once).
     fn ensure_workspace(&mut self, which: LinearSolver) -> Result<()> {
-        let n = self.csr_ptr.len() - 1;
         let par = Par::rayon(0);
         let req = match which {
             LinearSolver::Cholesky | LinearSolver::LaggedCholesky => {
@@ -544,11 +541,13 @@ impl Solver {
                     let ord = faer::sparse::linalg::cholesky::SymmetricOrdering::Custom(
                         faer::perm::PermRef::new_checked(&fwd, &inv, n3),
                     );
-                    let sym =
-                        factorize_symbolic_cholesky(self.sym_ref(), Side::Lower, ord, Default::default())
-                            .map_err(|e| {
-                                Error::Solver(format!("symbolic Cholesky analysis failed: {e:?}"))
-                            })?;
+                    let sym = factorize_symbolic_cholesky(
+                        pattern(&self.csr_ptr, &self.csr_idx),
+                        Side::Lower,
+                        ord,
+                        Default::default(),
+                    )
+                    .map_err(|e| Error::Solver(format!("symbolic Cholesky analysis failed: {e:?}")))?;
                     self.l_values = vec![0.0; sym.len_val()];
                     self.l32 = vec![0.0; sym.len_val()];
                     self.symbolic = Some(sym);
@@ -567,7 +566,6 @@ impl Solver {
             self.mem = MemBuffer::try_new(req).map_err(mem_err)?;
             self.mem_bytes = req.size_bytes();
         }
-        let _ = n;
         Ok(())
     }
 
@@ -603,9 +601,7 @@ impl Solver {
             *d = *s as f32;
         }
         let sym = self.symbolic.as_ref().expect("built in ensure_workspace");
-        let n3 = self.csr_ptr.len() - 1;
-        let symm = SymbolicSparseColMatRef::new_checked(n3, n3, &self.csr_ptr, None, &self.csr_idx);
-        let a = SparseColMatRef::new(symm, &self.values32);
+        let a = SparseColMatRef::new(pattern(&self.csr_ptr, &self.csr_idx), &self.values32);
         let stack = MemStack::new(&mut self.mem);
         sym.factorize_numeric_llt::<f32>(
             &mut self.l32,
@@ -969,9 +965,7 @@ impl Solver {
             LinearSolver::Cholesky => {
                 let sym = self.symbolic.as_ref().expect("built in ensure_workspace");
                 let nn = 3 * n;
-                let n3 = self.csr_ptr.len() - 1;
-                let symm = SymbolicSparseColMatRef::new_checked(n3, n3, &self.csr_ptr, None, &self.csr_idx);
-                let a = SparseColMatRef::new(symm, &self.values);
+                let a = SparseColMatRef::new(pattern(&self.csr_ptr, &self.csr_idx), &self.values);
                 let stack = MemStack::new(&mut self.mem);
                 let llt = sym
                     .factorize_numeric_llt::<f64>(
