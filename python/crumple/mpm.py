@@ -31,7 +31,8 @@ from ._checks import as_points, as_vec3, choice, finite, non_negative, positive
 from ._progress import progress as _progress_bar
 from . import io as _io
 from .colliders import Collider, _from_spec, _to_spec
-from .errors import BackendUnavailable, InvalidInputError
+from .backend import Backend, resolve_backend
+from .errors import InvalidInputError
 from .geometry import Curves, TriMesh
 
 __all__ = [
@@ -352,14 +353,7 @@ class Simulation:
         )
         # Every object added, in order, for checkpoints: (kind, arrays, options).
         self._recipe: list[tuple[str, dict[str, npt.NDArray[Any]], dict[str, Any]]] = []
-        # The MPM solver has no GPU port yet: "auto" means the CPU here, and an
-        # explicit "gpu" is refused with the reason rather than silently ignored.
-        if choice(backend, "backend", ("auto", "cpu", "gpu")) == "gpu":
-            raise BackendUnavailable(
-                "the MPM solver runs on the CPU only in this version (its GPU port is a separate issue); "
-                "use backend='cpu' or 'auto'"
-            )
-        self.backend = "cpu"
+        self.backend: Backend = resolve_backend(backend)
         self.dx = positive(dx, "dx")
         self._s = _core.MpmSimulation(
             as_vec3(lower, "lower"), as_vec3(upper, "upper"), self.dx, as_vec3(gravity, "gravity"),
@@ -368,6 +362,13 @@ class Simulation:
             choice(precision, "precision", ("f32", "f64")), choice(transfer, "transfer", ("apic", "mls")),
             bool(return_map), choice(tangents, "tangents", ("mesh", "eulerian")) == "eulerian",
         )
+        if self.backend == "gpu":
+            if precision != "f32":
+                raise InvalidInputError(
+                    "the GPU backend runs in single precision; pass precision='f32' (the default) with backend='gpu'"
+                )
+            # Every stage runs as a wgpu compute shader; state stays on the device.
+            self._s.use_gpu()
         self._colliders: list[Collider] = []
 
     # -- building ---------------------------------------------------------

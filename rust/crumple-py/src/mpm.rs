@@ -29,6 +29,38 @@ macro_rules! with_sim {
         }
     };
 }
+/// Like `with_sim!`, after bringing the host copy of the state up to date
+/// with the GPU (a no-op on the CPU backend).
+macro_rules! with_host {
+    ($self:expr, $s:ident => $body:expr) => {
+        match &mut $self.sim {
+            Sim::F32($s) => {
+                $s.sync_host().py_err()?;
+                $body
+            }
+            Sim::F64($s) => {
+                $s.sync_host().py_err()?;
+                $body
+            }
+        }
+    };
+}
+/// Like `with_sim_mut!`, for edits of the state: syncs the host copy first
+/// and has the device copy re-uploaded before the next step.
+macro_rules! with_edit {
+    ($self:expr, $s:ident => $body:expr) => {
+        match &mut $self.sim {
+            Sim::F32($s) => {
+                $s.begin_host_edit().py_err()?;
+                $body
+            }
+            Sim::F64($s) => {
+                $s.begin_host_edit().py_err()?;
+                $body
+            }
+        }
+    };
+}
 macro_rules! with_sim_mut {
     ($self:expr, $s:ident => $body:expr) => {
         match &mut $self.sim {
@@ -256,6 +288,7 @@ impl PyMpmSimulation {
     fn set_collider(&mut self, index: usize, collider: &PyCollider) -> PyResult<()> {
         let c = collider.inner.clone();
         with_sim_mut!(self, s => {
+            s.colliders_changed();
             let n = s.colliders.len();
             let slot = s.colliders.get_mut(index).ok_or_else(|| invalid(format!("no collider {index}; there are {n}")))?;
             *slot = c;
@@ -314,16 +347,16 @@ impl PyMpmSimulation {
     }
 
     /// Positions (N, 3) of an object's particles or vertices, in the simulation's precision.
-    fn positions<'py>(&self, py: Python<'py>, object: usize) -> PyResult<Bound<'py, PyAny>> {
-        with_sim!(self, s => {
+    fn positions<'py>(&mut self, py: Python<'py>, object: usize) -> PyResult<Bound<'py, PyAny>> {
+        with_host!(self, s => {
             let r = s.object_range(object).py_err()?;
             Ok(positions_py(py, &s.state.x[r])?.into_any())
         })
     }
 
     /// Velocities (N, 3) of an object's particles or vertices.
-    fn velocities<'py>(&self, py: Python<'py>, object: usize) -> PyResult<Bound<'py, PyAny>> {
-        with_sim!(self, s => {
+    fn velocities<'py>(&mut self, py: Python<'py>, object: usize) -> PyResult<Bound<'py, PyAny>> {
+        with_host!(self, s => {
             let r = s.object_range(object).py_err()?;
             Ok(positions_py(py, &s.state.v[r])?.into_any())
         })
@@ -332,7 +365,7 @@ impl PyMpmSimulation {
     /// Overwrites the velocities of an object's particles or vertices.
     fn set_velocities(&mut self, object: usize, velocities: PyReadonlyArray2<'_, f64>) -> PyResult<()> {
         let v = to_points(&velocities, "velocities")?;
-        with_sim_mut!(self, s => {
+        with_edit!(self, s => {
             let r = s.object_range(object).py_err()?;
             if v.len() != r.len() {
                 return Err(invalid(format!("velocities must have {} rows; got {}", r.len(), v.len())));
@@ -345,8 +378,8 @@ impl PyMpmSimulation {
     }
 
     /// Element `R̃` factors (E, 3, 3) of every element (diagnostics, spec §4.1).
-    fn element_r<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        with_sim!(self, s => {
+    fn element_r<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        with_host!(self, s => {
             let r = s.element_r();
             let flat: Vec<f64> = r.iter().flat_map(|m| m.m.iter().flatten().map(|v| v.to_f64()).collect::<Vec<_>>()).collect();
             Ok(PyArray1::from_vec(py, flat).reshape([r.len(), 3, 3])?.into_any())
@@ -354,8 +387,8 @@ impl PyMpmSimulation {
     }
 
     /// All particle positions (N, 3) as float64 (diagnostics).
-    fn all_positions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        with_sim!(self, s => {
+    fn all_positions<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        with_host!(self, s => {
             let x: Vec<Vec3<f64>> = s.state.x.iter().map(|v| v.cast()).collect();
             points_to_py(py, &x)
         })
@@ -383,19 +416,19 @@ impl PyMpmSimulation {
     fn stable_dt(&self) -> f64 {
         with_sim!(self, s => s.stable_dt())
     }
-    fn total_momentum(&self) -> T3 {
-        let m = with_sim!(self, s => s.total_momentum());
-        (m.x, m.y, m.z)
+    fn total_momentum(&mut self) -> PyResult<T3> {
+        let m = with_host!(self, s => s.total_momentum());
+        Ok((m.x, m.y, m.z))
     }
-    fn kinetic_energy(&self) -> f64 {
-        with_sim!(self, s => s.kinetic_energy())
+    fn kinetic_energy(&mut self) -> PyResult<f64> {
+        Ok(with_host!(self, s => s.kinetic_energy()))
     }
     fn total_mass(&self) -> f64 {
         with_sim!(self, s => s.total_mass())
     }
     /// Total grid mass of the last step (kg): equals the particle mass (spec E8).
-    fn grid_mass(&self) -> f64 {
-        with_sim!(self, s => s.solver.grid.total_mass())
+    fn grid_mass(&self) -> PyResult<f64> {
+        with_sim!(self, s => s.grid_mass().py_err())
     }
     /// Volumetric particles deleted on leaving the domain (out_of_domain="remove").
     fn removed_particles(&self) -> u64 {
@@ -403,13 +436,24 @@ impl PyMpmSimulation {
     }
     /// Number of active grid blocks of the last step (4³ nodes each).
     fn active_blocks(&self) -> usize {
-        with_sim!(self, s => s.solver.grid.num_blocks())
+        with_sim!(self, s => s.active_blocks())
+    }
+    /// Runs every later step on the GPU (wgpu; f32 only). Raises
+    /// BackendUnavailable without an adapter.
+    fn use_gpu(&mut self) -> PyResult<()> {
+        let ctx = crumple_core::gpu::GpuContext::shared().py_err()?;
+        with_sim_mut!(self, s => s.use_gpu(&ctx).py_err())
+    }
+    /// The GPU adapter's name, or None on the CPU backend.
+    #[getter]
+    fn gpu_adapter(&self) -> Option<String> {
+        with_sim!(self, s => s.gpu_adapter().map(str::to_owned))
     }
     /// The whole mutable state as float64 arrays (for checkpoints): x, v (N,3),
     /// c (N,3,3), f (Nv,3,3), q (Nv,), d (Ne,2,3), pins (P,8), time, step.
-    fn state_arrays<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    fn state_arrays<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
-        with_sim!(self, s => {
+        with_host!(self, s => {
             let st = &s.state;
             d.set_item("x", PyArray1::from_vec(py, v3s(&st.x)).reshape([st.x.len(), 3])?)?;
             d.set_item("v", PyArray1::from_vec(py, v3s(&st.v)).reshape([st.v.len(), 3])?)?;
@@ -455,7 +499,7 @@ impl PyMpmSimulation {
             .get_item("step")?
             .ok_or_else(|| invalid("checkpoint lacks step"))?
             .extract()?;
-        with_sim_mut!(self, s => {
+        with_edit!(self, s => {
             let st = &mut s.state;
             if x.len() != 3 * st.x.len() || v.len() != x.len() || c.len() != 9 * st.c.len() || f.len() != 9 * st.f.len()
                 || q.len() != st.q.len() || d.len() != 6 * st.d.len() || pins.len() % 8 != 0

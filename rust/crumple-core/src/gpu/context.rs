@@ -168,6 +168,14 @@ fn request_device(
     // Spec §10.3: the default 128 MiB storage binding caps arrays at 32M
     // u32; ask for all the adapter offers so large scenes fit.
     required.max_storage_buffer_binding_size = available.max_storage_buffer_binding_size;
+    // The MPM stages bind up to 13 storage buffers (mpm/gpu/backend.rs
+    // STORAGE_BUFFERS_NEEDED); WebGPU's default is 8. Ask for up to 16 where
+    // the adapter has them (desktop Vulkan, Metal and DX12 all do); with
+    // fewer, the MPM GPU backend reports the limit instead of failing here.
+    required.max_storage_buffers_per_shader_stage = available
+        .max_storage_buffers_per_shader_stage
+        .min(16)
+        .max(required.max_storage_buffers_per_shader_stage);
     required.max_buffer_size = available.max_buffer_size;
     pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
         label: Some("crumple"),

@@ -17,10 +17,10 @@
 
 mod buffer;
 mod context;
-mod dispatch;
+pub(crate) mod dispatch;
 pub mod radix_sort;
 pub mod scan;
-mod uniforms;
+pub(crate) mod uniforms;
 
 pub use buffer::GpuBuffer;
 pub use context::{AdapterSummary, GpuContext, probe};

@@ -201,6 +201,45 @@ impl std::fmt::Debug for GpuRadixSort {
     }
 }
 
+/// Recorded dispatches of one device sort (see [`GpuRadixSort::plan`]).
+#[derive(Default)]
+pub(crate) struct SortPlan {
+    steps: Vec<Dispatch>,
+    /// Bytes to copy back from the scratch copy after an odd number of passes.
+    copy_bytes: u64,
+}
+
+impl SortPlan {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.steps.is_empty()
+    }
+
+    /// Whether the sorted pairs end in the scratch copy (odd pass count).
+    pub(crate) fn needs_copy_back(&self) -> bool {
+        self.copy_bytes > 0
+    }
+
+    pub(crate) fn record(&self, pass: &mut wgpu::ComputePass<'_>) {
+        for s in &self.steps {
+            s.record(pass);
+        }
+    }
+
+    fn copy_back(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        keys: &GpuBuffer<u32>,
+        values: &GpuBuffer<u32>,
+        keys_tmp: &GpuBuffer<u32>,
+        values_tmp: &GpuBuffer<u32>,
+    ) {
+        if self.copy_bytes > 0 {
+            encoder.copy_buffer_to_buffer(keys_tmp.raw(), 0, keys.raw(), 0, self.copy_bytes);
+            encoder.copy_buffer_to_buffer(values_tmp.raw(), 0, values.raw(), 0, self.copy_bytes);
+        }
+    }
+}
+
 impl GpuRadixSort {
     /// Compiles (or fetches from the context's cache) the pipelines.
     pub fn new(ctx: &Arc<GpuContext>) -> Result<Self> {
@@ -237,6 +276,35 @@ impl GpuRadixSort {
         values: &mut GpuBuffer<u32>,
         key_bits: Option<u32>,
     ) -> Result<()> {
+        let plan = self.plan(keys, values, key_bits)?;
+        if plan.is_empty() {
+            return Ok(());
+        }
+        let ctx = Arc::clone(&self.ctx);
+        let mut encoder = ctx.encoder("radix_sort_pairs_u32");
+        {
+            let mut cpass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("radix_sort_pairs_u32"),
+                timestamp_writes: None,
+            });
+            plan.record(&mut cpass);
+        }
+        plan.copy_back(&mut encoder, keys, values, &self.keys_tmp, &self.values_tmp);
+        ctx.submit_and_wait("radix_sort_pairs_u32", encoder)
+    }
+
+    /// The dispatches that sort `keys`/`values` in place, for callers that
+    /// record them into their own pass (the MPM step replays one plan every
+    /// step). The plan stays valid until the next call to `plan` or to
+    /// [`GpuRadixSort::radix_sort_pairs_u32`]. With an odd number of passes
+    /// the result ends in the scratch copy: pass `key_bits` a multiple of 8
+    /// (or call [`SortPlan::copy_back`]) to sort fully in place.
+    pub(crate) fn plan(
+        &mut self,
+        keys: &GpuBuffer<u32>,
+        values: &GpuBuffer<u32>,
+        key_bits: Option<u32>,
+    ) -> Result<SortPlan> {
         let mask = key_mask(key_bits)?;
         check_lengths(keys.len(), values.len())?;
         if !Arc::ptr_eq(keys.context(), &self.ctx) || !Arc::ptr_eq(values.context(), &self.ctx) {
@@ -246,7 +314,7 @@ impl GpuRadixSort {
         }
         let n = keys.len();
         if n <= 1 || mask == 0 {
-            return Ok(());
+            return Ok(SortPlan::default());
         }
         let max = self.ctx.max_binding_elements(4).min(u64::from(u32::MAX));
         if n as u64 > max {
@@ -267,7 +335,7 @@ impl GpuRadixSort {
         let scan_steps = self.scan.plan(&self.block_offsets)?;
         let groups = dispatch_2d(num_blocks, self.max_groups_per_dim);
 
-        let mut steps = Vec::with_capacity(passes as usize);
+        let mut steps = Vec::with_capacity(passes as usize * (2 + scan_steps.len()));
         for pass in 0..passes {
             self.params.write(
                 &self.ctx,
@@ -281,9 +349,9 @@ impl GpuRadixSort {
             );
             // Ping-pong: even passes read the caller's buffers.
             let (src, dst) = if pass % 2 == 0 {
-                ((&*keys, &*values), (&self.keys_tmp, &self.values_tmp))
+                ((keys, values), (&self.keys_tmp, &self.values_tmp))
             } else {
-                ((&self.keys_tmp, &self.values_tmp), (&*keys, &*values))
+                ((&self.keys_tmp, &self.values_tmp), (keys, values))
             };
             let count = self.bind(
                 &self.count,
@@ -304,43 +372,30 @@ impl GpuRadixSort {
                     (5, dst.1.binding()),
                 ],
             )?;
-            steps.push((
-                Dispatch {
-                    pipeline: self.count.clone(),
-                    bind_group: count,
-                    groups,
-                },
-                Dispatch {
-                    pipeline: self.scatter.clone(),
-                    bind_group: scatter,
-                    groups,
-                },
-            ));
-        }
-
-        let ctx = Arc::clone(&self.ctx);
-        let mut encoder = ctx.encoder("radix_sort_pairs_u32");
-        {
             // Each dispatch is its own synchronization scope in a compute
             // pass, so one pass orders count -> scan -> scatter correctly.
-            let mut cpass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("radix_sort_pairs_u32"),
-                timestamp_writes: None,
+            steps.push(Dispatch {
+                pipeline: self.count.clone(),
+                bind_group: count,
+                groups,
             });
-            for (count, scatter) in &steps {
-                count.record(&mut cpass);
-                for s in &scan_steps {
-                    s.record(&mut cpass);
-                }
-                scatter.record(&mut cpass);
+            for s in &scan_steps {
+                steps.push(Dispatch {
+                    pipeline: s.pipeline.clone(),
+                    bind_group: s.bind_group.clone(),
+                    groups: s.groups,
+                });
             }
+            steps.push(Dispatch {
+                pipeline: self.scatter.clone(),
+                bind_group: scatter,
+                groups,
+            });
         }
-        if passes % 2 == 1 {
-            let bytes = u64::from(n) * 4;
-            encoder.copy_buffer_to_buffer(self.keys_tmp.raw(), 0, keys.raw(), 0, bytes);
-            encoder.copy_buffer_to_buffer(self.values_tmp.raw(), 0, values.raw(), 0, bytes);
-        }
-        ctx.submit_and_wait("radix_sort_pairs_u32", encoder)
+        Ok(SortPlan {
+            steps,
+            copy_bytes: if passes % 2 == 1 { u64::from(n) * 4 } else { 0 },
+        })
     }
 
     /// Uploads the pairs, sorts them on the GPU and reads them back (for

@@ -7,6 +7,7 @@
 //! wrapper in [`sim`].
 
 pub mod constitutive;
+pub mod gpu;
 pub mod grid;
 pub mod kernel;
 pub mod material;

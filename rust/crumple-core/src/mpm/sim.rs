@@ -11,10 +11,12 @@ use crate::geometry::{Curves, TriMesh};
 use crate::invalid;
 use crate::math::{Mat3, Real, Vec3, qr3};
 
+use super::gpu::backend::{GpuMpm, StepOutcome};
 use super::material::{CodimMaterial, VolumeMaterial};
 use super::model::{Element, Model, State};
 use super::params::{OutOfDomain, SolverParams};
 use super::solver::{Counters, ParticleBounds, Pin, Solver, max_speed};
+use crate::gpu::GpuContext;
 
 /// What kind of object a handle refers to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,7 +54,13 @@ pub enum EnergyWeight {
 pub const DIVERGED_SPEED: f64 = 1e4;
 
 /// An MPM simulation in precision `T` (f32 by default in the bindings).
-#[derive(Clone, Debug)]
+///
+/// With the GPU backend ([`Simulation::use_gpu`]) the state lives on the
+/// device between steps; `state` is brought up to date by
+/// [`Simulation::sync_host`] (the bindings call it before reading arrays),
+/// and methods that edit the model or state sync first and re-upload before
+/// the next step.
+#[derive(Debug)]
 pub struct Simulation<T> {
     pub params: SolverParams,
     pub model: Model<T>,
@@ -63,6 +71,40 @@ pub struct Simulation<T> {
     pub objects: Vec<Object>,
     /// Volumetric particles deleted so far ([`OutOfDomain::Remove`]).
     pub removed: u64,
+    gpu: Option<GpuSlot>,
+}
+
+/// A copy on the CPU backend. A GPU simulation's copy takes the host copy
+/// of the state, so call [`Simulation::sync_host`] first to copy the latest
+/// device state.
+impl<T: Real> Clone for Simulation<T> {
+    fn clone(&self) -> Self {
+        Self {
+            params: self.params.clone(),
+            model: self.model.clone(),
+            state: self.state.clone(),
+            solver: self.solver.clone(),
+            colliders: self.colliders.clone(),
+            pins: self.pins.clone(),
+            objects: self.objects.clone(),
+            removed: self.removed,
+            gpu: None,
+        }
+    }
+}
+
+/// The device copy and whether either side is ahead.
+#[derive(Debug)]
+struct GpuSlot {
+    mpm: Box<GpuMpm>,
+    /// The device has stepped since the last download.
+    host_stale: bool,
+    /// The host model or state changed since the last upload.
+    device_stale: bool,
+    /// Largest speed after the last device step (for the CFL rule).
+    max_speed: f64,
+    /// Active blocks of the last device step.
+    active_blocks: usize,
 }
 
 fn splice<V: Clone>(v: &mut Vec<V>, at: usize, items: impl IntoIterator<Item = V>) {
@@ -82,7 +124,77 @@ impl<T: Real> Simulation<T> {
             pins: Vec::new(),
             objects: Vec::new(),
             removed: 0,
+            gpu: None,
         })
+    }
+
+    /// Runs every later step on the GPU of `ctx` (f32 only): uploads the
+    /// model and state now.
+    pub fn use_gpu(&mut self, ctx: &std::sync::Arc<GpuContext>) -> Result<()> {
+        if T::EPSILON.to_f64() < 1e-10 {
+            return invalid!(
+                "the GPU backend runs in single precision; use precision='f32' with backend='gpu'"
+            );
+        }
+        self.sync_host()?;
+        let mpm = GpuMpm::new(ctx, &self.model, &self.state, &self.params)?;
+        self.gpu = Some(GpuSlot {
+            mpm: Box::new(mpm),
+            host_stale: false,
+            device_stale: false,
+            max_speed: max_speed(&self.state),
+            active_blocks: 0,
+        });
+        Ok(())
+    }
+
+    /// The adapter name when running on the GPU, else `None`.
+    pub fn gpu_adapter(&self) -> Option<&str> {
+        self.gpu.as_ref().map(|g| g.mpm.adapter_name())
+    }
+
+    /// A collider was replaced in place: the GPU re-uploads collider data.
+    pub fn colliders_changed(&mut self) {
+        if let Some(g) = self.gpu.as_mut() {
+            g.mpm.colliders_changed();
+        }
+    }
+
+    /// Active 4³-node blocks of the sparse grid in the last step.
+    pub fn active_blocks(&self) -> usize {
+        match &self.gpu {
+            Some(g) => g.active_blocks,
+            None => self.solver.grid.num_blocks(),
+        }
+    }
+
+    /// Total grid mass of the last step, kg (spec E8: equals the particle mass).
+    pub fn grid_mass(&self) -> Result<f64> {
+        match &self.gpu {
+            Some(g) => g.mpm.grid_mass(g.active_blocks),
+            None => Ok(self.solver.grid.total_mass()),
+        }
+    }
+
+    /// Brings `state` up to date with the device (no-op on the CPU backend).
+    pub fn sync_host(&mut self) -> Result<()> {
+        if let Some(g) = self.gpu.as_mut()
+            && g.host_stale
+        {
+            g.mpm.download(&mut self.state)?;
+            g.host_stale = false;
+        }
+        Ok(())
+    }
+
+    /// Call before editing `model` or `state` from outside: syncs the host
+    /// copy and marks the device copy for re-upload before the next step.
+    pub fn begin_host_edit(&mut self) -> Result<()> {
+        self.sync_host()?;
+        if let Some(g) = self.gpu.as_mut() {
+            g.device_stale = true;
+        }
+        Ok(())
     }
 
     fn check_inside(&self, what: &str, pts: &[Vec3<f64>]) -> Result<()> {
@@ -150,6 +262,7 @@ impl<T: Real> Simulation<T> {
         velocity: Vec3<f64>,
         damping: f64,
     ) -> Result<usize> {
+        self.begin_host_edit()?;
         if points.is_empty() {
             return invalid!("points is empty; give at least one particle");
         }
@@ -217,6 +330,7 @@ impl<T: Real> Simulation<T> {
         damping: f64,
         weight: EnergyWeight,
     ) -> Result<usize> {
+        self.begin_host_edit()?;
         self.check_object(
             "mesh vertices",
             verts,
@@ -411,6 +525,9 @@ impl<T: Real> Simulation<T> {
     /// Adds a collider (moved to the simulation's current time).
     pub fn add_collider(&mut self, mut c: Collider) -> Result<usize> {
         c.advance_to(self.state.time)?;
+        if let Some(g) = self.gpu.as_mut() {
+            g.mpm.colliders_changed();
+        }
         self.colliders.push(c);
         Ok(self.colliders.len() - 1)
     }
@@ -511,7 +628,10 @@ impl<T: Real> Simulation<T> {
 
     /// The time step the CFL rule allows now (spec §3.2), without the frame end.
     pub fn stable_dt(&self) -> f64 {
-        let vmax = max_speed(&self.state);
+        let vmax = match &self.gpu {
+            Some(g) if g.host_stale || g.device_stale => g.max_speed,
+            _ => max_speed(&self.state),
+        };
         let cfl = if vmax > 0.0 {
             self.params.cfl * self.params.dx / vmax
         } else {
@@ -527,6 +647,9 @@ impl<T: Real> Simulation<T> {
         }
         if self.model.num_particles() == 0 {
             return invalid!("the simulation has no particles; add cloth, strands or a volume first");
+        }
+        if self.gpu.is_some() {
+            return self.step_gpu(dt);
         }
         if self.params.out_of_domain == OutOfDomain::Remove {
             self.remove_escaped_particles();
@@ -549,6 +672,75 @@ impl<T: Real> Simulation<T> {
             });
         }
         Ok(())
+    }
+
+    /// One device step (the twin of [`Solver::step`]); see [`GpuMpm`].
+    fn step_gpu(&mut self, dt: f64) -> Result<()> {
+        loop {
+            let Some(g) = self.gpu.as_mut() else {
+                return invalid!("internal: no GPU backend");
+            };
+            if g.device_stale {
+                g.mpm.upload(&self.model, &self.state)?;
+                g.device_stale = false;
+            }
+            let t_new = self.state.time + dt;
+            for c in self.colliders.iter_mut() {
+                c.advance_to(t_new)?;
+            }
+            let outcome = g
+                .mpm
+                .step(&self.model, &self.params, &self.colliders, &self.pins, dt, t_new)
+                .map_err(|e| match e {
+                    Error::Diverged { what, .. } => Error::Diverged {
+                        step: self.state.step,
+                        what,
+                    },
+                    other => other,
+                })?;
+            match outcome {
+                StepOutcome::Done(stats) => {
+                    g.host_stale = true;
+                    g.max_speed = stats.max_speed;
+                    let ne = self.model.elements.len() as u64;
+                    use super::material::ReturnEvent as R;
+                    let c = &mut self.solver.counters;
+                    c.slide += u64::from(stats.events[R::Slide as usize]);
+                    c.tension += u64::from(stats.events[R::Tension as usize]);
+                    c.inverted += u64::from(stats.events[R::Inverted as usize]);
+                    c.degenerate += u64::from(stats.events[R::Degenerate as usize]);
+                    c.element_steps += ne;
+                    g.active_blocks = stats.active_blocks as usize;
+                    self.state.time = t_new;
+                    self.state.step += 1;
+                    if stats.max_speed > DIVERGED_SPEED {
+                        return Err(Error::Diverged {
+                            step: self.state.step,
+                            what: format!(
+                                "a particle reached {:.3e} m/s; lower dt_max, raise damping or lower the stiffness",
+                                stats.max_speed
+                            ),
+                        });
+                    }
+                    return Ok(());
+                }
+                StepOutcome::OutsideDomain(p) => {
+                    self.sync_host()?;
+                    let before = self.removed;
+                    if self.params.out_of_domain == OutOfDomain::Remove {
+                        self.remove_escaped_particles();
+                    }
+                    if self.removed > before {
+                        if let Some(g) = self.gpu.as_mut() {
+                            g.device_stale = true;
+                        }
+                        continue;
+                    }
+                    // The CPU solver's message, for the same particle.
+                    return Err(super::solver::domain_error(&self.state, &self.params, p));
+                }
+            }
+        }
     }
 
     /// Advances by `duration` seconds with CFL-limited steps, landing exactly

@@ -145,6 +145,30 @@ impl<T: Real> ParticleBounds<T> {
     }
 }
 
+/// The error for particle `bad` found outside the domain (or non-finite)
+/// by the binning step; shared by the CPU and GPU backends.
+pub(crate) fn domain_error<T: Real>(state: &State<T>, params: &SolverParams, bad: usize) -> Error {
+    let x = state.x[bad];
+    if !x.is_finite() {
+        return Error::Diverged {
+            step: state.step,
+            what: format!(
+                "particle {bad} has a non-finite position; reduce dt_max or stiffness, or add damping"
+            ),
+        };
+    }
+    Error::InvalidInput(format!(
+        "particle {bad} at ({:.4}, {:.4}, {:.4}) m is outside the simulation domain \
+         {:?} to {:?} (particles must stay at least one cell inside it); enlarge the domain \
+         (lower/upper) or pass out_of_domain='clamp'",
+        x.x.to_f64(),
+        x.y.to_f64(),
+        x.z.to_f64(),
+        params.lower.to_array(),
+        params.upper.to_array(),
+    ))
+}
+
 /// Largest particle speed, m/s (exact max: order-independent).
 pub fn max_speed<T: Real>(state: &State<T>) -> f64 {
     state
@@ -285,25 +309,7 @@ impl<T: Real> Solver<T> {
             .min()
             .unwrap_or(usize::MAX);
         if bad != usize::MAX {
-            let x = state.x[bad];
-            if !x.is_finite() {
-                return Err(Error::Diverged {
-                    step: state.step,
-                    what: format!(
-                        "particle {bad} has a non-finite position; reduce dt_max or stiffness, or add damping"
-                    ),
-                });
-            }
-            return Err(Error::InvalidInput(format!(
-                "particle {bad} at ({:.4}, {:.4}, {:.4}) m is outside the simulation domain \
-                 {:?} to {:?} (particles must stay at least one cell inside it); enlarge the domain \
-                 (lower/upper) or pass out_of_domain='clamp'",
-                x.x.to_f64(),
-                x.y.to_f64(),
-                x.z.to_f64(),
-                params.lower.to_array(),
-                params.upper.to_array(),
-            )));
+            return Err(domain_error(state, params, bad));
         }
         self.grid.rebuild(&self.keys);
         Ok(())

@@ -1,0 +1,132 @@
+// Shared prelude of every MPM stage (spec mpm_anisotropic.md §3, §10.2):
+// the per-step parameter block, the stats block, the sparse-grid lookups and
+// the B-spline stencil. Stage files are concatenated after this one.
+//
+// Layouts on the device: vectors are vec4<f32> (w unused), matrices are
+// WGSL mat3x3<f32> (column-major; the host converts from the row-major CPU
+// Mat3 on upload), grid nodes are vec4<f32> (xyz = momentum, then velocity
+// after the grid update; w = mass).
+
+struct StepParams {
+    lower: vec3<f32>,
+    dx: f32,
+    inv_dx: f32,
+    dt: f32,
+    // APIC 𝔇⁻¹ (4/h² quadratic, 3/h² cubic, spec §3.1)
+    d_inv: f32,
+    // nodes per stencil axis: 3 (quadratic) or 4 (cubic)
+    kernel_k: u32,
+    gravity: vec3<f32>,
+    // 1: MLS-MPM transfer (spec §9 A15), 0: APIC
+    mls: u32,
+    // particle bounds in grid units (solver.rs ParticleBounds)
+    hi: vec3<f32>,
+    lo: f32,
+    // domain walls: node index < pad or > wall_hi (solver.rs grid_update)
+    wall_hi: vec3<u32>,
+    pad: u32,
+    // dense block table dimensions (blocks per axis, with the +1 halo)
+    table_dim: vec3<u32>,
+    n_particles: u32,
+    vol_start: u32,
+    vol_end: u32,
+    vert_start: u32,
+    vert_end: u32,
+    elem_start: u32,
+    elem_end: u32,
+    // bit 0: enslave elements, bit 1: eulerian tangents, bit 2: run the codim return map
+    flags: u32,
+    n_colliders: u32,
+    n_pins: u32,
+    block_capacity: u32,
+    // 1: clamp escaped particles back into the domain
+    clamp: u32,
+    // stencil shift of the bin key: 0.5 quadratic, 1 cubic
+    kernel_shift: f32,
+}
+
+// Indices into the stats block (atomic<u32>), reset by the host before each step.
+const ST_MAX_SPEED: u32 = 0u;   // bits of the largest |v| (non-negative floats order like their bits)
+const ST_BAD_DOMAIN: u32 = 1u;  // lowest particle outside the domain (0xffffffff: none)
+const ST_BAD_FINITE: u32 = 2u;  // lowest particle with a non-finite x or v
+const ST_BLOCKS: u32 = 3u;      // active blocks this step
+const ST_OVERFLOW: u32 = 4u;    // 1: more active blocks than allocated; the step is a no-op
+const ST_EVENTS: u32 = 5u;      // 5..9: return-map events by ReturnEvent discriminant
+const ST_NUM_BLOCKS: u32 = 10u; // active blocks in use: min(ST_BLOCKS, capacity)
+const NO_BLOCK: u32 = 0xffffffffu;
+
+fn grid_units(x: vec3<f32>) -> vec3<f32> {
+    return (x - params.lower) * params.inv_dx;
+}
+
+// Dense index of block coordinates; sorting by it orders blocks like the
+// CPU's block keys (z, then y, then x).
+fn dense_index(b: vec3<u32>) -> u32 {
+    return b.x + params.table_dim.x * (b.y + params.table_dim.y * b.z);
+}
+
+fn dense_coords(d: u32) -> vec3<u32> {
+    let tx = params.table_dim.x;
+    let ty = params.table_dim.y;
+    return vec3<u32>(d % tx, (d / tx) % ty, d / (tx * ty));
+}
+
+// The B-spline stencil of a particle (kernel.rs Stencil::quadratic/cubic),
+// same operations in the same order.
+struct Stencil {
+    base: vec3<i32>,
+    frac: vec3<f32>,
+    w: array<vec3<f32>, 4>,   // w[k] = (w_x[k], w_y[k], w_z[k])
+    dw: array<vec3<f32>, 4>,
+}
+
+fn stencil(xi: vec3<f32>) -> Stencil {
+    var s: Stencil;
+    let inv_h = params.inv_dx;
+    if params.kernel_k == 3u {
+        let b = vec3<i32>(floor(xi - vec3<f32>(0.5)));
+        let f = xi - vec3<f32>(b);
+        s.base = b;
+        s.frac = f;
+        let d0 = vec3<f32>(1.5) - f;
+        let d1 = f - vec3<f32>(1.0);
+        let d2 = f - vec3<f32>(0.5);
+        s.w[0] = 0.5 * d0 * d0;
+        s.w[1] = vec3<f32>(0.75) - d1 * d1;
+        s.w[2] = 0.5 * d2 * d2;
+        s.w[3] = vec3<f32>(0.0);
+        s.dw[0] = -d0 * inv_h;
+        s.dw[1] = -2.0 * d1 * inv_h;
+        s.dw[2] = d2 * inv_h;
+        s.dw[3] = vec3<f32>(0.0);
+    } else {
+        let b = vec3<i32>(floor(xi - vec3<f32>(1.0)));
+        let f = xi - vec3<f32>(b);
+        s.base = b;
+        s.frac = f;
+        let two_thirds = vec3<f32>(2.0 / 3.0);
+        let o0 = vec3<f32>(2.0) - f;
+        let r1 = f - vec3<f32>(1.0);
+        let t2 = vec3<f32>(2.0) - f;
+        let o3 = f - vec3<f32>(1.0);
+        s.w[0] = (1.0 / 6.0) * o0 * o0 * o0;
+        s.w[1] = 0.5 * r1 * r1 * r1 - r1 * r1 + two_thirds;
+        s.w[2] = 0.5 * t2 * t2 * t2 - t2 * t2 + two_thirds;
+        s.w[3] = (1.0 / 6.0) * o3 * o3 * o3;
+        s.dw[0] = -0.5 * o0 * o0 * inv_h;
+        s.dw[1] = (1.5 * r1 * r1 - 2.0 * r1) * inv_h;
+        s.dw[2] = (2.0 * t2 - 1.5 * t2 * t2) * inv_h;
+        s.dw[3] = 0.5 * o3 * o3 * inv_h;
+    }
+    return s;
+}
+
+fn is_finite3(v: vec3<f32>) -> bool {
+    // x − x is 0 for finite x and NaN otherwise; NaN fails every comparison.
+    let z = v - v;
+    return z.x == 0.0 && z.y == 0.0 && z.z == 0.0;
+}
+
+fn linear_group(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
+    return wid.x + wid.y * nwg.x;
+}
