@@ -13,6 +13,9 @@ Parts:
   if they cannot be installed or run).
 - ``mpm_cloth``: cloth throughput and bytes per particle at ~100k triangles
   next to the paper's Table 2 (``mpm_cloth.py``).
+- ``mpm_gpu``: the MPM GPU backend against the CPU backend (elastic cube and
+  the cloth scenes), particle-steps per second and the ratio, naming the
+  adapter (``mpm_gpu.py``; informational on a software adapter).
 - ``cloth_wrinkles``: the persistent-wrinkle cloth's Table 1 replica (twist
   scene at 2K/7K/27K vertices, models on/off, the three linear solvers, and
   self-collision on) next to the paper's seconds per step (``cloth_wrinkles.py``).
@@ -28,6 +31,7 @@ from pathlib import Path
 
 import cloth_wrinkles
 import mpm_cloth
+import mpm_gpu
 import mpm_vs_peers
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -93,6 +97,7 @@ def main() -> int:
         "gpu_primitives": run_gpu_primitives(),
         "mpm_vs_peers": mpm_vs_peers.run(),
         "mpm_cloth": mpm_cloth.run(),
+        "mpm_gpu": mpm_gpu.run(),
         "cloth_wrinkles": cloth_wrinkles.run(),
     }
     (OUT / "summary.json").write_text(json.dumps(summary, indent=2))

@@ -1,0 +1,173 @@
+"""MPM throughput on the GPU backend against the CPU backend, same run.
+
+Scenes:
+
+- ``elastic_cube``: the ``mpm_vs_peers`` elastic cube (``mpm_scene.CubeScene``)
+  at two sizes;
+- ``cloth_on_sphere`` and ``curtain_ball``: the ``mpm_cloth`` cloth scenes
+  (paper Fig. 3 and Fig. 14 set-ups) at a smaller mesh.
+
+Each (scene, backend) runs in its own subprocess with ``RAYON_NUM_THREADS=2``
+and fixed steps; reported: particle-steps per second, the GPU/CPU ratio and
+the adapter's name and type. On a software adapter (Mesa lavapipe, which
+runs the shaders on the same CPU cores) the ratio is informational; the
+script runs unchanged on a real GPU, where the sizes can be raised with
+``--scale``.
+
+Run: ``python benches/mpm_gpu.py [--scale S]`` (all) or ``--worker SCENE BACKEND``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "bench-out"
+THREADS = 2
+RESULT_TAG = "RESULT "
+WORKER_TIMEOUT_S = 600.0
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from mpm_cloth import SCENES as CLOTH_SCENES  # noqa: E402
+from mpm_scene import CubeScene  # noqa: E402
+
+
+def cube_scenes(scale: float) -> dict[str, CubeScene]:
+    """Elastic cubes of about 14k and 64k particles (× scale³ in count)."""
+    def side(n: int) -> int:
+        return max(8, int(round(n * scale)))
+
+    return {
+        "elastic_cube_small": CubeScene(n_side=side(24), warmup=3, steps=20),
+        "elastic_cube": CubeScene(n_side=side(40), warmup=3, steps=20),
+    }
+
+
+def measure(name: str, backend: str, scale: float) -> dict[str, Any]:
+    """Build scene ``name`` on ``backend``, run warm-up and measured steps."""
+    sys.path.insert(0, str(ROOT / "python"))
+    import crumple as cr
+
+    cubes = cube_scenes(scale)
+    if name in cubes:
+        sc = cubes[name]
+        sim = cr.mpm.Simulation(lower=(0, 0, 0), upper=(1, 1, 1), dx=sc.dx, precision="f32",
+                                dt_max=sc.dt, backend=backend, boundary_padding=sc.bound)
+        sim.add_solid(sc.points(), cr.mpm.ElasticMaterial(density=sc.density, youngs_modulus=sc.youngs_modulus,
+                                                          poisson_ratio=sc.poisson_ratio),
+                      velocity=(0.0, sc.v0, 0.0), particle_volume=sc.p_vol)
+        dt, warmup, steps = sc.dt, sc.warmup, sc.steps
+    else:
+        cs = CLOTH_SCENES[name]
+        quads = max(16, int(round(96 * scale)))
+        dx = cs.size / quads
+        sim = cr.mpm.Simulation(lower=(0, 0, 0), upper=(1, 1, 1), dx=dx, precision="f32", dt_max=cs.dt,
+                                backend=backend)
+        mat = cr.mpm.ClothMaterial.preset(cs.preset)
+        if name == "cloth_on_sphere":
+            mesh = cr.geometry.grid_mesh(size=(cs.size, cs.size), resolution=(quads, quads),
+                                         center=(0.5, 0.65 + 2 * dx, 0.5), normal="y")
+            sim.add_cloth(mesh, mat, damping=cs.damping)
+            sim.add_collider(cr.colliders.Sphere(center=(0.5, 0.45, 0.5), radius=0.2))
+        else:
+            mesh = cr.geometry.grid_mesh(size=(cs.size, cs.size), resolution=(quads, quads),
+                                         center=(0.5, 0.55, 0.5), normal="z")
+            cloth = sim.add_cloth(mesh, mat, damping=cs.damping)
+            y = mesh.vertices[:, 1]
+            cloth.pin(np.flatnonzero(y >= y.max() - 1e-9))
+            ball = cr.colliders.Sphere(center=(0.5, 0.45, 0.5 - 0.15 - 2 * dx), radius=0.15)
+            ball.set_velocity(linear=(0.0, 0.0, 2.0))
+            sim.add_collider(ball)
+        dt, warmup, steps = cs.dt, 3, 20
+    n = sim.num_particles
+    t0 = time.perf_counter()
+    for _ in range(warmup):  # includes shader compilation and the first upload on the GPU
+        sim.step(dt)
+    warmup_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        sim.step(dt)
+    wall = time.perf_counter() - t0
+    x = np.asarray(sim._s.all_positions())  # one readback at the end: state stays on the device
+    return {
+        "scene": name, "backend": backend, "particles": n, "steps": steps, "dt": dt,
+        "warmup_s": warmup_s, "wall_s": wall, "s_per_step": wall / steps,
+        "particle_steps_per_s": n * steps / wall,
+        "active_blocks": sim._s.active_blocks(), "finite": bool(np.isfinite(x).all()),
+        "mean_y": float(x[:, 1].mean()),
+    }
+
+
+def run_worker(name: str, backend: str, scale: float) -> dict[str, Any]:
+    env = dict(os.environ, RAYON_NUM_THREADS=str(THREADS), PYTHONPATH=str(ROOT / "python"))
+    cmd = [sys.executable, __file__, "--worker", name, backend, "--scale", str(scale)]
+    try:
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=WORKER_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return {"scene": name, "backend": backend, "error": f"timed out after {WORKER_TIMEOUT_S} s"}
+    for line in p.stdout.splitlines():
+        if line.startswith(RESULT_TAG):
+            out: dict[str, Any] = json.loads(line[len(RESULT_TAG):])
+            return out
+    return {"scene": name, "backend": backend, "error": (p.stderr or p.stdout)[-2000:]}
+
+
+def adapter() -> dict[str, Any] | None:
+    sys.path.insert(0, str(ROOT / "python"))
+    try:
+        import crumple as cr
+
+        return dict(cr.backend.gpu_adapter()) if cr.backend.gpu_available() else None
+    except Exception:
+        return None
+
+
+def run(scale: float = 1.0) -> dict[str, Any]:
+    info = adapter()
+    names = list(cube_scenes(scale)) + list(CLOTH_SCENES)
+    rows = []
+    for name in names:
+        pair = {b: run_worker(name, b, scale) for b in (("cpu", "gpu") if info else ("cpu",))}
+        row: dict[str, Any] = {"scene": name, **{b: r for b, r in pair.items()}}
+        rates = {b: r.get("particle_steps_per_s") for b, r in pair.items()}
+        if rates.get("cpu") and rates.get("gpu"):
+            row["gpu_over_cpu"] = rates["gpu"] / rates["cpu"]
+            row["mean_y_difference_m"] = abs(pair["gpu"]["mean_y"] - pair["cpu"]["mean_y"])
+        rows.append(row)
+        print(json.dumps({k: row.get(k) for k in ("scene", "gpu_over_cpu")}), file=sys.stderr)
+    result = {
+        "adapter": info,
+        "note": ("particle-steps per second, same scene, same fixed steps; CPU on "
+                 f"{THREADS} threads. On a software adapter (device_type 'Cpu', e.g. lavapipe) "
+                 "the GPU backend runs on the same CPU cores, so the ratio is informational."),
+        "cpu_threads": THREADS,
+        "results": rows,
+    }
+    OUT.mkdir(exist_ok=True)
+    (OUT / "mpm_gpu.json").write_text(json.dumps(result, indent=2))
+    return result
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--worker", nargs=2, metavar=("SCENE", "BACKEND"))
+    ap.add_argument("--scale", type=float, default=1.0, help="mesh and cube size factor (default 1)")
+    args = ap.parse_args()
+    if args.worker:
+        print(RESULT_TAG + json.dumps(measure(args.worker[0], args.worker[1], args.scale)))
+        return 0
+    print(json.dumps(run(args.scale), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
