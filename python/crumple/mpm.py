@@ -315,7 +315,9 @@ class Simulation:
     Keyword options: ``gravity`` (m/s², default (0, −9.81, 0)), ``cfl`` (0.3:
     no particle moves more than 0.3·dx per step), ``dt_max`` (s, the largest
     step), ``kernel`` ("quadratic" or "cubic"), ``precision`` ("f32" default,
-    "f64" for tests), ``backend`` ("cpu", "gpu", "auto"), ``out_of_domain``
+    "f64" for tests), ``backend`` ("cpu"; "gpu": every stage as a wgpu compute
+    shader in f32, the state kept on the device and read back when you ask for
+    arrays; "auto": a hardware GPU when there is one), ``out_of_domain``
     ("error", "clamp", or "remove": delete sand/goo/solid particles that
     leave; their objects shrink), ``transfer`` ("apic": the paper's kernel-gradient
     forces, default; "mls": MLS-MPM, cheaper, as in MLS-MPM codes),

@@ -59,6 +59,8 @@ pub trait Real:
     const HALF: Self;
     /// Machine epsilon of the type.
     const EPSILON: Self;
+    /// Smallest positive normal value (below it lie the subnormals).
+    const MIN_POSITIVE: Self;
     const PI: Self;
     /// Not-a-number, returned where a decomposition is asked about a non-finite matrix.
     const NAN: Self;
@@ -96,6 +98,7 @@ macro_rules! impl_real {
             const TWO: Self = 2.0;
             const HALF: Self = 0.5;
             const EPSILON: Self = <$t>::EPSILON;
+            const MIN_POSITIVE: Self = <$t>::MIN_POSITIVE;
             const PI: Self = core::f64::consts::PI as $t;
             const NAN: Self = <$t>::NAN;
 

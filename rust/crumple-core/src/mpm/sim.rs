@@ -544,6 +544,7 @@ impl<T: Real> Simulation<T> {
     /// Pins vertices `indices` (object-local) of a mesh or strand object at
     /// their current positions; returns how many pins exist.
     pub fn pin(&mut self, object: usize, indices: &[u32]) -> Result<usize> {
+        self.sync_host()?; // pins hold the vertices' current positions
         let o = self.object(object)?.clone();
         if o.kind == ObjectKind::Volume {
             return invalid!(

@@ -503,7 +503,11 @@ impl<T: Real> Solver<T> {
                     }
                 }
                 for (l, node) in blk.iter_mut().enumerate() {
-                    if node.mass <= T::ZERO {
+                    // An empty node, or one whose mass is subnormal: a particle
+                    // sitting within rounding of a kernel's outer zero gives
+                    // it w·m ≈ 1e-43 kg in f32, and 1/m would overflow to inf
+                    // (a NaN velocity in G2P). Such a node carries nothing.
+                    if node.mass < T::MIN_POSITIVE {
                         node.mv = Vec3::zero();
                         continue;
                     }

@@ -370,6 +370,8 @@ pub struct GpuMpm {
     /// Recorded plans, rebuilt when a buffer is reallocated.
     plan: Option<Plan>,
     sdf_words: usize,
+    collider_recs: Vec<[f32; 32]>,
+    pin_recs: Vec<[f32; 8]>,
 }
 
 impl std::fmt::Debug for GpuMpm {
@@ -542,6 +544,8 @@ impl GpuMpm {
             counts: (0, 0, 0, 0),
             plan: None,
             sdf_words: usize::MAX,
+            collider_recs: Vec::new(),
+            pin_recs: Vec::new(),
         };
         put(&mut gpu.bufs.marks, &vec![0u32; dense as usize + 1])?;
         put(&mut gpu.bufs.table, &vec![0u32; dense as usize])?;
@@ -707,16 +711,18 @@ impl GpuMpm {
     /// set changed).
     fn upload_colliders(&mut self, colliders: &[Collider]) -> Result<()> {
         let words: usize = colliders.iter().map(collider_sdf_words_len).sum();
-        let mut offsets = Vec::with_capacity(colliders.len());
+        let mut recs = std::mem::take(&mut self.collider_recs);
+        recs.clear();
         let mut off = 0usize;
         for c in colliders {
-            offsets.push(u32::try_from(off).map_err(|_| {
+            let o = u32::try_from(off).map_err(|_| {
                 Error::Backend(
                     "the mesh colliders' distance grids hold more than 2³² values; coarsen them or use \
                      backend=\"cpu\""
                         .to_owned(),
                 )
-            })?);
+            })?;
+            recs.push(pack_collider(c, o)?);
             off += collider_sdf_words_len(c);
         }
         if words != self.sdf_words {
@@ -724,21 +730,20 @@ impl GpuMpm {
             for c in colliders {
                 all.extend(collider_sdf_words(c));
             }
-            let old_cap = self.bufs.collider_sdf.capacity();
+            // bind groups bind `len` elements: a new length needs a new plan
+            let old_cap = (self.bufs.collider_sdf.capacity(), self.bufs.collider_sdf.len());
             put(&mut self.bufs.collider_sdf, &all)?;
-            if self.bufs.collider_sdf.capacity() != old_cap {
+            if (self.bufs.collider_sdf.capacity(), self.bufs.collider_sdf.len()) != old_cap {
                 self.plan = None;
             }
             self.sdf_words = words;
         }
-        let recs = colliders
-            .iter()
-            .zip(&offsets)
-            .map(|(c, &o)| pack_collider(c, o))
-            .collect::<Result<Vec<_>>>()?;
-        let old_cap = self.bufs.colliders.capacity();
-        put(&mut self.bufs.colliders, &recs)?;
-        if self.bufs.colliders.capacity() != old_cap {
+        // bind groups bind `len` elements: a new length needs a new plan
+        let old_cap = (self.bufs.colliders.capacity(), self.bufs.colliders.len());
+        let r = put(&mut self.bufs.colliders, &recs);
+        self.collider_recs = recs;
+        r?;
+        if (self.bufs.colliders.capacity(), self.bufs.colliders.len()) != old_cap {
             self.plan = None;
         }
         Ok(())
@@ -750,25 +755,28 @@ impl GpuMpm {
     }
 
     fn upload_pins(&mut self, pins: &[Pin], t_new: f64) -> Result<()> {
-        let recs: Vec<[f32; 8]> = pins
-            .iter()
-            .map(|p| {
-                let x = p.position(t_new);
-                [
-                    x.x as f32,
-                    x.y as f32,
-                    x.z as f32,
-                    f32::from_bits(p.vertex),
-                    p.v.x as f32,
-                    p.v.y as f32,
-                    p.v.z as f32,
-                    0.0,
-                ]
-            })
-            .collect();
-        let old_cap = self.bufs.pins.capacity();
-        put(&mut self.bufs.pins, &recs)?;
-        if self.bufs.pins.capacity() != old_cap {
+        // reused between steps: the step loop does not allocate
+        let mut recs = std::mem::take(&mut self.pin_recs);
+        recs.clear();
+        recs.extend(pins.iter().map(|p| {
+            let x = p.position(t_new);
+            [
+                x.x as f32,
+                x.y as f32,
+                x.z as f32,
+                f32::from_bits(p.vertex),
+                p.v.x as f32,
+                p.v.y as f32,
+                p.v.z as f32,
+                0.0,
+            ]
+        }));
+        // bind groups bind `len` elements: a new length needs a new plan
+        let old_cap = (self.bufs.pins.capacity(), self.bufs.pins.len());
+        let r = put(&mut self.bufs.pins, &recs);
+        self.pin_recs = recs;
+        r?;
+        if (self.bufs.pins.capacity(), self.bufs.pins.len()) != old_cap {
             self.plan = None;
         }
         Ok(())

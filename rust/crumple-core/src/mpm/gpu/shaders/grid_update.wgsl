@@ -18,7 +18,8 @@ fn grid_update(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) w
     }
     let idx = b * 64u + t;
     let node = nodes[idx];
-    if node.w <= 0.0 {
+    // empty, or a subnormal mass whose inverse would overflow (solver.rs)
+    if node.w < 1.17549435e-38 {
         nodes[idx] = vec4<f32>(0.0, 0.0, 0.0, node.w);
         return;
     }

@@ -122,9 +122,10 @@ fn stencil(xi: vec3<f32>) -> Stencil {
 }
 
 fn is_finite3(v: vec3<f32>) -> bool {
-    // x − x is 0 for finite x and NaN otherwise; NaN fails every comparison.
-    let z = v - v;
-    return z.x == 0.0 && z.y == 0.0 && z.z == 0.0;
+    // On the bits: WGSL lets a compiler assume floats are finite, so
+    // `x - x == 0.0` may be folded to true. An all-ones exponent is inf/NaN.
+    let e = bitcast<vec3<u32>>(v) & vec3<u32>(0x7f800000u);
+    return all(e != vec3<u32>(0x7f800000u));
 }
 
 fn linear_group(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
