@@ -137,7 +137,7 @@ impl<T: Real> Simulation<T> {
             );
         }
         self.sync_host()?;
-        let mpm = GpuMpm::new(ctx, &self.model, &self.state, &self.params)?;
+        let mpm = GpuMpm::new(ctx, &self.model, &self.state)?;
         self.gpu = Some(GpuSlot {
             mpm: Box::new(mpm),
             host_stale: false,

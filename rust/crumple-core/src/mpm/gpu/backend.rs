@@ -22,7 +22,6 @@ use crate::gpu::dispatch::{Dispatch, dispatch_2d};
 use crate::gpu::radix_sort::SortPlan;
 use crate::gpu::{GpuBuffer, GpuContext, GpuRadixSort, GpuScan};
 use crate::math::{Mat3, Real, Vec3};
-use crate::mpm::grid::BLOCK;
 use crate::mpm::model::{Model, State};
 use crate::mpm::params::{Kernel, OutOfDomain, SolverParams, Transfer};
 use crate::mpm::solver::Pin;
@@ -55,12 +54,24 @@ fn stage_source(name: &str) -> &'static str {
             "stress",
             &[CONSTITUTIVE_WGSL, ELEMENTS, include_str!("shaders/stress.wgsl")],
         );
-        add("p2g", &[include_str!("shaders/p2g.wgsl")]);
+        add(
+            "p2g",
+            &[
+                include_str!("shaders/hash.wgsl"),
+                include_str!("shaders/p2g.wgsl"),
+            ],
+        );
         add(
             "grid_update",
             &[COLLIDERS_WGSL, include_str!("shaders/grid_update.wgsl")],
         );
-        add("g2p", &[include_str!("shaders/g2p.wgsl")]);
+        add(
+            "g2p",
+            &[
+                include_str!("shaders/hash.wgsl"),
+                include_str!("shaders/g2p.wgsl"),
+            ],
+        );
         add("advect", &[ELEMENTS, include_str!("shaders/advect.wgsl")]);
         add(
             "plasticity",
@@ -227,7 +238,7 @@ impl Stages {
         let mut modules = BTreeMap::new();
         let specs: [(&'static str, &[&'static str]); 8] = [
             ("bin", &["bin"]),
-            ("grid_build", &["mark", "compact", "ranges"]),
+            ("grid_build", &["mark", "flag", "compact", "ranges"]),
             ("stress", &["stress_volume", "stress_elements", "gather_forces"]),
             ("p2g", &["clear_nodes", "p2g"]),
             ("grid_update", &["grid_update"]),
@@ -263,7 +274,9 @@ struct StepParams {
     lo: f32,
     wall_hi: [u32; 3],
     pad: u32,
-    table_dim: [u32; 3],
+    hash_mask: u32,
+    hash_pad0: u32,
+    hash_pad1: u32,
     n_particles: u32,
     vol_start: u32,
     vol_end: u32,
@@ -363,7 +376,8 @@ pub struct GpuMpm {
     bufs: Buffers,
     /// Allocated active blocks (node buffer = capacity × 64 nodes).
     block_capacity: usize,
-    table_dim: [u32; 3],
+    /// Slots of the block hash table (a power of two ≥ 2 × capacity).
+    hash_slots: usize,
     key_bits: u32,
     n: usize,
     counts: (usize, usize, usize, usize),
@@ -387,8 +401,9 @@ impl std::fmt::Debug for GpuMpm {
 struct Buffers {
     values: GpuBuffer<u32>,
     keys: GpuBuffer<u32>,
-    marks: GpuBuffer<u32>,
-    table: GpuBuffer<u32>,
+    hash_keys: GpuBuffer<u32>,
+    flags: GpuBuffer<u32>,
+    hash_vals: GpuBuffer<u32>,
     blocks: GpuBuffer<[u32; 4]>,
     x: GpuBuffer<[f32; 4]>,
     v: GpuBuffer<[f32; 4]>,
@@ -449,19 +464,15 @@ fn groups_for(threads: usize, ctx: &GpuContext) -> (u32, u32) {
 
 impl GpuMpm {
     /// Compiles the stages (once per process) and uploads `model` and `state`.
-    pub fn new<T: Real>(
-        ctx: &Arc<GpuContext>,
-        model: &Model<T>,
-        state: &State<T>,
-        params: &SolverParams,
-    ) -> Result<Self> {
+    pub fn new<T: Real>(ctx: &Arc<GpuContext>, model: &Model<T>, state: &State<T>) -> Result<Self> {
         let stages = Stages::get(ctx)?;
         let z = |label: &str| GpuBuffer::<u32>::zeroed(ctx, 0, label);
         let bufs = Buffers {
             values: z("mpm order")?,
             keys: z("mpm keys")?,
-            marks: z("mpm block marks")?,
-            table: z("mpm block table")?,
+            hash_keys: z("mpm block hash keys")?,
+            flags: z("mpm block hash flags")?,
+            hash_vals: z("mpm block hash values")?,
             blocks: GpuBuffer::zeroed(ctx, 0, "mpm blocks")?,
             x: GpuBuffer::zeroed(ctx, 0, "mpm x")?,
             v: GpuBuffer::zeroed(ctx, 0, "mpm v")?,
@@ -493,19 +504,9 @@ impl GpuMpm {
             ctx.queue().write_buffer(&b, 0, bytemuck::bytes_of(&[c, 0, 0, 0]));
             colours.push(b);
         }
-        let nodes = params.nodes_per_axis();
-        let table_dim = nodes.map(|n| (n.div_ceil(BLOCK) + 1) as u32);
-        let dense = table_dim.iter().map(|&d| d as u64).product::<u64>();
-        if dense + 1 > ctx.max_binding_elements(4) {
-            return Err(Error::Backend(format!(
-                "the domain has {dense} blocks of 4³ nodes, more than '{}' can index in one \
-                 buffer; use a larger dx, a smaller domain or backend=\"cpu\"",
-                ctx.adapter_info().name
-            )));
-        }
-        // Keys are dense block indices; a whole number of bytes keeps the
-        // radix passes even, so the sort ends in place.
-        let key_bits = (64 - dense.leading_zeros()).div_ceil(8) * 8;
+        // Keys pack 10 bits per axis (30 bits): 8 radix passes, an even
+        // number, so the sort ends in place.
+        let key_bits = 30;
         let mut gpu = Self {
             ctx: Arc::clone(ctx),
             stages,
@@ -538,8 +539,8 @@ impl GpuMpm {
             scan: GpuScan::new(ctx)?,
             bufs,
             block_capacity: 0,
-            table_dim,
-            key_bits: key_bits.min(32),
+            hash_slots: 0,
+            key_bits,
             n: 0,
             counts: (0, 0, 0, 0),
             plan: None,
@@ -547,8 +548,6 @@ impl GpuMpm {
             collider_recs: Vec::new(),
             pin_recs: Vec::new(),
         };
-        put(&mut gpu.bufs.marks, &vec![0u32; dense as usize + 1])?;
-        put(&mut gpu.bufs.table, &vec![0u32; dense as usize])?;
         gpu.upload(model, state)?;
         Ok(gpu)
     }
@@ -658,7 +657,7 @@ impl GpuMpm {
 
     fn grow(&mut self, blocks: usize) -> Result<()> {
         let max_nodes = self.ctx.max_binding_elements(16) as usize;
-        if blocks * 64 > max_nodes {
+        if blocks.saturating_mul(64) > max_nodes {
             return Err(Error::Backend(format!(
                 "the sparse grid needs {blocks} blocks of 64 nodes, more than '{}' can bind in one \
                  buffer ({max_nodes} nodes); use a larger dx or backend=\"cpu\"",
@@ -667,6 +666,12 @@ impl GpuMpm {
         }
         self.bufs.nodes.resize_uninit(blocks * 64)?;
         self.bufs.blocks.resize_uninit(blocks)?;
+        // at most half full while the active blocks fit the capacity
+        let slots = (2 * blocks).next_power_of_two().max(64);
+        put(&mut self.bufs.hash_keys, &vec![0u32; slots])?;
+        put(&mut self.bufs.hash_vals, &vec![0u32; slots])?;
+        put(&mut self.bufs.flags, &vec![0u32; slots + 1])?;
+        self.hash_slots = slots;
         self.block_capacity = blocks;
         self.plan = None;
         Ok(())
@@ -800,7 +805,7 @@ impl GpuMpm {
             }),
             2 => bufs.values.binding(),
             3 => bufs.blocks.binding(),
-            4 => bufs.table.binding(),
+            4 => bufs.hash_vals.binding(),
             5 => bufs.x.binding(),
             6 => bufs.v.binding(),
             7 => bufs.c.binding(),
@@ -824,7 +829,8 @@ impl GpuMpm {
             25 => bufs.vertex_elems.binding(),
             26 => bufs.q.binding(),
             27 => bufs.keys.binding(),
-            28 | 29 => bufs.marks.binding(),
+            28 => bufs.hash_keys.binding(),
+            29 => bufs.flags.binding(),
             30 => whole(&self.indirect),
             _ => whole(&self.stats),
         }
@@ -857,7 +863,7 @@ impl GpuMpm {
                 "internal: the block sort must end in place".into(),
             ));
         }
-        let scan = self.scan.plan(&self.bufs.marks)?;
+        let scan = self.scan.plan(&self.bufs.flags)?;
         let mut groups = BTreeMap::new();
         for (name, module) in &self.stages.modules {
             groups.insert(*name, self.bind_group(module, 0)?);
@@ -968,7 +974,9 @@ impl GpuMpm {
             lo: 1.0,
             wall_hi: nodes.map(|n| n as u32 - 1 - pad),
             pad,
-            table_dim: self.table_dim,
+            hash_mask: self.hash_slots as u32 - 1,
+            hash_pad0: 0,
+            hash_pad1: 0,
             n_particles: self.n as u32,
             vol_start: model.vol.start as u32,
             vol_end: model.vol.end as u32,
@@ -999,9 +1007,9 @@ impl GpuMpm {
         let pipe = |stage: &str, entry: &str| -> &wgpu::ComputePipeline { &m[stage].pipelines[entry] };
         let n = self.n;
         let (nvol, nvert, nelem) = (model.vol.len(), model.vert.len(), model.elem.len());
-        let dense = self.table_dim.iter().map(|&d| d as usize).product::<usize>();
+        let slots = self.hash_slots;
         let mut encoder = ctx.encoder("mpm step");
-        encoder.clear_buffer(self.bufs.marks.raw(), 0, None);
+        encoder.clear_buffer(self.bufs.hash_keys.raw(), 0, None);
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("mpm step"),
@@ -1025,10 +1033,11 @@ impl GpuMpm {
             run(&mut pass, "bin", "bin", n);
             plan.sort.record(&mut pass);
             run(&mut pass, "grid_build", "mark", n);
+            run(&mut pass, "grid_build", "flag", slots + 1);
             for s in &plan.scan {
                 s.record(&mut pass);
             }
-            run(&mut pass, "grid_build", "compact", dense);
+            run(&mut pass, "grid_build", "compact", slots);
             run(&mut pass, "grid_build", "ranges", n);
             run(&mut pass, "stress", "stress_volume", nvol);
             run(&mut pass, "stress", "stress_elements", nelem);
@@ -1153,6 +1162,21 @@ mod tests {
             }
         }
         assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    /// A grid larger than one binding is refused with the reason (a device
+    /// limit), before anything is allocated.
+    #[test]
+    fn a_grid_beyond_the_device_limits_is_a_backend_error() {
+        let Some(ctx) = crate::gpu::test_context() else {
+            return;
+        };
+        let model = Model::<f32>::default();
+        let state = State::<f32>::default();
+        let mut gpu = GpuMpm::new(&ctx, &model, &state).unwrap();
+        let err = gpu.grow(1 << 40).unwrap_err();
+        assert!(matches!(err, Error::Backend(_)), "{err}");
+        assert!(err.to_string().contains("sparse grid needs"), "{err}");
     }
 
     #[test]

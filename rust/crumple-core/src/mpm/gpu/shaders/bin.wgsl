@@ -1,7 +1,7 @@
-// Step 1 (solver.rs `bin`, spec §10.2): the block key of every particle and
-// the domain check. The key is the dense block index of the particle's lowest
-// stencil node, which sorts like the CPU's bit-packed key; the sort value is
-// the particle index, so a stable sort orders by (block, index) as on the CPU.
+// Step 1 (solver.rs `bin`, spec §10.2): the block key of every particle (the
+// block of its lowest stencil node, packed as on the CPU) and the domain
+// check. The sort value is the particle index, so a stable sort orders by
+// (block, index) as on the CPU.
 
 @group(0) @binding(0) var<uniform> params: StepParams;
 @group(0) @binding(5) var<storage, read_write> x: array<vec4<f32>>;
@@ -43,7 +43,7 @@ fn bin(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) n
         keys[p] = 0u;
     } else {
         let b = vec3<u32>(max(floor(xi - vec3<f32>(params.kernel_shift)), vec3<f32>(0.0))) >> vec3<u32>(2u);
-        keys[p] = dense_index(b);
+        keys[p] = block_key(b);
     }
     values[p] = p;
 }

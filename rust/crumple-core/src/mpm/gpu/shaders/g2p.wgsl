@@ -4,7 +4,8 @@
 // loops and sums in the same order as the CPU.
 
 @group(0) @binding(0) var<uniform> params: StepParams;
-@group(0) @binding(4) var<storage, read> table: array<u32>;
+@group(0) @binding(4) var<storage, read> hash_vals: array<u32>;
+@group(0) @binding(28) var<storage, read> hash_keys: array<u32>;
 @group(0) @binding(5) var<storage, read> x: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read_write> v: array<vec4<f32>>;
 @group(0) @binding(7) var<storage, read_write> c: array<mat3x3<f32>>;
@@ -23,7 +24,7 @@ fn g2p(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) n
     let lb = vec3<u32>(st.base) & vec3<u32>(3u);
     var nb: array<u32, 8>;
     for (var n = 0u; n < 8u; n++) {
-        nb[n] = table[dense_index(bc + vec3<u32>(n >> 2u, (n >> 1u) & 1u, n & 1u))];
+        nb[n] = find_block(block_key(bc + vec3<u32>(n >> 2u, (n >> 1u) & 1u, n & 1u)));
     }
     let is_vertex = p >= params.vert_start && p < params.vert_end;
     let want_grad = params.mls == 0u && !is_vertex;

@@ -1,80 +1,128 @@
 // Step 1, continued (grid.rs `SparseGrid::rebuild`): the active blocks are the
-// particle blocks and their +1 neighbours, numbered in key order.
+// particle blocks and their +1 neighbours.
 //
-// The CPU finds blocks by binary search in the sorted key list. Here a dense
-// table with one u32 per block of the domain maps a block to its active index
-// (NO_BLOCK when inactive): for a 256³-cell domain that is 262 144 words (1 MiB),
-// against 1 KiB of node data per active block, so memory still follows the
-// occupied region while lookups cost one load. The table is cleared, marked,
-// scanned (exclusive prefix sum, the Foundation's GpuScan) and compacted
-// every step: nothing is read back.
+// The CPU finds a block by binary search in its sorted key list. Here the
+// active blocks live in a hash table (open addressing, linear probing, at
+// most half full) of key + 1 per slot, filled with atomic compare-exchange:
+// memory follows the occupied region (12 bytes per slot, 2 slots per active
+// block, against 1 KiB of node data per block), a lookup is about one load,
+// and nothing is read back. The slot a key lands in can depend on the order
+// of concurrent inserts, and with it the active numbering; no sum depends on
+// that numbering (P2G adds per node in colour and particle order), so
+// results stay bitwise reproducible.
 
 @group(0) @binding(0) var<uniform> params: StepParams;
 @group(0) @binding(27) var<storage, read_write> keys: array<u32>;
-@group(0) @binding(28) var<storage, read_write> marks: array<atomic<u32>>;
-// per active block: (dense index, first sorted particle, end, 0)
+// key + 1 per slot, 0 = empty (cleared by the host before every step)
+@group(0) @binding(28) var<storage, read_write> hash_keys: array<atomic<u32>>;
+// per active block: (key, first sorted particle, end, 0)
 @group(0) @binding(3) var<storage, read_write> blocks: array<vec4<u32>>;
 @group(0) @binding(10) var<storage, read_write> stats: array<atomic<u32>>;
 // indirect dispatch arguments over the active blocks (x, y, 1): a buffer of
 // its own, since a dispatch may not use one buffer as INDIRECT and as storage
 @group(0) @binding(30) var<storage, read_write> indirect: array<u32>;
-@group(0) @binding(29) var<storage, read_write> scanned: array<u32>;
-@group(0) @binding(4) var<storage, read_write> table: array<u32>;
+// occupied-slot flags, then (after the scan) the active index of each slot
+@group(0) @binding(29) var<storage, read_write> flags: array<u32>;
+@group(0) @binding(4) var<storage, read_write> hash_vals: array<u32>;
 
 fn thread_index(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
     return gid.x + gid.y * nwg.x * 64u;
 }
 
-// Marks the block of every particle and its 7 upper neighbours (sorted keys:
-// only the first particle of each run marks).
+fn insert(k: u32) {
+    var h = hash_slot(k);
+    for (var i = 0u; i <= params.hash_mask; i++) {
+        let r = atomicCompareExchangeWeak(&hash_keys[h], 0u, k + 1u);
+        if r.exchanged || r.old_value == k + 1u {
+            return;
+        }
+        if r.old_value == 0u {
+            // a spurious failure of the weak exchange: retry the same slot
+            continue;
+        }
+        h = (h + 1u) & params.hash_mask;
+    }
+    atomicOr(&stats[ST_OVERFLOW], 1u); // table full: grow and redo the step
+}
+
+// Inserts the block of every particle and its 7 upper neighbours (sorted
+// keys: only the first particle of each run inserts).
 @compute @workgroup_size(64)
 fn mark(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = thread_index(gid, nwg);
-    if i >= params.n_particles {
+    if i >= params.n_particles || (atomicLoad(&stats[ST_OVERFLOW]) & 2u) != 0u {
         return;
     }
     let k = keys[i];
     if i > 0u && keys[i - 1u] == k {
         return;
     }
-    let b = dense_coords(k);
+    let b = key_coords(k);
     for (var n = 0u; n < 8u; n++) {
-        let o = vec3<u32>(n >> 2u, (n >> 1u) & 1u, n & 1u);
-        atomicStore(&marks[dense_index(b + o)], 1u);
+        insert(block_key(b + vec3<u32>(n >> 2u, (n >> 1u) & 1u, n & 1u)));
     }
 }
 
-// After the scan, scanned[d] is the number of active blocks before block d
-// and scanned[dense] their total. Writes the active list, clears the
-// per-block particle ranges and fills the lookup table (NO_BLOCK: inactive).
+// flags[s] = slot s occupied; flags[slots] = 0 (the scan's total lands there).
 @compute @workgroup_size(64)
-fn compact(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let d = thread_index(gid, nwg);
-    let dense = params.table_dim.x * params.table_dim.y * params.table_dim.z;
-    if d >= dense {
+fn flag(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let s = thread_index(gid, nwg);
+    if s > params.hash_mask + 1u {
         return;
     }
-    let here = scanned[d];
-    let next = scanned[d + 1u];
-    if next != here && here < params.block_capacity {
-        blocks[here] = vec4<u32>(d, 0u, 0u, 0u);
-        table[d] = here;
+    if s == params.hash_mask + 1u {
+        flags[s] = 0u;
     } else {
-        table[d] = NO_BLOCK;
+        flags[s] = select(0u, 1u, atomicLoad(&hash_keys[s]) != 0u);
     }
-    if d == dense - 1u {
-        atomicStore(&stats[ST_BLOCKS], next);
-        if next > params.block_capacity {
+}
+
+// After the scan, flags[s] is the number of occupied slots before s and
+// flags[slots] their total: the active index of slot s. Writes the active
+// list with cleared particle ranges, the slot → index map, the count and
+// the indirect dispatch over active blocks.
+@compute @workgroup_size(64)
+fn compact(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let s = thread_index(gid, nwg);
+    let slots = params.hash_mask + 1u;
+    if s >= slots {
+        return;
+    }
+    let here = flags[s];
+    let k1 = atomicLoad(&hash_keys[s]);
+    if k1 != 0u && here < params.block_capacity {
+        blocks[here] = vec4<u32>(k1 - 1u, 0u, 0u, 0u);
+    }
+    hash_vals[s] = here;
+    if s == slots - 1u {
+        let total = flags[slots];
+        atomicStore(&stats[ST_BLOCKS], total);
+        if total > params.block_capacity {
             atomicOr(&stats[ST_OVERFLOW], 1u);
         }
         // Indirect dispatch over active blocks: 65535 groups per row at most.
-        let n = min(next, params.block_capacity);
+        let n = min(total, params.block_capacity);
         let cols = min(max(n, 1u), 65535u);
         indirect[0] = cols;
         indirect[1] = (n + cols - 1u) / cols;
         indirect[2] = 1u;
         atomicStore(&stats[ST_NUM_BLOCKS], n);
     }
+}
+
+fn find_block_here(k: u32) -> u32 {
+    var h = hash_slot(k);
+    for (var i = 0u; i <= params.hash_mask; i++) {
+        let s = atomicLoad(&hash_keys[h]);
+        if s == k + 1u {
+            return hash_vals[h];
+        }
+        if s == 0u {
+            return NO_BLOCK;
+        }
+        h = (h + 1u) & params.hash_mask;
+    }
+    return NO_BLOCK;
 }
 
 // Particle ranges per active block: sorted entries [start, end).
@@ -85,7 +133,7 @@ fn ranges(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
         return;
     }
     let k = keys[i];
-    let b = table[k];
+    let b = find_block_here(k);
     if i == 0u || keys[i - 1u] != k {
         blocks[b].y = i;
     }

@@ -24,7 +24,7 @@ fn grid_update(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) w
         return;
     }
     var vel = node.xyz * (1.0 / node.w) + params.gravity * params.dt;
-    let bc = dense_coords(blocks[b].x);
+    let bc = key_coords(blocks[b].x);
     let ijk = bc * 4u + vec3<u32>(t / 16u, (t / 4u) % 4u, t % 4u);
     for (var a = 0u; a < 3u; a++) {
         if (ijk[a] < params.pad && vel[a] < 0.0) || (ijk[a] > params.wall_hi[a] && vel[a] > 0.0) {

@@ -25,8 +25,10 @@ struct StepParams {
     // domain walls: node index < pad or > wall_hi (solver.rs grid_update)
     wall_hi: vec3<u32>,
     pad: u32,
-    // dense block table dimensions (blocks per axis, with the +1 halo)
-    table_dim: vec3<u32>,
+    // block hash table: slots − 1 (a power of two minus one)
+    hash_mask: u32,
+    hash_pad0: u32,
+    hash_pad1: u32,
     n_particles: u32,
     vol_start: u32,
     vol_end: u32,
@@ -59,16 +61,26 @@ fn grid_units(x: vec3<f32>) -> vec3<f32> {
     return (x - params.lower) * params.inv_dx;
 }
 
-// Dense index of block coordinates; sorting by it orders blocks like the
-// CPU's block keys (z, then y, then x).
-fn dense_index(b: vec3<u32>) -> u32 {
-    return b.x + params.table_dim.x * (b.y + params.table_dim.y * b.z);
+// Block key of block coordinates, as on the CPU (grid.rs `block_key`):
+// 10 bits per axis, z highest, so keys sort like the CPU's block list.
+fn block_key(b: vec3<u32>) -> u32 {
+    return b.x | (b.y << 10u) | (b.z << 20u);
 }
 
-fn dense_coords(d: u32) -> vec3<u32> {
-    let tx = params.table_dim.x;
-    let ty = params.table_dim.y;
-    return vec3<u32>(d % tx, (d / tx) % ty, d / (tx * ty));
+fn key_coords(k: u32) -> vec3<u32> {
+    return vec3<u32>(k & 1023u, (k >> 10u) & 1023u, k >> 20u);
+}
+
+// First slot of key k in the block hash table (an integer mix, so that
+// neighbouring blocks spread over the table; open addressing, linear probing).
+fn hash_slot(k: u32) -> u32 {
+    var x = k;
+    x ^= x >> 16u;
+    x *= 0x7feb352du;
+    x ^= x >> 15u;
+    x *= 0x846ca68bu;
+    x ^= x >> 16u;
+    return x & params.hash_mask;
 }
 
 // The B-spline stencil of a particle (kernel.rs Stencil::quadratic/cubic),

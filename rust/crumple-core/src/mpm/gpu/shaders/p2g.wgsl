@@ -24,7 +24,8 @@ struct Colour {
 @group(0) @binding(1) var<uniform> pass_colour: Colour;
 @group(0) @binding(2) var<storage, read> order: array<u32>;
 @group(0) @binding(3) var<storage, read> blocks: array<vec4<u32>>;
-@group(0) @binding(4) var<storage, read> table: array<u32>;
+@group(0) @binding(4) var<storage, read> hash_vals: array<u32>;
+@group(0) @binding(28) var<storage, read> hash_keys: array<u32>;
 @group(0) @binding(5) var<storage, read> x: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read> v: array<vec4<f32>>;
 @group(0) @binding(7) var<storage, read> c: array<mat3x3<f32>>;
@@ -112,7 +113,7 @@ fn p2g(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec3
         var count = 0u;
         if b < atomicLoad(&stats[ST_NUM_BLOCKS]) && atomicLoad(&stats[ST_OVERFLOW]) == 0u {
             let blk = blocks[b];
-            let bc = dense_coords(blk.x);
+            let bc = key_coords(blk.x);
             let colour = ((bc.x & 1u) << 2u) | ((bc.y & 1u) << 1u) | (bc.z & 1u);
             if colour == pass_colour.colour {
                 start = blk.y;
@@ -127,14 +128,14 @@ fn p2g(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec3
         return;
     }
     let start = wg_start;
-    let bc = dense_coords(blocks[b].x);
+    let bc = key_coords(blocks[b].x);
     let lc = local_coords(t);
     var tgt: array<u32, 8>;
     var acc: array<vec4<f32>, 8>;
     var gnode: array<vec3<i32>, 8>;
     for (var n = 0u; n < 8u; n++) {
         let o = vec3<u32>(n >> 2u, (n >> 1u) & 1u, n & 1u);
-        let tb = table[dense_index(bc + o)];
+        let tb = find_block(block_key(bc + o));
         tgt[n] = tb * 64u + t;
         acc[n] = nodes[tgt[n]];
         gnode[n] = vec3<i32>((bc + o) * 4u + lc);
