@@ -226,14 +226,55 @@ def test_gpu_needs_single_precision() -> None:
         mpm.Simulation(backend="gpu", precision="f64")
 
 
-def test_gpu_divergence_raises() -> None:
-    """A far too stiff solid with far too long steps: SimulationDiverged, as on the CPU."""
-    sim = mpm.Simulation(lower=(0, 0, 0), upper=(0.5, 0.5, 0.5), dx=1 / 32, backend="gpu", out_of_domain="clamp")
-    pts = np.random.default_rng(0).uniform(0.2, 0.3, (200, 3))
-    sim.add_solid(pts, mpm.ElasticMaterial(youngs_modulus=1e12))
-    with pytest.raises(SimulationDiverged, match="m/s"):
-        for _ in range(50):
-            sim.step(1e-2)
+def test_gpu_divergence_raises_after_the_same_step_as_the_cpu() -> None:
+    """A far too stiff solid with far too long steps: SimulationDiverged, as
+    on the CPU, at the same step, with the clock and the state following the
+    step that diverged."""
+    counts = []
+    for backend in ("cpu", "gpu"):
+        sim = mpm.Simulation(lower=(0, 0, 0), upper=(0.5, 0.5, 0.5), dx=1 / 32, backend=backend,
+                             out_of_domain="clamp")
+        pts = np.random.default_rng(0).uniform(0.2, 0.3, (200, 3))
+        sim.add_solid(pts, mpm.ElasticMaterial(youngs_modulus=1e12))
+        with pytest.raises(SimulationDiverged, match="m/s"):
+            for _ in range(50):
+                sim.step(1e-2)
+        counts.append((sim.step_count, sim.time))
+    assert counts[0] == counts[1]
+
+
+def test_advance_takes_the_cpu_steps() -> None:
+    """advance() chooses CFL steps from the current speeds on both backends,
+    including right after objects with a velocity are added (no stale speed)."""
+    runs = []
+    for backend in ("cpu", "gpu"):
+        sim = mpm.Simulation(lower=(0, 0, 0), upper=(1, 1, 1), dx=1 / 32, backend=backend)
+        p = sim.add_solid(geometry.sample_box(lower=(0.3, 0.4, 0.4), upper=(0.4, 0.5, 0.5), spacing=1 / 64),
+                          mpm.ElasticMaterial(), velocity=(20.0, 0.0, 0.0))
+        steps = sim.advance(0.02)
+        runs.append((steps, p.positions.copy()))
+    assert runs[0][0] == runs[1][0] > 40  # 20 m/s at dx = 1/32: CFL steps of 0.47 ms, not dt_max
+    assert np.abs(runs[0][1] - runs[1][1]).max() < 1e-5
+
+
+def test_clamped_particles_at_a_lower_wall_with_the_cubic_kernel() -> None:
+    """out_of_domain="clamp" with the cubic kernel: particles pushed into the
+    lower wall stay finite and the two backends agree (the clamp keeps the
+    stencil's lowest node inside the grid)."""
+    runs = []
+    for backend in ("cpu", "gpu"):
+        sim = mpm.Simulation(lower=(-1.0, -1.0, -1.0), upper=(0.0, 0.0, 0.0), dx=0.01, backend=backend,
+                             kernel="cubic", out_of_domain="clamp")
+        pts = geometry.sample_box(lower=(-0.6, -0.96, -0.6), upper=(-0.5, -0.93, -0.5), spacing=0.005)
+        # 5 cm (5 cells) per step: the first step carries the sand past the wall nodes
+        sim.add_granular(pts, mpm.SandMaterial(), velocity=(0.0, -100.0, 0.0))
+        sim.step(5e-4)
+        assert _positions(sim)[:, 1].min() < -0.985  # clamped near the bound, not stopped by the walls
+        _run_steps(sim, 30, 5e-4)
+        runs.append(_positions(sim))
+        assert sim._s.grid_mass() == pytest.approx(sim._s.total_mass(), rel=1e-5)
+    assert np.isfinite(runs[1]).all()
+    assert _rel_diff(runs[0], runs[1]) < 1e-4
 
 
 def test_gpu_state_reads_and_edits_round_trip() -> None:

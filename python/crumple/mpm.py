@@ -356,6 +356,8 @@ class Simulation:
         # Every object added, in order, for checkpoints: (kind, arrays, options).
         self._recipe: list[tuple[str, dict[str, npt.NDArray[Any]], dict[str, Any]]] = []
         self.backend: Backend = resolve_backend(backend)
+        if self.backend == "gpu" and backend == "auto" and precision != "f32":
+            self.backend = "cpu"  # the GPU runs f32 only: "auto" falls back rather than fail
         self.dx = positive(dx, "dx")
         self._s = _core.MpmSimulation(
             as_vec3(lower, "lower"), as_vec3(upper, "upper"), self.dx, as_vec3(gravity, "gravity"),

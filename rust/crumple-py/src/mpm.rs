@@ -288,7 +288,6 @@ impl PyMpmSimulation {
     fn set_collider(&mut self, index: usize, collider: &PyCollider) -> PyResult<()> {
         let c = collider.inner.clone();
         with_sim_mut!(self, s => {
-            s.colliders_changed();
             let n = s.colliders.len();
             let slot = s.colliders.get_mut(index).ok_or_else(|| invalid(format!("no collider {index}; there are {n}")))?;
             *slot = c;
@@ -506,6 +505,15 @@ impl PyMpmSimulation {
                 || tangents.len() != 6 * st.tangents.len()
             {
                 return Err(invalid("checkpoint arrays do not match this simulation's objects (was it built with the same recipe?)"));
+            }
+            let nvert = s.model.vert.len() as f64;
+            if let Some(p) = pins.chunks_exact(8).find(|p| {
+                !(p.iter().all(|v| v.is_finite()) && p[0] >= 0.0 && p[0] < nvert && p[0].fract() == 0.0)
+            }) {
+                return Err(invalid(format!(
+                    "checkpoint pin {:?} is not a finite pin of one of the {nvert} mesh vertices (was the checkpoint built with the same recipe?)",
+                    p
+                )));
             }
             let cast = |v: f64| Real::from_f64(v);
             for (i, a) in st.x.iter_mut().enumerate() { *a = Vec3::new(cast(x[3 * i]), cast(x[3 * i + 1]), cast(x[3 * i + 2])); }

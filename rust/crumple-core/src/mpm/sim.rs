@@ -153,13 +153,6 @@ impl<T: Real> Simulation<T> {
         self.gpu.as_ref().map(|g| g.mpm.adapter_name())
     }
 
-    /// A collider was replaced in place: the GPU re-uploads collider data.
-    pub fn colliders_changed(&mut self) {
-        if let Some(g) = self.gpu.as_mut() {
-            g.mpm.colliders_changed();
-        }
-    }
-
     /// Active 4³-node blocks of the sparse grid in the last step.
     pub fn active_blocks(&self) -> usize {
         match &self.gpu {
@@ -525,9 +518,6 @@ impl<T: Real> Simulation<T> {
     /// Adds a collider (moved to the simulation's current time).
     pub fn add_collider(&mut self, mut c: Collider) -> Result<usize> {
         c.advance_to(self.state.time)?;
-        if let Some(g) = self.gpu.as_mut() {
-            g.mpm.colliders_changed();
-        }
         self.colliders.push(c);
         Ok(self.colliders.len() - 1)
     }
@@ -630,7 +620,9 @@ impl<T: Real> Simulation<T> {
     /// The time step the CFL rule allows now (spec §3.2), without the frame end.
     pub fn stable_dt(&self) -> f64 {
         let vmax = match &self.gpu {
-            Some(g) if g.host_stale || g.device_stale => g.max_speed,
+            // the device is ahead: its last step's speed (a host edit syncs
+            // first, so then the host copy is current)
+            Some(g) if g.host_stale => g.max_speed,
             _ => max_speed(&self.state),
         };
         let cfl = if vmax > 0.0 {
@@ -689,16 +681,24 @@ impl<T: Real> Simulation<T> {
             for c in self.colliders.iter_mut() {
                 c.advance_to(t_new)?;
             }
-            let outcome = g
+            let outcome = match g
                 .mpm
                 .step(&self.model, &self.params, &self.colliders, &self.pins, dt, t_new)
-                .map_err(|e| match e {
-                    Error::Diverged { what, .. } => Error::Diverged {
+            {
+                Ok(o) => o,
+                Err(Error::Diverged { what, .. }) => {
+                    // The device ran the step, as the CPU does before its
+                    // check: the host copy and the clock follow it.
+                    g.host_stale = true;
+                    self.state.time = t_new;
+                    self.state.step += 1;
+                    return Err(Error::Diverged {
                         step: self.state.step,
                         what,
-                    },
-                    other => other,
-                })?;
+                    });
+                }
+                Err(e) => return Err(e),
+            };
             match outcome {
                 StepOutcome::Done(stats) => {
                     g.host_stale = true;
@@ -840,7 +840,9 @@ impl<T: Real> Simulation<T> {
         self.solver.counters
     }
 
-    /// Total linear momentum `Σ m v`, kg·m/s (ordered sums).
+    /// Total linear momentum `Σ m v`, kg·m/s (ordered sums). Reads the host
+    /// copy: on the GPU backend call [`Simulation::sync_host`] first (as
+    /// every reader of `state` must; the Python bindings do).
     pub fn total_momentum(&self) -> Vec3<f64> {
         let n = self.model.num_particles();
         let (m, v) = (&self.model.mass, &self.state.v);
@@ -848,7 +850,7 @@ impl<T: Real> Simulation<T> {
         Vec3::new(s(0), s(1), s(2))
     }
 
-    /// Kinetic energy `Σ ½ m |v|²`, J.
+    /// Kinetic energy `Σ ½ m |v|²`, J (host copy, see [`Simulation::total_momentum`]).
     pub fn kinetic_energy(&self) -> f64 {
         let (m, v) = (&self.model.mass, &self.state.v);
         crate::parallel::ordered_sum(self.model.num_particles(), |i| {

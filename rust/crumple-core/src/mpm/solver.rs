@@ -273,6 +273,10 @@ impl<T: Real> Solver<T> {
         self.keys.resize(n, 0);
         let bounds = ParticleBounds::<T>::new(params);
         let lo = bounds.lo;
+        // Clamp a little inside the lower bound: x = lower + ξ·h rounds, and
+        // ξ recomputed from x must not fall below 1, where the cubic
+        // stencil's lowest node would be −1 (the upper bound has its margin).
+        let lo_clamp = T::from_f64(1.0 + 1e-3);
         let hi = |a: usize| bounds.hi[a];
         let kernel_shift = match params.kernel {
             Kernel::Quadratic => T::HALF,
@@ -291,8 +295,8 @@ impl<T: Real> Solver<T> {
                     if !(xi[a] >= lo && xi[a] <= hi(a)) {
                         outside = true;
                         if clamp && xi[a].is_finite() {
-                            xi[a] = xi[a].clamp_to(lo, hi(a));
-                            if (xi[a] == lo && v[a] < T::ZERO) || (xi[a] == hi(a) && v[a] > T::ZERO) {
+                            xi[a] = xi[a].clamp_to(lo_clamp, hi(a));
+                            if (xi[a] == lo_clamp && v[a] < T::ZERO) || (xi[a] == hi(a) && v[a] > T::ZERO) {
                                 v[a] = T::ZERO;
                             }
                         }
@@ -300,6 +304,8 @@ impl<T: Real> Solver<T> {
                 }
                 if outside && clamp && xi.is_finite() {
                     *x = frame.lower + xi * frame.dx;
+                    // the key from the stored position, as P2G and G2P will see it
+                    xi = frame.grid_units(*x);
                     outside = false;
                 }
                 let b = |a: usize| (((xi[a] - kernel_shift).floor().to_f64().max(0.0)) as u32) >> 2;

@@ -217,9 +217,10 @@ impl StageModule {
     }
 }
 
-/// Compiled stages per context (keyed by the context's address; contexts
-/// live for the whole process, see [`GpuContext::shared`]).
-type StageCache = std::sync::Mutex<Vec<(usize, Arc<Stages>)>>;
+/// Compiled stages per context. The entry holds a weak reference, so a
+/// dropped context's entry is recognised (and pruned) even if a new context
+/// is later allocated at the same address.
+type StageCache = std::sync::Mutex<Vec<(std::sync::Weak<GpuContext>, Arc<Stages>)>>;
 
 /// All stage modules, compiled once per context.
 struct Stages {
@@ -230,9 +231,12 @@ impl Stages {
     fn get(ctx: &Arc<GpuContext>) -> Result<Arc<Stages>> {
         static CACHE: OnceLock<StageCache> = OnceLock::new();
         let cache = CACHE.get_or_init(Default::default);
-        let key = Arc::as_ptr(ctx) as usize;
         let mut guard = cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((_, s)) = guard.iter().find(|(k, _)| *k == key) {
+        guard.retain(|(w, _)| w.strong_count() > 0);
+        if let Some((_, s)) = guard
+            .iter()
+            .find(|(w, _)| w.upgrade().is_some_and(|c| Arc::ptr_eq(&c, ctx)))
+        {
             return Ok(Arc::clone(s));
         }
         let mut modules = BTreeMap::new();
@@ -253,7 +257,7 @@ impl Stages {
             modules.insert(name, StageModule::new(ctx, name, entries)?);
         }
         let s = Arc::new(Stages { modules });
-        guard.push((key, Arc::clone(&s)));
+        guard.push((Arc::downgrade(ctx), Arc::clone(&s)));
         Ok(s)
     }
 }
@@ -275,7 +279,7 @@ struct StepParams {
     wall_hi: [u32; 3],
     pad: u32,
     hash_mask: u32,
-    hash_pad0: u32,
+    lo_clamp: f32,
     hash_pad1: u32,
     n_particles: u32,
     vol_start: u32,
@@ -383,9 +387,13 @@ pub struct GpuMpm {
     counts: (usize, usize, usize, usize),
     /// Recorded plans, rebuilt when a buffer is reallocated.
     plan: Option<Plan>,
-    sdf_words: usize,
+    /// Identity of each collider's distance grid (its `Arc` address, 0 for
+    /// analytic shapes) as uploaded; the grids are re-uploaded only when this
+    /// list changes, not when a collider moves.
+    sdf_ids: Vec<usize>,
+    sdf_ids_now: Vec<usize>,
     collider_recs: Vec<[f32; 32]>,
-    pin_recs: Vec<[f32; 8]>,
+    pin_recs: Vec<[u32; 8]>,
 }
 
 impl std::fmt::Debug for GpuMpm {
@@ -417,7 +425,8 @@ struct Buffers {
     d: GpuBuffer<[f32; 4]>,
     tangents: GpuBuffer<[f32; 4]>,
     elements: GpuBuffer<[u32; 8]>,
-    pins: GpuBuffer<[f32; 8]>,
+    /// `Pin` in advect.wgsl: target xyz, vertex index (u32), velocity xyz, 0.
+    pins: GpuBuffer<[u32; 8]>,
     volume: GpuBuffer<f32>,
     vol_material: GpuBuffer<u32>,
     vol_materials: GpuBuffer<[f32; 16]>,
@@ -544,7 +553,8 @@ impl GpuMpm {
             n: 0,
             counts: (0, 0, 0, 0),
             plan: None,
-            sdf_words: usize::MAX,
+            sdf_ids: vec![usize::MAX],
+            sdf_ids_now: Vec::new(),
             collider_recs: Vec::new(),
             pin_recs: Vec::new(),
         };
@@ -730,7 +740,16 @@ impl GpuMpm {
             recs.push(pack_collider(c, o)?);
             off += collider_sdf_words_len(c);
         }
-        if words != self.sdf_words {
+        let mut ids = std::mem::take(&mut self.sdf_ids_now);
+        ids.clear();
+        ids.extend(colliders.iter().map(|c| match c.shape() {
+            crate::collide::Shape::Mesh(m) => Arc::as_ptr(m) as usize,
+            _ => 0,
+        }));
+        let changed = ids != self.sdf_ids;
+        self.sdf_ids_now = ids;
+        if changed {
+            self.sdf_ids.clone_from(&self.sdf_ids_now);
             let mut all = Vec::with_capacity(words);
             for c in colliders {
                 all.extend(collider_sdf_words(c));
@@ -741,7 +760,6 @@ impl GpuMpm {
             if (self.bufs.collider_sdf.capacity(), self.bufs.collider_sdf.len()) != old_cap {
                 self.plan = None;
             }
-            self.sdf_words = words;
         }
         // bind groups bind `len` elements: a new length needs a new plan
         let old_cap = (self.bufs.colliders.capacity(), self.bufs.colliders.len());
@@ -754,27 +772,14 @@ impl GpuMpm {
         Ok(())
     }
 
-    /// Forces the SDF data to be re-uploaded at the next step (a collider was replaced).
-    pub fn colliders_changed(&mut self) {
-        self.sdf_words = usize::MAX;
-    }
-
     fn upload_pins(&mut self, pins: &[Pin], t_new: f64) -> Result<()> {
         // reused between steps: the step loop does not allocate
         let mut recs = std::mem::take(&mut self.pin_recs);
         recs.clear();
         recs.extend(pins.iter().map(|p| {
             let x = p.position(t_new);
-            [
-                x.x as f32,
-                x.y as f32,
-                x.z as f32,
-                f32::from_bits(p.vertex),
-                p.v.x as f32,
-                p.v.y as f32,
-                p.v.z as f32,
-                0.0,
-            ]
+            let f = |v: f64| (v as f32).to_bits();
+            [f(x.x), f(x.y), f(x.z), p.vertex, f(p.v.x), f(p.v.y), f(p.v.z), 0]
         }));
         // bind groups bind `len` elements: a new length needs a new plan
         let old_cap = (self.bufs.pins.capacity(), self.bufs.pins.len());
@@ -975,7 +980,7 @@ impl GpuMpm {
             wall_hi: nodes.map(|n| n as u32 - 1 - pad),
             pad,
             hash_mask: self.hash_slots as u32 - 1,
-            hash_pad0: 0,
+            lo_clamp: (1.0f64 + 1e-3) as f32,
             hash_pad1: 0,
             n_particles: self.n as u32,
             vol_start: model.vol.start as u32,

@@ -15,8 +15,10 @@
 @group(0) @binding(16) var<storage, read_write> tangents: array<vec4<f32>>;
 @group(0) @binding(17) var<storage, read> elements: array<Element>;
 struct Pin {
-    // target position at the end of the step (xyz), vertex index bits (w)
-    x: vec4<f32>,
+    // target position at the end of the step
+    x: vec3<f32>,
+    // index into the vertex range
+    vertex: u32,
     v: vec4<f32>,
 }
 @group(0) @binding(18) var<storage, read> pins: array<Pin>;
@@ -52,8 +54,8 @@ fn apply_pins(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
         return;
     }
     let pin = pins[i];
-    let p = params.vert_start + bitcast<u32>(pin.x.w);
-    x[p] = vec4<f32>(pin.x.xyz, x[p].w);
+    let p = params.vert_start + pin.vertex;
+    x[p] = vec4<f32>(pin.x, x[p].w);
     v[p] = vec4<f32>(pin.v.xyz, v[p].w);
     c[p] = mat3x3<f32>(vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0));
 }

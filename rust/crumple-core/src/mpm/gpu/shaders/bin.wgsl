@@ -24,8 +24,9 @@ fn bin(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) n
         if !(xi[a] >= params.lo && xi[a] <= params.hi[a]) {
             outside = true;
             if params.clamp != 0u && finite {
-                xi[a] = clamp(xi[a], params.lo, params.hi[a]);
-                if (xi[a] == params.lo && vp[a] < 0.0) || (xi[a] == params.hi[a] && vp[a] > 0.0) {
+                // a margin inside the lower bound (solver.rs `bin`)
+                xi[a] = clamp(xi[a], params.lo_clamp, params.hi[a]);
+                if (xi[a] == params.lo_clamp && vp[a] < 0.0) || (xi[a] == params.hi[a] && vp[a] > 0.0) {
                     vp[a] = 0.0;
                 }
             }
@@ -34,6 +35,7 @@ fn bin(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) n
     if outside && params.clamp != 0u && finite {
         x[p] = vec4<f32>(params.lower + xi * params.dx, x[p].w);
         v[p] = vec4<f32>(vp, v[p].w);
+        xi = grid_units(x[p].xyz);
         outside = false;
     }
     if outside {

@@ -15,8 +15,10 @@
 @group(0) @binding(27) var<storage, read_write> keys: array<u32>;
 // key + 1 per slot, 0 = empty (cleared by the host before every step)
 @group(0) @binding(28) var<storage, read_write> hash_keys: array<atomic<u32>>;
-// per active block: (key, first sorted particle, end, 0)
-@group(0) @binding(3) var<storage, read_write> blocks: array<vec4<u32>>;
+// per active block: (key, first sorted particle, end, 0), as scalars here:
+// `ranges` writes the start and the end of one block from two invocations,
+// and WGSL only orders such writes for distinct scalar locations
+@group(0) @binding(3) var<storage, read_write> blocks: array<u32>;
 @group(0) @binding(10) var<storage, read_write> stats: array<atomic<u32>>;
 // indirect dispatch arguments over the active blocks (x, y, 1): a buffer of
 // its own, since a dispatch may not use one buffer as INDIRECT and as storage
@@ -91,7 +93,10 @@ fn compact(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
     let here = flags[s];
     let k1 = atomicLoad(&hash_keys[s]);
     if k1 != 0u && here < params.block_capacity {
-        blocks[here] = vec4<u32>(k1 - 1u, 0u, 0u, 0u);
+        blocks[4u * here] = k1 - 1u;
+        blocks[4u * here + 1u] = 0u;
+        blocks[4u * here + 2u] = 0u;
+        blocks[4u * here + 3u] = 0u;
     }
     hash_vals[s] = here;
     if s == slots - 1u {
@@ -135,9 +140,9 @@ fn ranges(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
     let k = keys[i];
     let b = find_block_here(k);
     if i == 0u || keys[i - 1u] != k {
-        blocks[b].y = i;
+        blocks[4u * b + 1u] = i;
     }
     if i + 1u == params.n_particles || keys[i + 1u] != k {
-        blocks[b].z = i + 1u;
+        blocks[4u * b + 2u] = i + 1u;
     }
 }

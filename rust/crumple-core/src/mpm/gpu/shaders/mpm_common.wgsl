@@ -27,7 +27,8 @@ struct StepParams {
     pad: u32,
     // block hash table: slots − 1 (a power of two minus one)
     hash_mask: u32,
-    hash_pad0: u32,
+    // clamp target above `lo` (out_of_domain = clamp)
+    lo_clamp: f32,
     hash_pad1: u32,
     n_particles: u32,
     vol_start: u32,
