@@ -10,10 +10,11 @@
 // sorted order and adds those whose stencil covers its node. Every node thus
 // sees the same additions in the same order as on the CPU (runs are bitwise
 // reproducible, and differ from the CPU only where the compiler contracts
-// a*b+c into an FMA). The cost is the walk: each particle is tested by 512
-// node threads, of which 27 (quadratic) or 64 (cubic) add something — about
-// 19× (8×) more tests than contributions, each test three integer compares
-// on workgroup memory. Fixed-point atomics would avoid the walk but change
+// a*b+c into an FMA). The cost is the walk: each particle is tested by the
+// 64 threads of its workgroup (one test covers a thread's 8 nodes, since a
+// stencil reaches at most one of them per axis), of which 27 (quadratic) or
+// 64 (cubic) threads add something — about 2.4× (1×) more tests than
+// contributions, each test a few integer operations on workgroup memory. Fixed-point atomics would avoid the walk but change
 // every sum by the quantisation (2⁻³² of the chosen range), which breaks
 // bitwise parity with the CPU; we prefer parity (spec U9).
 
@@ -132,14 +133,14 @@ fn p2g(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec3
     let lc = local_coords(t);
     var tgt: array<u32, 8>;
     var acc: array<vec4<f32>, 8>;
-    var gnode: array<vec3<i32>, 8>;
     for (var n = 0u; n < 8u; n++) {
         let o = vec3<u32>(n >> 2u, (n >> 1u) & 1u, n & 1u);
         let tb = find_block(block_key(bc + o));
         tgt[n] = tb * 64u + t;
         acc[n] = nodes[tgt[n]];
-        gnode[n] = vec3<i32>((bc + o) * 4u + lc);
     }
+    // node t of the first target block, in grid coordinates
+    let g0 = vec3<i32>(bc * 4u + lc);
     let k_max = i32(params.kernel_k);
     let stress_term = params.mls == 0u;
     for (var c0 = 0u; c0 < count; c0 += CHUNK) {
@@ -149,36 +150,39 @@ fn p2g(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec3
         workgroupBarrier();
         let m = min(CHUNK, count - c0);
         for (var i = 0u; i < m; i++) {
-            let base = pre[i].base;
-            for (var n = 0u; n < 8u; n++) {
-                let k = gnode[n] - base;
-                if any(k < vec3<i32>(0)) || any(k >= vec3<i32>(k_max)) {
-                    continue;
-                }
-                let ka = u32(k.x);
-                let kb = u32(k.y);
-                let kc = u32(k.z);
-                let frac = pre[i].frac;
-                let wa = pre[i].w[ka].x;
-                let dwa = pre[i].dw[ka].x;
-                let wb = pre[i].w[kb].y;
-                let dwb = pre[i].dw[kb].y;
-                let wc = pre[i].w[kc].z;
-                let dwc = pre[i].dw[kc].z;
-                // same association as the CPU loop: u built axis by axis
-                let ua = pre[i].bu + pre[i].mc0 * (f32(ka) - frac.x);
-                let uab = ua + pre[i].mc1 * (f32(kb) - frac.y);
-                let wab = wa * wb;
-                let dwa_b = dwa * wb;
-                let wa_dwb = wa * dwb;
-                let w = wab * wc;
-                let u = uab + pre[i].mc2 * (f32(kc) - frac.z);
-                var dmv = u * w;
-                if stress_term && pre[i].no_stress == 0u {
-                    dmv = u * w - (pre[i].s0 * (dwa_b * wc) + pre[i].s1 * (wa_dwb * wc) + pre[i].s2 * (wab * dwc));
-                }
-                acc[n] = vec4<f32>(acc[n].xyz + dmv, acc[n].w + w * pre[i].m);
+            // This thread's 8 nodes sit at g + 4·o, o ∈ {0,1}³, and a stencil
+            // spans at most 4 nodes per axis, so at most one of them is
+            // covered: on each axis take g if it is inside, else g + 4.
+            let k0 = g0 - pre[i].base;
+            let o = vec3<i32>(k0 < vec3<i32>(0));
+            let k = k0 + 4 * o;
+            if any(k < vec3<i32>(0)) || any(k >= vec3<i32>(k_max)) {
+                continue;
             }
+            let n = u32(o.x * 4 + o.y * 2 + o.z);
+            let ka = u32(k.x);
+            let kb = u32(k.y);
+            let kc = u32(k.z);
+            let frac = pre[i].frac;
+            let wa = pre[i].w[ka].x;
+            let dwa = pre[i].dw[ka].x;
+            let wb = pre[i].w[kb].y;
+            let dwb = pre[i].dw[kb].y;
+            let wc = pre[i].w[kc].z;
+            let dwc = pre[i].dw[kc].z;
+            // same association as the CPU loop: u built axis by axis
+            let ua = pre[i].bu + pre[i].mc0 * (f32(ka) - frac.x);
+            let uab = ua + pre[i].mc1 * (f32(kb) - frac.y);
+            let wab = wa * wb;
+            let dwa_b = dwa * wb;
+            let wa_dwb = wa * dwb;
+            let w = wab * wc;
+            let u = uab + pre[i].mc2 * (f32(kc) - frac.z);
+            var dmv = u * w;
+            if stress_term && pre[i].no_stress == 0u {
+                dmv = u * w - (pre[i].s0 * (dwa_b * wc) + pre[i].s1 * (wa_dwb * wc) + pre[i].s2 * (wab * dwc));
+            }
+            acc[n] = vec4<f32>(acc[n].xyz + dmv, acc[n].w + w * pre[i].m);
         }
         workgroupBarrier();
     }
