@@ -20,6 +20,7 @@ Run: ``python benches/mpm_gpu.py [--scale S]`` (all) or ``--worker SCENE BACKEND
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import subprocess
@@ -38,6 +39,7 @@ WORKER_TIMEOUT_S = 600.0
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mpm_cloth import SCENES as CLOTH_SCENES  # noqa: E402
+from mpm_cloth import build as build_cloth  # noqa: E402
 from mpm_scene import CubeScene  # noqa: E402
 
 
@@ -67,26 +69,8 @@ def measure(name: str, backend: str, scale: float) -> dict[str, Any]:
                       velocity=(0.0, sc.v0, 0.0), particle_volume=sc.p_vol)
         dt, warmup, steps = sc.dt, sc.warmup, sc.steps
     else:
-        cs = CLOTH_SCENES[name]
-        quads = max(16, int(round(96 * scale)))
-        dx = cs.size / quads
-        sim = cr.mpm.Simulation(lower=(0, 0, 0), upper=(1, 1, 1), dx=dx, precision="f32", dt_max=cs.dt,
-                                backend=backend)
-        mat = cr.mpm.ClothMaterial.preset(cs.preset)
-        if name == "cloth_on_sphere":
-            mesh = cr.geometry.grid_mesh(size=(cs.size, cs.size), resolution=(quads, quads),
-                                         center=(0.5, 0.65 + 2 * dx, 0.5), normal="y")
-            sim.add_cloth(mesh, mat, damping=cs.damping)
-            sim.add_collider(cr.colliders.Sphere(center=(0.5, 0.45, 0.5), radius=0.2))
-        else:
-            mesh = cr.geometry.grid_mesh(size=(cs.size, cs.size), resolution=(quads, quads),
-                                         center=(0.5, 0.55, 0.5), normal="z")
-            cloth = sim.add_cloth(mesh, mat, damping=cs.damping)
-            y = mesh.vertices[:, 1]
-            cloth.pin(np.flatnonzero(y >= y.max() - 1e-9))
-            ball = cr.colliders.Sphere(center=(0.5, 0.45, 0.5 - 0.15 - 2 * dx), radius=0.15)
-            ball.set_velocity(linear=(0.0, 0.0, 2.0))
-            sim.add_collider(ball)
+        cs = dataclasses.replace(CLOTH_SCENES[name], quads=max(16, int(round(96 * scale))))
+        sim = build_cloth(cs, backend)
         dt, warmup, steps = cs.dt, 3, 20
     n = sim.num_particles
     t0 = time.perf_counter()

@@ -6,13 +6,12 @@
 //! having run. Both that line and the adapter's name are written straight to
 //! stderr so they show without `--nocapture`.
 
-use std::io::Write;
-use std::sync::{Arc, Once};
+mod common;
+
+use common::gpu;
 
 use crumple_core::Error;
-use crumple_core::gpu::{
-    GpuBuffer, GpuContext, GpuRadixSort, GpuScan, probe, radix_sort_pairs_u32, scan_exclusive_u32,
-};
+use crumple_core::gpu::{GpuBuffer, GpuRadixSort, GpuScan, probe, radix_sort_pairs_u32, scan_exclusive_u32};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
@@ -33,37 +32,6 @@ const SIZES: [usize; 12] = [
     1_000_000,
 ];
 const TEN_MILLION: usize = 10_000_000;
-
-fn gpu() -> Option<Arc<GpuContext>> {
-    static PRINT_ADAPTER: Once = Once::new();
-    match GpuContext::shared() {
-        Ok(ctx) => {
-            PRINT_ADAPTER.call_once(|| {
-                let a = ctx.adapter_info();
-                // Straight to the stderr handle: libtest captures `eprintln!`
-                // of passing tests, and this line must show in every run.
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "GPU adapter: {} ({}, {}, driver {} {})",
-                    a.name,
-                    a.device_type,
-                    a.backend,
-                    a.driver,
-                    a.driver_info
-                );
-            });
-            Some(ctx)
-        }
-        Err(e) => {
-            assert!(
-                std::env::var("CRUMPLE_REQUIRE_GPU").as_deref() != Ok("1"),
-                "CRUMPLE_REQUIRE_GPU=1 but no GPU adapter: {e}"
-            );
-            let _ = writeln!(std::io::stderr(), "SKIPPED: no GPU adapter: {e}");
-            None
-        }
-    }
-}
 
 fn rng(seed: u64) -> StdRng {
     StdRng::seed_from_u64(seed)

@@ -6,8 +6,12 @@
 //! Runs on whatever adapter wgpu finds (Mesa lavapipe in CI); without one
 //! each test prints SKIPPED and returns, unless `CRUMPLE_REQUIRE_GPU=1`.
 
+mod common;
+
 use std::io::Write;
 use std::sync::Arc;
+
+use common::gpu;
 
 use crumple_core::collide::{BoundaryMode, Collider, Sphere};
 use crumple_core::geometry::{Region, grid_mesh, grid_roots, sample_lattice, straight_curves};
@@ -21,20 +25,6 @@ use crumple_core::mpm::{
 type V = Vec3<f64>;
 type Sim = Simulation<f32>;
 const H: f64 = 1.0 / 48.0;
-
-fn gpu() -> Option<Arc<GpuContext>> {
-    match GpuContext::shared() {
-        Ok(ctx) => Some(ctx),
-        Err(e) => {
-            assert!(
-                std::env::var("CRUMPLE_REQUIRE_GPU").as_deref() != Ok("1"),
-                "CRUMPLE_REQUIRE_GPU=1 but no GPU adapter: {e}"
-            );
-            let _ = writeln!(std::io::stderr(), "SKIPPED: no GPU adapter: {e}");
-            None
-        }
-    }
-}
 
 /// Cloth, strands, an elastic block and a sand block over a sphere, one
 /// vertex pinned: every particle type and every stage.

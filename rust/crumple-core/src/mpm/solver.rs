@@ -169,6 +169,20 @@ pub(crate) fn domain_error<T: Real>(state: &State<T>, params: &SolverParams, bad
     ))
 }
 
+/// What the finiteness check reports for particle `p` (CPU and GPU alike).
+pub(crate) fn non_finite_message<T>(model: &Model<T>, p: usize) -> String {
+    let kind = if model.vol.contains(&p) {
+        "volumetric particle"
+    } else if model.vert.contains(&p) {
+        "mesh vertex"
+    } else {
+        "element particle"
+    };
+    format!(
+        "{kind} {p} has a non-finite position or velocity; lower dt_max, raise damping, or reduce the stiffness"
+    )
+}
+
 /// Largest particle speed, m/s (exact max: order-independent).
 pub fn max_speed<T: Real>(state: &State<T>) -> f64 {
     state
@@ -754,19 +768,9 @@ impl<T: Real> Solver<T> {
             .min()
             .unwrap_or(usize::MAX);
         if bad != usize::MAX {
-            let kind = if model.vol.contains(&bad) {
-                "volumetric particle"
-            } else if model.vert.contains(&bad) {
-                "mesh vertex"
-            } else {
-                "element particle"
-            };
             return Err(Error::Diverged {
                 step: state.step,
-                what: format!(
-                    "{kind} {bad} has a non-finite position or velocity; lower dt_max, raise damping, or \
-                     reduce the stiffness"
-                ),
+                what: non_finite_message(model, bad),
             });
         }
         Ok(())

@@ -242,7 +242,7 @@ impl Stages {
         let mut modules = BTreeMap::new();
         let specs: [(&'static str, &[&'static str]); 8] = [
             ("bin", &["bin"]),
-            ("grid_build", &["mark", "flag", "compact", "ranges"]),
+            ("grid_build", &["mark", "flag", "compact"]),
             ("stress", &["stress_volume", "stress_elements", "gather_forces"]),
             ("p2g", &["clear_nodes", "p2g"]),
             ("grid_update", &["grid_update"]),
@@ -412,6 +412,7 @@ struct Buffers {
     hash_keys: GpuBuffer<u32>,
     flags: GpuBuffer<u32>,
     hash_vals: GpuBuffer<u32>,
+    hash_ranges: GpuBuffer<u32>,
     blocks: GpuBuffer<[u32; 4]>,
     x: GpuBuffer<[f32; 4]>,
     v: GpuBuffer<[f32; 4]>,
@@ -482,6 +483,7 @@ impl GpuMpm {
             hash_keys: z("mpm block hash keys")?,
             flags: z("mpm block hash flags")?,
             hash_vals: z("mpm block hash values")?,
+            hash_ranges: z("mpm block hash ranges")?,
             blocks: GpuBuffer::zeroed(ctx, 0, "mpm blocks")?,
             x: GpuBuffer::zeroed(ctx, 0, "mpm x")?,
             v: GpuBuffer::zeroed(ctx, 0, "mpm v")?,
@@ -680,6 +682,7 @@ impl GpuMpm {
         let slots = (2 * blocks).next_power_of_two().max(64);
         put(&mut self.bufs.hash_keys, &vec![0u32; slots])?;
         put(&mut self.bufs.hash_vals, &vec![0u32; slots])?;
+        put(&mut self.bufs.hash_ranges, &vec![0u32; 2 * slots])?;
         put(&mut self.bufs.flags, &vec![0u32; slots + 1])?;
         self.hash_slots = slots;
         self.block_capacity = blocks;
@@ -837,6 +840,7 @@ impl GpuMpm {
             28 => bufs.hash_keys.binding(),
             29 => bufs.flags.binding(),
             30 => whole(&self.indirect),
+            31 => bufs.hash_ranges.binding(),
             _ => whole(&self.stats),
         }
     }
@@ -915,20 +919,9 @@ impl GpuMpm {
                 continue;
             }
             if stats[ST_BAD_FINITE] != u32::MAX {
-                let p = stats[ST_BAD_FINITE] as usize;
-                let kind = if model.vol.contains(&p) {
-                    "volumetric particle"
-                } else if model.vert.contains(&p) {
-                    "mesh vertex"
-                } else {
-                    "element particle"
-                };
                 return Err(Error::Diverged {
-                    step: 0,
-                    what: format!(
-                        "{kind} {p} has a non-finite position or velocity; lower dt_max, raise damping, \
-                         or reduce the stiffness"
-                    ),
+                    step: 0, // the caller fills in its step count
+                    what: crate::mpm::solver::non_finite_message(model, stats[ST_BAD_FINITE] as usize),
                 });
             }
             let mut events = [0u32; 5];
@@ -1015,6 +1008,7 @@ impl GpuMpm {
         let slots = self.hash_slots;
         let mut encoder = ctx.encoder("mpm step");
         encoder.clear_buffer(self.bufs.hash_keys.raw(), 0, None);
+        encoder.clear_buffer(self.bufs.hash_ranges.raw(), 0, None);
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("mpm step"),
@@ -1043,7 +1037,6 @@ impl GpuMpm {
                 s.record(&mut pass);
             }
             run(&mut pass, "grid_build", "compact", slots);
-            run(&mut pass, "grid_build", "ranges", n);
             run(&mut pass, "stress", "stress_volume", nvol);
             run(&mut pass, "stress", "stress_elements", nelem);
             run(&mut pass, "stress", "gather_forces", nvert);

@@ -15,9 +15,7 @@
 @group(0) @binding(27) var<storage, read_write> keys: array<u32>;
 // key + 1 per slot, 0 = empty (cleared by the host before every step)
 @group(0) @binding(28) var<storage, read_write> hash_keys: array<atomic<u32>>;
-// per active block: (key, first sorted particle, end, 0), as scalars here:
-// `ranges` writes the start and the end of one block from two invocations,
-// and WGSL only orders such writes for distinct scalar locations
+// per active block: (key, first sorted particle, end, 0)
 @group(0) @binding(3) var<storage, read_write> blocks: array<u32>;
 @group(0) @binding(10) var<storage, read_write> stats: array<atomic<u32>>;
 // indirect dispatch arguments over the active blocks (x, y, 1): a buffer of
@@ -26,17 +24,22 @@
 // occupied-slot flags, then (after the scan) the active index of each slot
 @group(0) @binding(29) var<storage, read_write> flags: array<u32>;
 @group(0) @binding(4) var<storage, read_write> hash_vals: array<u32>;
+// per slot: (first sorted particle, end) of the block's particles; 0, 0 for
+// halo-only blocks (cleared by the host before every step)
+@group(0) @binding(31) var<storage, read_write> hash_ranges: array<u32>;
 
 fn thread_index(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
     return gid.x + gid.y * nwg.x * 64u;
 }
 
-fn insert(k: u32) {
+// Inserts key k (if absent) and returns its slot, or NO_BLOCK when the
+// table is full.
+fn insert(k: u32) -> u32 {
     var h = hash_slot(k);
     for (var i = 0u; i <= params.hash_mask; i++) {
         let r = atomicCompareExchangeWeak(&hash_keys[h], 0u, k + 1u);
         if r.exchanged || r.old_value == k + 1u {
-            return;
+            return h;
         }
         if r.old_value == 0u {
             // a spurious failure of the weak exchange: retry the same slot
@@ -45,10 +48,14 @@ fn insert(k: u32) {
         h = (h + 1u) & params.hash_mask;
     }
     atomicOr(&stats[ST_OVERFLOW], 1u); // table full: grow and redo the step
+    return NO_BLOCK;
 }
 
-// Inserts the block of every particle and its 7 upper neighbours (sorted
-// keys: only the first particle of each run inserts).
+// Inserts the block of every particle and its 7 upper neighbours, and
+// records each particle block's range of sorted particles [start, end) in
+// its slot: the first particle of a run writes the start, the last the end
+// (distinct scalars, so no lookup is needed later; halo-only blocks keep
+// the cleared 0, 0).
 @compute @workgroup_size(64)
 fn mark(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = thread_index(gid, nwg);
@@ -56,12 +63,25 @@ fn mark(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         return;
     }
     let k = keys[i];
-    if i > 0u && keys[i - 1u] == k {
+    let head = i == 0u || keys[i - 1u] != k;
+    let tail = i + 1u == params.n_particles || keys[i + 1u] != k;
+    if !head && !tail {
         return;
     }
-    let b = key_coords(k);
-    for (var n = 0u; n < 8u; n++) {
-        insert(block_key(b + vec3<u32>(n >> 2u, (n >> 1u) & 1u, n & 1u)));
+    let h = insert(k);
+    if h != NO_BLOCK {
+        if head {
+            hash_ranges[2u * h] = i;
+        }
+        if tail {
+            hash_ranges[2u * h + 1u] = i + 1u;
+        }
+    }
+    if head {
+        let b = key_coords(k);
+        for (var n = 1u; n < 8u; n++) {
+            _ = insert(block_key(b + vec3<u32>(n >> 2u, (n >> 1u) & 1u, n & 1u)));
+        }
     }
 }
 
@@ -81,8 +101,8 @@ fn flag(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 
 // After the scan, flags[s] is the number of occupied slots before s and
 // flags[slots] their total: the active index of slot s. Writes the active
-// list with cleared particle ranges, the slot → index map, the count and
-// the indirect dispatch over active blocks.
+// list with each block's particle range, the slot → index map, the count
+// and the indirect dispatch over active blocks.
 @compute @workgroup_size(64)
 fn compact(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let s = thread_index(gid, nwg);
@@ -94,8 +114,8 @@ fn compact(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
     let k1 = atomicLoad(&hash_keys[s]);
     if k1 != 0u && here < params.block_capacity {
         blocks[4u * here] = k1 - 1u;
-        blocks[4u * here + 1u] = 0u;
-        blocks[4u * here + 2u] = 0u;
+        blocks[4u * here + 1u] = hash_ranges[2u * s];
+        blocks[4u * here + 2u] = hash_ranges[2u * s + 1u];
         blocks[4u * here + 3u] = 0u;
     }
     hash_vals[s] = here;
@@ -112,37 +132,5 @@ fn compact(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
         indirect[1] = (n + cols - 1u) / cols;
         indirect[2] = 1u;
         atomicStore(&stats[ST_NUM_BLOCKS], n);
-    }
-}
-
-fn find_block_here(k: u32) -> u32 {
-    var h = hash_slot(k);
-    for (var i = 0u; i <= params.hash_mask; i++) {
-        let s = atomicLoad(&hash_keys[h]);
-        if s == k + 1u {
-            return hash_vals[h];
-        }
-        if s == 0u {
-            return NO_BLOCK;
-        }
-        h = (h + 1u) & params.hash_mask;
-    }
-    return NO_BLOCK;
-}
-
-// Particle ranges per active block: sorted entries [start, end).
-@compute @workgroup_size(64)
-fn ranges(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = thread_index(gid, nwg);
-    if i >= params.n_particles || atomicLoad(&stats[ST_OVERFLOW]) != 0u {
-        return;
-    }
-    let k = keys[i];
-    let b = find_block_here(k);
-    if i == 0u || keys[i - 1u] != k {
-        blocks[4u * b + 1u] = i;
-    }
-    if i + 1u == params.n_particles || keys[i + 1u] != k {
-        blocks[4u * b + 2u] = i + 1u;
     }
 }
