@@ -156,13 +156,16 @@ def test_cylinder_twist_polyester_barely_remembers(tube: dict[tuple[str, str], d
     assert abs(rel("polyester")) < rel("cotton") / 3
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "E3 denim: with Table 2 denim (K̂_b = 1.2e-4, 24× cotton) the π/4 twist bends hinges to at most "
-    "0.37 rad; the untwist drags every slipped anchor back, so denim keeps no more than the elastic tube "
-    "and held ≈ immediate (scale 1: M_abs 0.0375 both, polyester 0.0391). The spec's Cotton > Denim > "
-    "Polyester and denim held > immediate do not hold in this protocol."))
 def test_cylinder_twist_denim_between_cotton_and_polyester(tube: dict[tuple[str, str], dict[str, Any]]) -> None:
-    """E3: M_abs Cotton > Denim > Polyester (held), and denim held > immediate."""
+    """E3: M_abs Cotton > Denim > Polyester (held), and denim held > immediate.
+
+    Holds with the tube's own angles as its rest shape (the scene's default
+    ``rest="mesh"``). With the paper code's flat rest the axial hinges start
+    bent past denim's ε0 and that offset hides denim's memory (denim held ≈
+    immediate, below polyester); and at scale 1 (half the hinge angles) Table
+    2 denim's hinges stay under the dwell threshold the 2 s of twisting has
+    already built, so held = immediate there (spec A4: the thresholds are raw
+    angles, so they depend on the mesh). Both are stated in the issue note."""
     assert tube["cotton", "held"]["M_abs"] > tube["denim", "held"]["M_abs"] > tube["polyester", "held"]["M_abs"]
     assert tube["denim", "held"]["M_abs"] > tube["denim", "immediate"]["M_abs"]
 
@@ -221,14 +224,19 @@ def test_pressed_square_held_sags_at_least_as_much(pressed: dict[tuple[float, st
 
 
 @pytest.fixture(scope="module")
-def container(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
-    """E8 at a 25 mm grid with self-collision, held and immediate; the lifted
-    cloth hangs 1 s before it is measured."""
+def container(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], dict[str, Any]]:
+    """E8 at a 25 mm grid with self-collision: (b) the plate and (a) the
+    container alone, each held and immediate, and the elastic reference
+    (every wrinkle element off). The lifted sheet hangs clear of the floor,
+    its corners apart, and settles ≤ 1 s (kinetic damping) before it is
+    measured."""
     root = tmp_path_factory.mktemp("container")
-    return {hold: _run("crumple_in_container", root / hold, hold=hold, settle=1.0) for hold in ("held", "immediate")}
+    runs = {(v, hold): dict(plate=v == "b", hold=hold) for v in ("a", "b") for hold in ("held", "immediate")}
+    runs["elastic", "immediate"] = dict(wrinkles=False, hold="immediate")
+    return {k: _run("crumple_in_container", root / "_".join(k), settle=1.0, **o) for k, o in runs.items()}
 
 
-def test_crumple_in_container_has_no_self_intersections(container: dict[str, dict[str, Any]]) -> None:
+def test_crumple_in_container_has_no_self_intersections(container: dict[tuple[str, str], dict[str, Any]]) -> None:
     """E8: the cloth stays inside the container while it crumples, and no two
     triangles cross at the end."""
     for m in container.values():
@@ -237,24 +245,37 @@ def test_crumple_in_container_has_no_self_intersections(container: dict[str, dic
         assert m["self_intersections"] == 0
 
 
+def test_crumple_in_container_keeps_more_than_the_elastic_sheet(
+        container: dict[tuple[str, str], dict[str, Any]]) -> None:
+    """E8, all variants: M_abs > M_elastic after lifting. The elastic sheet
+    hangs nearly flat (its M_abs is the no-memory reference of §8)."""
+    elastic = container["elastic", "immediate"]["metrics"]["M_abs"]
+    assert elastic < 0.02
+    for key, m in container.items():
+        if key[0] != "elastic":
+            assert m["metrics"]["M_abs"] > 3.0 * elastic, key
+
+
+def test_crumple_in_container_held_is_sharper(container: dict[tuple[str, str], dict[str, Any]]) -> None:
+    """E8: hold > immediate in both variants (M_sharp and M_abs), and the
+    plate's creases are sharper than the container's: M_sharp (b) > (a) for
+    either hold."""
+    for v in ("a", "b"):
+        held, imm = container[v, "held"]["metrics"], container[v, "immediate"]["metrics"]
+        assert held["M_sharp"] > 1.5 * imm["M_sharp"], v
+        assert held["M_abs"] > 1.5 * imm["M_abs"], v
+    for hold in ("held", "immediate"):
+        assert container["b", hold]["metrics"]["M_sharp"] > container["a", hold]["metrics"]["M_sharp"], hold
+
+
 def test_crumple_in_container_friction_dominates_and_remembers_the_hold(
-        container: dict[str, dict[str, Any]]) -> None:
-    """E8 (a): M_plastic ≪ M_anchor (friction-dominated wrinkles), and the
-    anchors after lifting are larger for the held than the immediate run."""
-    held, imm = container["held"]["metrics"], container["immediate"]["metrics"]
+        container: dict[tuple[str, str], dict[str, Any]]) -> None:
+    """E8 (a): M_plastic ≪ M_anchor after the long hold (friction-dominated
+    wrinkles), and the anchors after lifting are larger for the held than
+    for the immediate run."""
+    held, imm = container["a", "held"]["metrics"], container["a", "immediate"]["metrics"]
     assert held["M_plastic"] < 0.5 * held["M_anchor"]
-    assert held["M_anchor"] > imm["M_anchor"]
-    # "hold > immediate" on the mean wrinkle angle (measured 0.634 vs 0.595).
-    assert held["M_abs"] > 1.02 * imm["M_abs"]
-
-
-@pytest.mark.xfail(strict=True, reason=(
-    "E8 at the 25 mm test grid M_sharp (the 99th percentile of |θ|) sits near π for both runs, creases folded "
-    "flat over one coarse hinge, and immediate beats held (3.02 vs 2.90 after 1 s of hanging); at scale 1 "
-    "(12.5 mm) the order is right: M_sharp held 2.97 > immediate 2.65"))
-def test_crumple_in_container_held_is_sharper(container: dict[str, dict[str, Any]]) -> None:
-    """E8: M_sharp(held) > M_sharp(immediate)."""
-    assert container["held"]["metrics"]["M_sharp"] > container["immediate"]["metrics"]["M_sharp"]
+    assert held["M_anchor"] > 2.0 * imm["M_anchor"]
 
 
 # -- knee ------------------------------------------------------------------------------

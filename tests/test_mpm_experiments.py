@@ -346,9 +346,11 @@ def test_e6_fibre_ablation_tangent_only_vs_full_model() -> None:
       (d) the full model (Hair Tubes values, return map with friction and
           tension separation).
 
-    Criteria: (a) is measured and reported only (spec: numerical fracture,
-    some segment > 2× its rest length or ≥ 5% of segments > 1.5×; not reached
-    in this scaled pile, see the comment in the body); (b) clumping — the fraction of vertices with a vertex of another
+    Criteria: (a) drifts from its rest length, the numerical plasticity
+    behind the spec's numerical fracture: its longest segment exceeds (d)'s
+    by more than 5% of the rest length (the spec's fracture itself, some
+    segment > 2× its rest length or ≥ 5% of segments > 1.5×, is reported but
+    not reached in this scaled pile, see the comment in the body); (b) clumping — the fraction of vertices with a vertex of another
     fibre closer than 0.1 h is ≥ 3× that of (d) (spec E6), and > 0 so that the
     comparison is not vacuous; (d) spreads more than (c) (pile half-width,
     spec E6: friction and separation let fibres slide apart, pure elasticity
@@ -372,12 +374,20 @@ def test_e6_fibre_ablation_tangent_only_vs_full_model() -> None:
     if not hw_d > hw_c:
         failures.append(f"(d) half-width {hw_d:.4f} m does not exceed (c) {hw_c:.4f} m")
     failures += _moved_and_finite(rest, xc, 0.05, "(c)")
-    # (a) is run and reported but not asserted: in this scaled pile the
-    # all-Eulerian fibres stretch at most ~11% (max length ratio 1.114), short
-    # of the spec's fracture criterion (> 2, or ≥ 5% of segments > 1.5); the
-    # gap is stated in the issue note.
+    # (a): the spec's fracture criterion (> 2, or ≥ 5% of segments > 1.5) is
+    # reported, not asserted: in this scaled pile the all-Eulerian fibres
+    # stretch at most ~11% in 1 s (max length ratio 1.114). What is asserted
+    # is the mechanism behind the fracture, numerical plasticity: the
+    # all-Eulerian fibres drift away from their rest length (≥ 5% beyond the
+    # full model's longest segment) while the mesh tangents of (d) hold it.
+    # Draped over a 2 cm block the drift goes on (1.09 at 1 s, 1.53 at 4 s,
+    # 1.84-1.93 at 10-13 s) while (d) stays at 1.004; the gap to the spec is
+    # stated in the issue note.
     failures += _moved_and_finite(rest, xa, 0.05, "(a)")
     ratio_a = mm.edge_lengths(xa, segs) / mm.edge_lengths(rest, segs)
+    if not ratio_a.max() > ratio.max() + 0.05:
+        failures.append(f"(a) max length ratio {ratio_a.max():.3f} is not 0.05 above (d)'s {ratio.max():.3f}: "
+                        "the all-Eulerian ablation shows no numerical plasticity")
     if not (ratio.max() <= 2.0 and np.mean(ratio > 1.5) < 0.05):
         failures.append(f"(d) fractures: max length ratio {ratio.max():.3f}, {np.mean(ratio > 1.5):.3%} > 1.5")
     _report("E6", dict(clump_b=clump_b, clump_d=clump_d, height95_b=float(np.quantile(xb[:, 1], 0.95)),
