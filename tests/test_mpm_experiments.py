@@ -335,31 +335,34 @@ def test_e6_fibre_ablation_tangent_only_vs_full_model() -> None:
     layers 1.5 h apart; each layer holds 6 parallel fibres 2 h apart in a random
     horizontal direction; they fall onto a ground plane and pile up. Hair Tubes
     strand material (ρ = 1, E = 60, γ = 10, k = 2000, Φ_F = 15°, ν_d = 0.07) —
-    Table 1 has no fibre-piling row. dx = 1/64 m, 1 980 particles, 1 s,
+    Table 1 has no fibre-piling row. dx = 1/64 m, 1 980 particles, 1 s ((a): 6 s),
     dt_max ≈ 0.45 ms.
 
     Variants run:
-      (a) all columns of F̃ Eulerian (``tangents="eulerian"``: no mesh forces).
+      (a) all columns of F̃ Eulerian (``tangents="eulerian"``): the paper's
+          traditional meshless MPM, no mesh forces and no barycentre
+          enslaving. Run for 6 s: the fibres drift apart under the pile's
+          weight at a growing rate (max length ratio 1.25 at 1 s, 1.44 at
+          2 s, 1.88 at 3 s, 2.21 at 4 s, 2.53 at 6 s), where the other
+          variants keep their length (d: 1.004 at 1 s).
       (b) tangent stress only: γ = 0 and E = 0 (μ = λ = 0, no cross-section
           stress); the fibre stretch k stays (for curves k is the tangent term).
       (c) full elasticity without the return map (``return_map=False``).
       (d) the full model (Hair Tubes values, return map with friction and
           tension separation).
 
-    Criteria: (a) drifts from its rest length, the numerical plasticity
-    behind the spec's numerical fracture: its longest segment exceeds (d)'s
-    by more than 5% of the rest length (the spec's fracture itself, some
-    segment > 2× its rest length or ≥ 5% of segments > 1.5×, is reported but
-    not reached in this scaled pile, see the comment in the body); (b) clumping — the fraction of vertices with a vertex of another
-    fibre closer than 0.1 h is ≥ 3× that of (d) (spec E6), and > 0 so that the
-    comparison is not vacuous; (d) spreads more than (c) (pile half-width,
+    Criteria: (a) numerical fracture (spec E6): some segment longer than 2×
+    its rest length, or ≥ 5% of the segments longer than 1.5×; (b) clumping
+    — the fraction of vertices with a vertex of another fibre closer than
+    0.1 h is ≥ 3× that of (d) (spec E6), and > 0 so that the comparison is
+    not vacuous; (d) spreads more than (c) (pile half-width,
     spec E6: friction and separation let fibres slide apart, pure elasticity
     holds them together); (d) shows none of (a)'s numerical fracture (max
     segment length / rest ≤ 2 and < 5% of segments stretched > 50%).
     """
     dx, duration = 1.0 / 64.0, 1.0
     rest, xb, segs, sid = _fibre_pile("b", dx, duration)
-    _, xa, _, _ = _fibre_pile("a", dx, duration)
+    _, xa, _, _ = _fibre_pile("a", dx, 6.0)
     _, xc, _, _ = _fibre_pile("c", dx, duration)
     _, xd, _, _ = _fibre_pile("d", dx, duration)
     hw_c, hw_d = mm.pile_half_width(xc), mm.pile_half_width(xd)
@@ -374,20 +377,11 @@ def test_e6_fibre_ablation_tangent_only_vs_full_model() -> None:
     if not hw_d > hw_c:
         failures.append(f"(d) half-width {hw_d:.4f} m does not exceed (c) {hw_c:.4f} m")
     failures += _moved_and_finite(rest, xc, 0.05, "(c)")
-    # (a): the spec's fracture criterion (> 2, or ≥ 5% of segments > 1.5) is
-    # reported, not asserted: in this scaled pile the all-Eulerian fibres
-    # stretch at most ~11% in 1 s (max length ratio 1.114). What is asserted
-    # is the mechanism behind the fracture, numerical plasticity: the
-    # all-Eulerian fibres drift away from their rest length (≥ 5% beyond the
-    # full model's longest segment) while the mesh tangents of (d) hold it.
-    # Draped over a 2 cm block the drift goes on (1.09 at 1 s, 1.53 at 4 s,
-    # 1.84-1.93 at 10-13 s) while (d) stays at 1.004; the gap to the spec is
-    # stated in the issue note.
     failures += _moved_and_finite(rest, xa, 0.05, "(a)")
     ratio_a = mm.edge_lengths(xa, segs) / mm.edge_lengths(rest, segs)
-    if not ratio_a.max() > ratio.max() + 0.05:
-        failures.append(f"(a) max length ratio {ratio_a.max():.3f} is not 0.05 above (d)'s {ratio.max():.3f}: "
-                        "the all-Eulerian ablation shows no numerical plasticity")
+    if not (ratio_a.max() > 2.0 or np.mean(ratio_a > 1.5) >= 0.05):
+        failures.append(f"(a) does not fracture: max length ratio {ratio_a.max():.3f}, "
+                        f"{np.mean(ratio_a > 1.5):.3%} of segments > 1.5")
     if not (ratio.max() <= 2.0 and np.mean(ratio > 1.5) < 0.05):
         failures.append(f"(d) fractures: max length ratio {ratio.max():.3f}, {np.mean(ratio > 1.5):.3%} > 1.5")
     _report("E6", dict(clump_b=clump_b, clump_d=clump_d, height95_b=float(np.quantile(xb[:, 1], 0.95)),

@@ -324,7 +324,9 @@ class Simulation:
     ``return_map`` (True; False drops the cloth/strand plasticity, an
     ablation: layers then resist sliding and separating), ``tangents``
     ("mesh": the paper's in-manifold columns from the mesh; "eulerian": the
-    ablation of its Fig. 10 (a), advected by the grid, which fractures).
+    ablation of its Fig. 10 (a), traditional meshless MPM: every column is
+    advected by the grid and element particles move with their own velocity
+    instead of being kept at their vertices' barycentre; it fractures).
     Nodes within 3 cells of the box walls act as slip
     walls; particles must start inside them.
     """

@@ -211,7 +211,10 @@ impl PyMpmSimulation {
             out_of_domain,
             transfer,
             codim_return_map: return_map,
-            enslave_elements: true,
+            // The "eulerian" ablation is the paper's meshless MPM (Fig. 10 a,
+            // Stomakhin et al. 2013): no mesh forces and no mesh enslaving
+            // either; element particles move with their own grid velocity.
+            enslave_elements: !eulerian_tangents,
             eulerian_tangents,
         };
         let sim = match precision {

@@ -78,7 +78,9 @@ pub struct SolverParams {
     /// Advect the in-manifold (tangent) columns of F̃ with the grid like the
     /// normal ones, instead of taking them from the mesh: the "all columns
     /// Eulerian" ablation of spec E6 (a) (paper Fig. 10), which has no mesh
-    /// forces and shows numerical fracture. Set before adding objects.
+    /// forces and shows numerical fracture. Set before adding objects. The
+    /// Python API also switches `enslave_elements` off with it, so the
+    /// ablation is the paper's meshless MPM (no mesh operation at all).
     pub eulerian_tangents: bool,
 }
 
