@@ -104,17 +104,29 @@ def _material_scene(kind: str, backend: str) -> mpm.Simulation:
 
 @pytest.mark.parametrize("kind", ["elastic", "sand", "goo", "cloth", "hair"])
 def test_every_material_matches_the_cpu(kind: str) -> None:
-    cpu = _run_steps(_material_scene(kind, "cpu"), 60, 1e-3)
-    gpu = _run_steps(_material_scene(kind, "gpu"), 60, 1e-3)
+    """After 20 steps every material agrees to 1e-6 relative; after 60 to
+    1e-4, except the strands (1e-3): the curve stress and return map call
+    ln/atan2, which the GPU computes in software within 1–2 ULP of libm, and
+    the strands amplify that difference about 10× per 10 steps (measured:
+    3.4e-9 after 10 steps, 1.9e-7 after 20, 2.1e-6 after 30, 5.5e-5 after
+    40, 2.2e-4 after 60; kinetic energy 1.1 % apart after 60). A wrong
+    stage shows at 20 steps already."""
+    cpu = _run_steps(_material_scene(kind, "cpu"), 20, 1e-3)
+    gpu = _run_steps(_material_scene(kind, "gpu"), 20, 1e-3)
+    early = _rel_diff(_positions(cpu), _positions(gpu))
+    early_ke = abs(gpu.kinetic_energy() - cpu.kinetic_energy()) / cpu.kinetic_energy()
+    _run_steps(cpu, 40, 1e-3)
+    _run_steps(gpu, 40, 1e-3)
     a, b = _positions(cpu), _positions(gpu)
     assert np.isfinite(b).all()
     x0 = _positions(_material_scene(kind, "cpu"))
     assert float(np.abs(a - x0).max()) > 1e-3
     rel = _rel_diff(a, b)
     ke_c, ke_g = cpu.kinetic_energy(), gpu.kinetic_energy()
-    print(f"{kind}: position rel diff {rel:.2e}, KE cpu {ke_c:.6e} gpu {ke_g:.6e}")
-    assert rel < 1e-4
-    assert abs(ke_g - ke_c) <= 1e-2 * ke_c + 1e-9
+    print(f"{kind}: position rel diff {early:.2e} (20 steps), {rel:.2e} (60), KE cpu {ke_c:.6e} gpu {ke_g:.6e}")
+    assert early < 1e-6 and early_ke < 1e-5
+    assert rel < (1e-3 if kind == "hair" else 1e-4)
+    assert abs(ke_g - ke_c) <= (3e-2 if kind == "hair" else 1e-2) * ke_c + 1e-9
 
 
 def _collider_scene(kind: str, backend: str) -> mpm.Simulation:

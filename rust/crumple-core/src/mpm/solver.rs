@@ -588,31 +588,50 @@ impl<T: Real> Solver<T> {
                 let ax = AxisTables::new(&st);
                 let want_grad = !MLS && !vert.contains(&p);
                 let mut v = Vec3::zero();
-                // columns of B = Σ w v̂ offᵀ and of ∇v = Σ v̂ ∇wᵀ
+                // columns of B = Σ w v̂ offᵀ and of ∇v = Σ v̂ ∇wᵀ. The weights
+                // factor per axis (w = wa·wb·wc, off = (offa, offb, offc)),
+                // so the sums are nested: the innermost loop gathers only
+                // Σ_c wc v̂, Σ_c wc offc v̂ (and Σ_c dwc v̂), and the outer
+                // axes are applied once per row instead of once per node. The
+                // GPU's g2p.wgsl nests its sums the same way, in this order.
                 let (mut b0, mut b1, mut b2) = (Vec3::zero(), Vec3::zero(), Vec3::zero());
                 let (mut g0, mut g1, mut g2) = (Vec3::zero(), Vec3::zero(), Vec3::zero());
                 for a in 0..K {
                     let (wa, dwa) = (st.w[0][a], st.dw[0][a]);
+                    // Σ_b wb s, Σ_b wb offb s, Σ_b wb sc, Σ_b dwb s, Σ_b wb sd
+                    let (mut sa, mut sa_ob, mut sa_c) = (Vec3::zero(), Vec3::zero(), Vec3::zero());
+                    let (mut sa_db, mut sa_dc) = (Vec3::zero(), Vec3::zero());
                     for bb in 0..K {
                         let (wb, dwb) = (st.w[1][bb], st.dw[1][bb]);
-                        let (wab, dwa_b, wa_dwb) = (wa * wb, dwa * wb, wa * dwb);
                         let row = ax.blk[0][a] * 4 + ax.blk[1][bb] * 2;
                         let lrow = ax.loc[0][a] * 16 + ax.loc[1][bb] * 4;
+                        // Σ_c wc v̂, Σ_c wc offc v̂, Σ_c dwc v̂
+                        let (mut s, mut sc, mut sd) = (Vec3::zero(), Vec3::zero(), Vec3::zero());
                         for c in 0..K {
-                            let (wc, dwc) = (st.w[2][c], st.dw[2][c]);
                             let blk = nbh[row + ax.blk[2][c]] as usize;
                             let vi = grid.nodes[blk * BLOCK_NODES + lrow + ax.loc[2][c]].mv;
-                            let wvi = vi * (wab * wc);
-                            v += wvi;
-                            b0 += wvi * ax.off[0][a];
-                            b1 += wvi * ax.off[1][bb];
-                            b2 += wvi * ax.off[2][c];
+                            s += vi * st.w[2][c];
+                            sc += vi * ax.w_off[c];
                             if want_grad {
-                                g0 += vi * (dwa_b * wc);
-                                g1 += vi * (wa_dwb * wc);
-                                g2 += vi * (wab * dwc);
+                                sd += vi * st.dw[2][c];
                             }
                         }
+                        sa += s * wb;
+                        sa_ob += s * (wb * ax.off[1][bb]);
+                        sa_c += sc * wb;
+                        if want_grad {
+                            sa_db += s * dwb;
+                            sa_dc += sd * wb;
+                        }
+                    }
+                    v += sa * wa;
+                    b0 += sa * (wa * ax.off[0][a]);
+                    b1 += sa_ob * wa;
+                    b2 += sa_c * wa;
+                    if want_grad {
+                        g0 += sa * dwa;
+                        g1 += sa_db * wa;
+                        g2 += sa_dc * wa;
                     }
                 }
                 let ct = Mat3::from_cols(b0, b1, b2) * scale;
@@ -784,6 +803,8 @@ struct AxisTables<T, const K: usize> {
     blk: [[usize; K]; 3],
     loc: [[usize; K]; 3],
     off: [[T; K]; 3],
+    /// `w[2][c] · off[2][c]`: the innermost G2P factor of B's third column.
+    w_off: [T; K],
 }
 
 impl<T: Real, const K: usize> AxisTables<T, K> {
@@ -793,6 +814,7 @@ impl<T: Real, const K: usize> AxisTables<T, K> {
             blk: [[0; K]; 3],
             loc: [[0; K]; 3],
             off: [[T::ZERO; K]; 3],
+            w_off: [T::ZERO; K],
         };
         for d in 0..3 {
             let lb = (st.base[d] & 3) as usize;
@@ -801,6 +823,9 @@ impl<T: Real, const K: usize> AxisTables<T, K> {
                 t.loc[d][k] = (lb + k) & 3;
                 t.off[d][k] = T::from_f64(k as f64) - st.frac[d];
             }
+        }
+        for k in 0..K {
+            t.w_off[k] = st.w[2][k] * t.off[2][k];
         }
         t
     }

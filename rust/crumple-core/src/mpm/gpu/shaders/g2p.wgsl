@@ -36,38 +36,56 @@ fn g2p(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) n
     var g0 = vec3<f32>(0.0);
     var g1 = vec3<f32>(0.0);
     var g2 = vec3<f32>(0.0);
+    // Nested per-axis sums, as the CPU (solver.rs `g2p`): the innermost loop
+    // gathers Σ_c wc v̂, Σ_c wc offc v̂ and Σ_c dwc v̂; the outer axes apply
+    // their weights once per row.
     for (var a = 0u; a < k_max; a++) {
         let wa = st.w[a].x;
         let dwa = st.dw[a].x;
         let offa = f32(a) - st.frac.x;
         let ba = (lb.x + a) >> 2u;
         let la = (lb.x + a) & 3u;
+        var sa = vec3<f32>(0.0);
+        var sa_ob = vec3<f32>(0.0);
+        var sa_c = vec3<f32>(0.0);
+        var sa_db = vec3<f32>(0.0);
+        var sa_dc = vec3<f32>(0.0);
         for (var bb = 0u; bb < k_max; bb++) {
             let wb = st.w[bb].y;
             let dwb = st.dw[bb].y;
             let offb = f32(bb) - st.frac.y;
-            let wab = wa * wb;
-            let dwa_b = dwa * wb;
-            let wa_dwb = wa * dwb;
             let row = ba * 4u + ((lb.y + bb) >> 2u) * 2u;
             let lrow = la * 16u + ((lb.y + bb) & 3u) * 4u;
+            var s = vec3<f32>(0.0);
+            var sc = vec3<f32>(0.0);
+            var sd = vec3<f32>(0.0);
             for (var cc = 0u; cc < k_max; cc++) {
                 let wc = st.w[cc].z;
-                let dwc = st.dw[cc].z;
                 let offc = f32(cc) - st.frac.z;
                 let blk = nb[row + ((lb.z + cc) >> 2u)];
                 let vi = nodes[blk * 64u + lrow + ((lb.z + cc) & 3u)].xyz;
-                let wvi = vi * (wab * wc);
-                vel += wvi;
-                b0 += wvi * offa;
-                b1 += wvi * offb;
-                b2 += wvi * offc;
+                s += vi * wc;
+                sc += vi * (wc * offc);
                 if want_grad {
-                    g0 += vi * (dwa_b * wc);
-                    g1 += vi * (wa_dwb * wc);
-                    g2 += vi * (wab * dwc);
+                    sd += vi * st.dw[cc].z;
                 }
             }
+            sa += s * wb;
+            sa_ob += s * (wb * offb);
+            sa_c += sc * wb;
+            if want_grad {
+                sa_db += s * dwb;
+                sa_dc += sd * wb;
+            }
+        }
+        vel += sa * wa;
+        b0 += sa * (wa * offa);
+        b1 += sa_ob * wa;
+        b2 += sa_c * wa;
+        if want_grad {
+            g0 += sa * dwa;
+            g1 += sa_db * wa;
+            g2 += sa_dc * wa;
         }
     }
     let ct = mat3x3<f32>(b0, b1, b2) * (params.d_inv * params.dx);
