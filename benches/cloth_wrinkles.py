@@ -115,11 +115,26 @@ def run(quick: bool = False) -> dict[str, Any]:
         rows.append(r)
         print(json.dumps(r), file=sys.stderr)
 
-    def find(size: str, solver: str, models: bool, sc: bool = False) -> float | None:
+    def run_of(size: str, solver: str, models: bool, sc: bool = False) -> dict[str, Any] | None:
         for r in rows:
             if (r["size"], r["solver"], r["models"], r["self_collision"]) == (size, solver, models, sc):
-                return r.get("s_per_step")
+                return r
         return None
+
+    def find(size: str, solver: str, models: bool, sc: bool = False) -> float | None:
+        r = run_of(size, solver, models, sc)
+        return r.get("s_per_step") if r else None
+
+    def model_stage_cost(size: str) -> float | None:
+        # The wrinkle models run in the element stage only; its time with the
+        # models on minus off, over the whole step with them on, is their own
+        # cost. The whole-step ratio also carries the solver's run-to-run
+        # noise (the on and off runs follow different trajectories).
+        on, off = run_of(size, "lagged", True), run_of(size, "lagged", False)
+        if not on or not off or "stage_s_per_step" not in on or "stage_s_per_step" not in off:
+            return None
+        extra = on["stage_s_per_step"]["t_elements"] - off["stage_s_per_step"]["t_elements"]
+        return float(extra / on["s_per_step"])
 
     table = []
     for size in sizes:
@@ -131,6 +146,7 @@ def run(quick: bool = False) -> dict[str, Any]:
             "s_per_step_models_on": on,
             "s_per_step_models_off": off,
             "model_overhead": (on / off - 1.0) if on and off else None,
+            "model_element_stage_fraction": model_stage_cost(size),
             "s_per_step_self_collision": find(size, "lagged", True, True),
             "s_per_step_cholesky_on": find(size, "cholesky", True),
             "s_per_step_cg_on": find(size, "cg", True),
