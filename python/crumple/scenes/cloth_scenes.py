@@ -894,9 +894,9 @@ def crumple_in_container(*, out_dir: Path, frames: int = 0, backend: str = "cpu"
         n = float(np.linalg.norm(u))
         u = u / n if n > 1e-9 else np.array([1.0, 0.0, 0.0])
         mid = 0.5 * (xc[0] + xc[1]) * np.array([1.0, 0.0, 1.0])
-        for c, sign in zip(corners, (-1.0, 1.0), strict=True):
-            goal = mid + sign * 0.5 * W * u + np.array([0.0, sim.positions[c, 1], 0.0]) + up
-            sim.add_handle([c], times=[0.0, lift_time], translations=np.array([np.zeros(3), goal - sim.positions[c]]))
+        for c, x, sign in zip(corners, xc, (-1.0, 1.0), strict=True):
+            goal = mid + sign * 0.5 * W * u + np.array([0.0, x[1], 0.0]) + up
+            sim.add_handle([c], times=[0.0, lift_time], translations=np.array([np.zeros(3), goal - x]))
     else:
         sim.add_handle(corners, times=[0.0, lift_time], translations=np.array([np.zeros(3), up]))
     run.seconds(lift_time, "lift two corners")

@@ -27,21 +27,37 @@ pub use context::{AdapterSummary, GpuContext, probe};
 pub use radix_sort::{GpuRadixSort, radix_sort_pairs_u32};
 pub use scan::{GpuScan, scan_exclusive_u32};
 
-/// The shared context for in-crate GPU tests, or `None` (with the reason on
-/// stderr) when there is no adapter. With `CRUMPLE_REQUIRE_GPU=1` a missing
-/// adapter fails the test instead, so CI cannot pass without running them.
-#[cfg(test)]
-pub(crate) fn test_context() -> Option<std::sync::Arc<GpuContext>> {
+/// The shared context for GPU tests (the crate's own and the integration
+/// tests'), printing its adapter once, or `None` (with a SKIPPED line) when
+/// there is no adapter. With `CRUMPLE_REQUIRE_GPU=1` a missing adapter fails
+/// the test instead, so CI cannot pass without running them. Not API.
+#[doc(hidden)]
+pub fn test_context() -> Option<std::sync::Arc<GpuContext>> {
+    use std::io::Write;
+    static PRINT_ADAPTER: std::sync::Once = std::sync::Once::new();
     match GpuContext::shared() {
-        Ok(ctx) => Some(ctx),
+        Ok(ctx) => {
+            PRINT_ADAPTER.call_once(|| {
+                let a = ctx.adapter_info();
+                // Straight to the stderr handle: libtest captures `eprintln!`
+                // of passing tests, and this line must show in every run.
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "GPU adapter: {} ({}, {}, driver {} {})",
+                    a.name,
+                    a.device_type,
+                    a.backend,
+                    a.driver,
+                    a.driver_info
+                );
+            });
+            Some(ctx)
+        }
         Err(e) => {
             assert!(
                 std::env::var("CRUMPLE_REQUIRE_GPU").as_deref() != Ok("1"),
                 "CRUMPLE_REQUIRE_GPU=1 but no GPU adapter: {e}"
             );
-            // Straight to the handle: libtest captures `eprintln!`, and a
-            // skip must be visible.
-            use std::io::Write;
             let _ = writeln!(std::io::stderr(), "SKIPPED: no GPU adapter: {e}");
             None
         }

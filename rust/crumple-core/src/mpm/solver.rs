@@ -169,6 +169,13 @@ pub(crate) fn domain_error<T: Real>(state: &State<T>, params: &SolverParams, bad
     ))
 }
 
+/// Grid coordinate ξ that `out_of_domain = "clamp"` moves a particle to at
+/// the lower bound (CPU and GPU alike): a little inside ξ = 1, because
+/// x = lower + ξ·h rounds and ξ recomputed from x must not fall below 1,
+/// where the cubic stencil's lowest node would be −1 (the upper bound has
+/// its margin).
+pub(crate) const LOWER_CLAMP_XI: f64 = 1.0 + 1e-3;
+
 /// What the finiteness check reports for particle `p` (CPU and GPU alike).
 pub(crate) fn non_finite_message<T>(model: &Model<T>, p: usize) -> String {
     let kind = if model.vol.contains(&p) {
@@ -287,10 +294,7 @@ impl<T: Real> Solver<T> {
         self.keys.resize(n, 0);
         let bounds = ParticleBounds::<T>::new(params);
         let lo = bounds.lo;
-        // Clamp a little inside the lower bound: x = lower + ξ·h rounds, and
-        // ξ recomputed from x must not fall below 1, where the cubic
-        // stencil's lowest node would be −1 (the upper bound has its margin).
-        let lo_clamp = T::from_f64(1.0 + 1e-3);
+        let lo_clamp = T::from_f64(LOWER_CLAMP_XI);
         let hi = |a: usize| bounds.hi[a];
         let kernel_shift = match params.kernel {
             Kernel::Quadratic => T::HALF,

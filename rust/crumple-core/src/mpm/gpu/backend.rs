@@ -973,7 +973,7 @@ impl GpuMpm {
             wall_hi: nodes.map(|n| n as u32 - 1 - pad),
             pad,
             hash_mask: self.hash_slots as u32 - 1,
-            lo_clamp: (1.0f64 + 1e-3) as f32,
+            lo_clamp: crate::mpm::solver::LOWER_CLAMP_XI as f32,
             hash_pad1: 0,
             n_particles: self.n as u32,
             vol_start: model.vol.start as u32,
