@@ -165,10 +165,16 @@ def test_e2_cloth_drape_on_sphere() -> None:
     if not frac_ok >= 0.99:
         failures.append(f"only {frac_ok:.4f} of vertices have φ ≥ −0.5 h at 2 s (need ≥ 0.99)")
     # Settling: the spec asks mean |v| < 1e-3 m/s at 2 s. Measured: mean
-    # 3.9e-3 and median 1.8e-3 at 2 s; the mean reaches 1.0e-3 only at about
-    # 4 s (the hanging skirt below the equator keeps swaying at a few mm/s).
-    # The test holds the mean to 5e-3 at 2 s; the gap to the spec is reported
-    # in the issue note, not hidden.
+    # 3.9e-3 and median 1.8e-3 at 2 s. Two motions remain: the skirt below
+    # the equator still swings (period ≈ 0.8 s; only the transfers'
+    # numerical damping and the ground's friction dissipate it, so a finer
+    # grid swings longer: 2.6e-3, 4.0e-3, 5.3e-3, 8.2e-3 m/s at 2 s for dx =
+    # 1/48, 1/64, 1/96, 1/128 in scripts/mpm_e2_settling.py, which samples
+    # with advance()), and the cloth creeps through the sticky sphere's
+    # contact layer at ≈ 5e-4 m/s (the paper's §6.1 limitation). Every
+    # resolution from 1/48 to 1/128 first samples below 1e-3 m/s at 4.5-5 s.
+    # The test holds the mean to 5e-3 at 2 s; the gap to the spec is
+    # reported in the issue note, not hidden.
     if not mean_v < 5e-3:
         failures.append(f"not settled at 2 s: mean |v| = {mean_v:.3g} m/s (need < 5e-3; spec 1e-3)")
     if not stretch < 0.10:
