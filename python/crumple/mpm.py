@@ -530,6 +530,14 @@ class Simulation:
         """Σ ½ m |v|² over all particles, J."""
         return self._s.kinetic_energy()
 
+    def elastic_energy(self) -> float:
+        """Elastic potential Φ = Σ V⁰ ψ over volumetric particles (ψ of F^E)
+        and cloth/strand elements (ψ of F̃), J: the energy whose gradient is
+        the elastic grid force (paper Eq. 6). With ``kinetic_energy`` it gives
+        the total mechanical energy, which APIC transfers and damping ν_d can
+        only dissipate (up to the time-stepping error)."""
+        return self._s.elastic_energy()
+
     def total_mass(self) -> float:
         """Σ m over all particles, kg."""
         return self._s.total_mass()

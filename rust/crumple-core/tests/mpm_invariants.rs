@@ -15,9 +15,10 @@ use crumple_core::math::{Mat3, Vec3};
 use crumple_core::mpm::constitutive::{CurveParams, SandParams, SurfaceParams};
 use crumple_core::mpm::grid::{BLOCK_NODES, block_key, local_index};
 use crumple_core::mpm::kernel::Stencil;
-use crumple_core::mpm::material::codim_return_map;
+use crumple_core::mpm::material::{codim_energy, codim_return_map, volume_energy};
 use crumple_core::mpm::solver::element_f;
 use crumple_core::mpm::{CodimMaterial, EnergyWeight, Kernel, Simulation, SolverParams, VolumeMaterial};
+use std::collections::HashMap;
 
 type V = Vec3<f64>;
 type M = Mat3<f64>;
@@ -468,6 +469,279 @@ fn u2_stressed_step_conserves_momentum_and_angular_momentum_on_every_particle_ty
         assert!(
             max_displacement(&sim.state.x, &start) > 5e-4,
             "ν_d = {nu}: nothing moved"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// U4: the force split is the gradient of the potential
+// ---------------------------------------------------------------------------------------------
+
+/// A grid node's integer coordinates.
+type Node = [i32; 3];
+
+/// The 27 quadratic-kernel nodes of a particle at `x`: (node, `w_ip`, `∇w_ip`).
+fn stencil_of(sim: &Sim, x: V) -> Vec<(Node, f64, V)> {
+    let inv_dx = 1.0 / sim.params.dx;
+    let st = Stencil::<f64, 3>::quadratic((x - sim.params.lower) * inv_dx, inv_dx);
+    let mut out = Vec::with_capacity(27);
+    for a in 0..3 {
+        for b in 0..3 {
+            for c in 0..3 {
+                let (w, gw) = st.weight_and_gradient(a, b, c);
+                out.push((st.node(a, b, c), w, gw));
+            }
+        }
+    }
+    out
+}
+
+/// Spec §3.3: `Φ(x̂) = Σ_(i) V⁰ ψ(F^E(x̂)) + Σ_(iii) V⁰ ψ(F̃(x̂))` with grid node `node` moved by
+/// `u` and every other node in place (`q = 0`, the state at t^n). Written out from the spec, not
+/// through the solver: `F̂^E = (I + u ∇w_ipᵀ) F^E`; element tangent columns from the vertices moved
+/// with the grid, `x̂_q = x_q + w_iq u`; normal columns `d̂ = (I + u ∇w_ipᵀ) d`.
+fn moved_potential(sim: &Sim, stencils: &[Vec<(Node, f64, V)>], node: Node, u: V) -> f64 {
+    let (m, st) = (&sim.model, &sim.state);
+    let at = |p: usize| stencils[p].iter().find(|s| s.0 == node).map(|s| (s.1, s.2));
+    let deform = |p: usize| at(p).map_or(M::identity(), |(_, gw)| M::identity() + M::outer(u, gw));
+    let mut phi = 0.0;
+    for (i, f) in st.f.iter().enumerate() {
+        let p = m.vol.start + i;
+        let mat = &m.volume_materials[m.vol_material[i] as usize];
+        phi += m.volume[p] * volume_energy(mat, &(deform(p) * *f));
+    }
+    let moved_vertex = |k: u32| {
+        let q = m.vert.start + k as usize;
+        st.x[q] + at(q).map_or(V::zero(), |(w, _)| u * w)
+    };
+    for (e, el) in m.elements.iter().enumerate() {
+        let p = m.elem.start + e;
+        let g = deform(p);
+        let d = [g * st.d[e][0], g * st.d[e][1]];
+        let [a, b, c] = el.vertices;
+        let x2 = if el.dim == 2 { moved_vertex(c) } else { V::zero() };
+        let ft = element_f(el, moved_vertex(a), moved_vertex(b), x2, &d);
+        phi += m.volume[p] * codim_energy(&m.codim_materials[el.material as usize], &ft);
+    }
+    phi
+}
+
+/// A small version of [`stressed_scene`] (a 3×3×3 elastic block with perturbed `F^E`, a 3×3-quad
+/// cloth and four 4-segment yarn strands with displaced vertices and tilted normal columns), at
+/// rest: zero velocity and affine field, so that one step's grid velocity is `v̂_i = Δt f_i / m_i`.
+fn small_stressed_scene(seed: u64) -> Sim {
+    let mut sim = new_sim(NO_GRAVITY);
+    let pts = lattice(
+        V::new(-0.2, -0.1, -0.1),
+        V::new(-0.2 + 1.5 * H, -0.1 + 1.5 * H, -0.1 + 1.5 * H),
+        H / 2.0,
+    );
+    sim.add_volume(&pts, jelly(2000.0), 1000.0, (H / 2.0).powi(3), V::zero(), 0.0)
+        .unwrap();
+    let mesh = flat_cloth(V::new(0.1, 0.1, 0.0), 3.0 * H, 3);
+    sim.add_surface(
+        &mesh,
+        cloth_material(100.0, 800.0, 20.0),
+        2.0,
+        H,
+        V::zero(),
+        0.0,
+        EnergyWeight::Split,
+    )
+    .unwrap();
+    let curves = strands(
+        V::new(0.0, -0.1, 0.1),
+        (2, 2),
+        2.0 * H,
+        V::new(1.0, 0.2, 0.3),
+        4.0 * H,
+        4,
+    );
+    sim.add_curves(
+        &curves,
+        curve_material(),
+        4.0,
+        H / 2.0,
+        V::zero(),
+        0.0,
+        EnergyWeight::Full,
+    )
+    .unwrap();
+    let mut rng = Rng::new(seed);
+    for p in 0..sim.model.vert.end {
+        sim.state.x[p] += rng.vec(0.15 * H);
+    }
+    enslave_elements(&mut sim);
+    for f in &mut sim.state.f {
+        *f = M::identity() + rng.mat(0.1);
+    }
+    for (d, el) in sim.state.d.iter_mut().zip(&sim.model.elements) {
+        for col in d.iter_mut().take(3 - el.dim as usize) {
+            // tilt and compress: the surface normal stretch r33 < 1 carries the contact energy
+            *col = *col * 0.9 + rng.vec(0.15);
+        }
+    }
+    sim
+}
+
+/// U4 (force split, spec §3.3): the solver's three-part grid force (volumetric stress through
+/// `∇w`, the in-manifold columns of `P̃` through the mesh vertices, the normal columns through
+/// `∇w`) equals `−∂Φ/∂x̂_i` by central differences of the potential written out from the spec
+/// ([`moved_potential`]) at every active node, to 1e-6 of the largest force; and the forces sum
+/// to zero force and zero torque (exact, 1e-12 of the sums' magnitudes) without gravity or
+/// boundaries. The solver's force is read from one step from rest: `f_i = m_i v̂_i / Δt`.
+#[test]
+fn u4_grid_force_is_minus_the_gradient_of_the_potential() {
+    for seed in [11, 12] {
+        let mut sim = small_stressed_scene(seed);
+        let before = small_stressed_scene(seed);
+        let phi0 = before.elastic_energy();
+        assert!(phi0 > 0.0, "the scene carries no elastic energy");
+        let n = before.model.num_particles();
+        let stencils: Vec<_> = (0..n).map(|p| stencil_of(&before, before.state.x[p])).collect();
+        let dt = 1e-4;
+        sim.step(dt).unwrap();
+        assert_finite(&sim);
+        let lower = sim.params.lower;
+        let inv_dx = 1.0 / sim.params.dx;
+        let forces: HashMap<Node, (V, V)> = grid_nodes(&sim)
+            .into_iter()
+            .map(|(x, m, v)| {
+                let g = (x - lower) * inv_dx;
+                (
+                    [g.x.round() as i32, g.y.round() as i32, g.z.round() as i32],
+                    (x, v * (m / dt)),
+                )
+            })
+            .collect();
+        let fmax = forces.values().map(|(_, f)| f.norm()).fold(0.0, f64::max);
+        assert!(fmax > 0.0, "no force on the grid");
+        let (mut sum, mut sum_scale, mut torque, mut torque_scale) = (V::zero(), 0.0, V::zero(), 0.0);
+        for (x, f) in forces.values() {
+            sum += *f;
+            sum_scale += f.norm();
+            torque += x.cross(*f);
+            torque_scale += x.norm() * f.norm();
+        }
+        assert_vec_close(sum, V::zero(), EXACT, sum_scale, "Σ_i f_i");
+        assert_vec_close(torque, V::zero(), EXACT, torque_scale, "Σ_i x_i × f_i");
+        let mut nodes: Vec<Node> = stencils.iter().flatten().map(|s| s.0).collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        let eps = 1e-7;
+        let mut worst = 0.0_f64;
+        for node in &nodes {
+            let mut fd = V::zero();
+            for k in 0..3 {
+                let mut u = V::zero();
+                u[k] = eps;
+                let plus = moved_potential(&before, &stencils, *node, u);
+                let minus = moved_potential(&before, &stencils, *node, -u);
+                fd[k] = -(plus - minus) / (2.0 * eps);
+            }
+            let solver = forces.get(node).map_or(V::zero(), |(_, f)| *f);
+            worst = worst.max((solver - fd).norm() / fmax);
+        }
+        println!(
+            "U4 force split, seed {seed}: {} nodes, max |f − f_fd| / max|f| = {worst:.2e}",
+            nodes.len()
+        );
+        assert!(
+            worst < 1e-6,
+            "seed {seed}: grid force vs −∂Φ/∂x̂: relative error {worst:e} ≥ 1e-6"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// U8: energy of a freely oscillating fibre
+// ---------------------------------------------------------------------------------------------
+
+/// A single straight yarn strand, 0.6 m and 48 segments along x, released without gravity from
+/// its first free-free axial mode: vertex displacement `u(s) = −a cos(π s / L)`, a stretch that is
+/// 10% in the middle and vanishes at the free ends (a smooth mode; a uniform stretch would start
+/// a wave front at each end, whose sub-cell content the transfers dissipate). Returns `E_kin + Φ`
+/// and `E_kin` at t = 0 and after every step.
+fn oscillating_fibre(damping: f64, steps: usize, dt: f64) -> (Vec<f64>, Vec<f64>) {
+    let mut sim = new_sim(NO_GRAVITY);
+    let (length, segments) = (0.6, 48);
+    let x_start = -length / 2.0;
+    let curves = straight_curves(
+        &[V::new(x_start, 0.0, 0.01)],
+        V::new(1.0, 0.0, 0.0),
+        length,
+        segments,
+    )
+    .unwrap();
+    sim.add_curves(
+        &curves,
+        curve_material(),
+        4.0,
+        H / 2.0,
+        V::zero(),
+        damping,
+        EnergyWeight::Split,
+    )
+    .unwrap();
+    let a = 0.1 * length / std::f64::consts::PI; // peak strain a π / L = 10%
+    for p in sim.model.vert.clone() {
+        let s = sim.state.x[p].x - x_start;
+        sim.state.x[p].x -= a * (std::f64::consts::PI * s / length).cos();
+    }
+    enslave_elements(&mut sim);
+    let (mut total, mut kinetic) = (Vec::with_capacity(steps + 1), Vec::with_capacity(steps + 1));
+    for k in 0..=steps {
+        if k > 0 {
+            sim.step(dt).unwrap();
+        }
+        let ke = sim.kinetic_energy();
+        total.push(ke + sim.elastic_energy());
+        kinetic.push(ke);
+    }
+    assert_finite(&sim);
+    (total, kinetic)
+}
+
+/// The fibre really oscillates: its kinetic energy rises above a third of `e0` and later falls
+/// back below a tenth of it (elastic → kinetic → elastic).
+fn assert_oscillates(kinetic: &[f64], e0: f64, what: &str) {
+    let peak = (0..kinetic.len())
+        .max_by(|&a, &b| kinetic[a].total_cmp(&kinetic[b]))
+        .unwrap();
+    assert!(
+        kinetic[peak] > e0 / 3.0,
+        "{what}: E_kin never exceeds E0/3 (max {:e} of E0 {e0:e})",
+        kinetic[peak]
+    );
+    assert!(
+        kinetic[peak..].iter().any(|&k| k < e0 / 10.0),
+        "{what}: E_kin never falls back below E0/10 after its peak"
+    );
+}
+
+/// U8 (energy): a stretched fibre oscillating freely with ν_d = 0 and a small step (1e-4 s, a
+/// tenth of the scene's `dt_max`) keeps `E_kin + Φ` within 2% of its initial value over 1000
+/// steps; with ν_d > 0 the total energy never rises by more than 1e-6 of the initial energy from
+/// one step to the next. Every run must really oscillate.
+#[test]
+fn u8_free_fibre_conserves_energy_and_damping_only_dissipates() {
+    let dt = 1e-4;
+    let (e, ke) = oscillating_fibre(0.0, 1000, dt);
+    let e0 = e[0];
+    assert!(e0 > 0.0, "the stretched fibre carries no energy");
+    assert_oscillates(&ke, e0, "ν_d = 0");
+    let drift = e.iter().map(|x| (x - e0).abs()).fold(0.0, f64::max) / e0;
+    println!("U8 energy, ν_d = 0: E0 = {e0:.4e} J, max |E − E0| / E0 = {drift:.3e}");
+    assert!(drift < 0.02, "ν_d = 0: energy drifts by {drift:e} of E0 (≥ 2%)");
+    for nu in [0.5, 1.0] {
+        let (e, ke) = oscillating_fibre(nu, 1000, dt);
+        assert_oscillates(&ke, e0, &format!("ν_d = {nu}"));
+        let rise = e.windows(2).map(|w| w[1] - w[0]).fold(f64::MIN, f64::max) / e0;
+        let lost = 1.0 - e[e.len() - 1] / e0;
+        println!("U8 energy, ν_d = {nu}: largest one-step change {rise:.2e} E0, lost {lost:.3} of E0");
+        assert!(
+            rise <= 1e-6,
+            "ν_d = {nu}: energy rose by {rise:e} of E0 in one step (> 1e-6)"
         );
     }
 }

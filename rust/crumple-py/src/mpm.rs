@@ -425,6 +425,9 @@ impl PyMpmSimulation {
     fn kinetic_energy(&mut self) -> PyResult<f64> {
         Ok(with_host!(self, s => s.kinetic_energy()))
     }
+    fn elastic_energy(&mut self) -> PyResult<f64> {
+        Ok(with_host!(self, s => s.elastic_energy()))
+    }
     fn total_mass(&self) -> f64 {
         with_sim!(self, s => s.total_mass())
     }

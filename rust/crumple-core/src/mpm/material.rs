@@ -4,8 +4,9 @@
 use crate::math::{Mat3, Real};
 
 use super::constitutive::{
-    CurveParams, GooParams, SandParams, SurfaceParams, corotated_piola, curve_piola, curve_return_map,
-    default_degenerate_eps, goo_return_map, hencky_piola, sand_return_map, surface_piola, surface_return_map,
+    CurveParams, GooParams, SandParams, SurfaceParams, corotated_energy, corotated_piola, curve_energy,
+    curve_piola, curve_return_map, default_degenerate_eps, goo_return_map, hencky_energy, hencky_piola,
+    sand_return_map, surface_energy, surface_piola, surface_return_map,
 };
 
 pub use super::constitutive::ReturnEvent;
@@ -41,6 +42,17 @@ pub fn volume_kirchhoff<T: Real>(mat: &VolumeMaterial<T>, f: &Mat3<T>) -> Mat3<T
     p * f.transpose()
 }
 
+/// Elastic energy density `ψ(F^E)` (J/m³) of a volumetric particle: the
+/// potential whose `P` [`volume_kirchhoff`] uses (spec §3.3 part 1).
+#[inline]
+pub fn volume_energy<T: Real>(mat: &VolumeMaterial<T>, f: &Mat3<T>) -> T {
+    match mat {
+        VolumeMaterial::Elastic { mu, lambda } => corotated_energy(f, *mu, *lambda),
+        VolumeMaterial::Sand(s) => hencky_energy(f, s.mu, s.lambda),
+        VolumeMaterial::Goo(g) => hencky_energy(f, g.mu, g.lambda),
+    }
+}
+
 /// Plastic projection of a volumetric particle: returns the new `F^E` and
 /// hardening state `q` (spec §5.4 for sand; goo relaxes over `dt`).
 #[inline]
@@ -62,6 +74,16 @@ pub fn codim_piola<T: Real>(mat: &CodimMaterial<T>, f: &Mat3<T>) -> Option<Mat3<
     match mat {
         CodimMaterial::Surface(s) => surface_piola(s, f, default_degenerate_eps()),
         CodimMaterial::Curve(c) => curve_piola(c, f, default_degenerate_eps()),
+    }
+}
+
+/// Elastic energy density `ψ(F̃) = ψ̂(R̃)` (J/m³) of an element in its rest
+/// frame: the potential of [`codim_piola`] (spec §4.3, §4.4).
+#[inline]
+pub fn codim_energy<T: Real>(mat: &CodimMaterial<T>, f: &Mat3<T>) -> T {
+    match mat {
+        CodimMaterial::Surface(s) => surface_energy(s, f),
+        CodimMaterial::Curve(c) => curve_energy(c, f),
     }
 }
 

@@ -12,10 +12,10 @@ use crate::invalid;
 use crate::math::{Mat3, Real, Vec3, qr3};
 
 use super::gpu::backend::{GpuMpm, StepOutcome};
-use super::material::{CodimMaterial, VolumeMaterial};
+use super::material::{CodimMaterial, VolumeMaterial, codim_energy, volume_energy};
 use super::model::{Element, Model, State};
 use super::params::{OutOfDomain, SolverParams};
-use super::solver::{Counters, ParticleBounds, Pin, Solver, max_speed};
+use super::solver::{Counters, ParticleBounds, Pin, Solver, element_ft, max_speed};
 use crate::gpu::GpuContext;
 
 /// What kind of object a handle refers to.
@@ -856,6 +856,32 @@ impl<T: Real> Simulation<T> {
         crate::parallel::ordered_sum(self.model.num_particles(), |i| {
             0.5 * m[i].to_f64() * v[i].norm_squared().to_f64()
         })
+    }
+
+    /// Total elastic potential `Φ = Σ_(i) V⁰ ψ(F^E) + Σ_(iii) V⁰ ψ(F̃)`, J: the
+    /// potential whose negative gradient with respect to the grid node
+    /// positions is the elastic grid force (spec §3.3). Element energies use
+    /// the same F̃ as the stress stage (the mesh's tangent columns, or the
+    /// advected ones in the `eulerian_tangents` ablation) and the element
+    /// particle's volume, so the `energy_weight` option is included. Mesh
+    /// vertices carry none. Ordered sums: independent of the thread count.
+    /// Host copy, see [`Simulation::total_momentum`].
+    pub fn elastic_energy(&self) -> f64 {
+        let m = &self.model;
+        let (vol, vert, elem) = (m.vol.clone(), m.vert.clone(), m.elem.clone());
+        let eulerian = self.params.eulerian_tangents;
+        let st = &self.state;
+        let volume = crate::parallel::ordered_sum(vol.len(), |i| {
+            let mat = &m.volume_materials[m.vol_material[i] as usize];
+            (volume_energy(mat, &st.f[i]) * m.volume[vol.start + i]).to_f64()
+        });
+        let codim = crate::parallel::ordered_sum(m.elements.len(), |e| {
+            let el = &m.elements[e];
+            let xs = |k: usize| st.x[vert.start + el.vertices[k] as usize];
+            let ft = element_ft(el, xs(0), xs(1), xs(2), &st.d[e], &st.tangents[e], eulerian);
+            (codim_energy(&m.codim_materials[el.material as usize], &ft) * m.volume[elem.start + e]).to_f64()
+        });
+        volume + codim
     }
 
     /// Total mass of particles, kg.

@@ -850,7 +850,7 @@ fn grid_coords(keys: &[u32], b: usize, l: usize) -> [u32; 3] {
 /// F̃ of an element: from the mesh ([`element_f`]), or, in the
 /// `eulerian_tangents` ablation, from the advected columns `tangents`.
 #[inline]
-fn element_ft<T: Real>(
+pub(crate) fn element_ft<T: Real>(
     el: &super::model::Element<T>,
     x0: Vec3<T>,
     x1: Vec3<T>,
