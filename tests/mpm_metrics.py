@@ -197,15 +197,72 @@ def surface_height_at(x: npt.ArrayLike, faces: npt.ArrayLike, xz: npt.ArrayLike,
     return out
 
 
+def closest_points_on_triangles(p: F64, a: F64, b: F64, c: F64) -> F64:
+    """Closest point to each ``p (N, 3)`` on the triangle ``(a, b, c)`` of the
+    same row (Voronoi regions of the vertices, edges and face; Ericson,
+    Real-Time Collision Detection §5.1.5), vectorised over rows."""
+    ab, ac, ap = b - a, c - a, p - a
+    d1, d2 = (ab * ap).sum(1), (ac * ap).sum(1)
+    bp, cp = p - b, p - c
+    d3, d4 = (ab * bp).sum(1), (ac * bp).sum(1)
+    d5, d6 = (ab * cp).sum(1), (ac * cp).sum(1)
+    va, vb, vc = d3 * d6 - d5 * d4, d5 * d2 - d1 * d6, d1 * d4 - d3 * d2
+    tiny = 1e-300
+    # Ericson tests the regions A, B, AB, C, AC, BC, face in this order and
+    # returns at the first match; writing them in the reverse order, each
+    # overwriting the last, gives the same precedence
+    den = np.maximum(va + vb + vc, tiny)
+    out = a + ab * (vb / den)[:, None] + ac * (vc / den)[:, None]
+    bc_t = (d4 - d3) / np.maximum((d4 - d3) + (d5 - d6), tiny)
+    ac_t = d2 / np.maximum(d2 - d6, tiny)
+    ab_t = d1 / np.maximum(d1 - d3, tiny)
+    regions = (
+        ((va <= 0) & (d4 - d3 >= 0) & (d5 - d6 >= 0), b + (c - b) * bc_t[:, None]),
+        ((vb <= 0) & (d2 >= 0) & (d6 <= 0), a + ac * ac_t[:, None]),
+        ((d6 >= 0) & (d5 <= d6), c),
+        ((vc <= 0) & (d1 >= 0) & (d3 <= 0), a + ab * ab_t[:, None]),
+        ((d3 >= 0) & (d4 <= d3), b),
+        ((d1 <= 0) & (d2 <= 0), a),
+    )
+    for m, v in regions:
+        out[m] = v[m]
+    return out
+
+
+def signed_distance_to_surface(points: npt.ArrayLike, x: npt.ArrayLike, faces: npt.ArrayLike,
+                               chunk: int = 256) -> F64:
+    """Signed distance (m) of each of ``points (Q, 3)`` to the triangle surface
+    ``(x, faces)``: the distance to the nearest triangle, signed by that
+    triangle's normal (right-handed winding; negative = behind it). Brute force
+    over all triangles in chunks of ``chunk`` points."""
+    pts = as_f64(points).reshape(-1, 3)
+    p = as_f64(x)
+    f = np.asarray(faces, dtype=np.int64)
+    a, b, c = p[f[:, 0]], p[f[:, 1]], p[f[:, 2]]
+    n = np.cross(b - a, c - a)
+    n /= np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-300)
+    out = np.empty(len(pts))
+    nt = len(f)
+    for s in range(0, len(pts), chunk):
+        q = pts[s:s + chunk]
+        qq = np.repeat(q, nt, axis=0)
+        cp = closest_points_on_triangles(qq, np.tile(a, (len(q), 1)), np.tile(b, (len(q), 1)), np.tile(c, (len(q), 1)))
+        d2 = ((qq - cp) ** 2).sum(1).reshape(len(q), nt)
+        t = d2.argmin(axis=1)
+        k = np.arange(len(q)) * nt + t
+        out[s:s + chunk] = np.sqrt(d2[np.arange(len(q)), t]) * np.sign(((qq[k] - cp[k]) * n[t]).sum(1))
+    return out
+
+
 def fraction_below_surface(points: npt.ArrayLike, x: npt.ArrayLike, faces: npt.ArrayLike,
                            tolerance: float = 0.0) -> float:
-    """Fraction of ``points (Q, 3)`` lying more than ``tolerance`` below the
-    top layer of the triangle surface ``(x, faces)`` at their own x–z position;
-    points outside the surface's x–z footprint count as not below."""
+    """Fraction of ``points (Q, 3)`` more than ``tolerance`` (m) below the
+    triangle surface ``(x, faces)``: signed distance to the nearest triangle
+    along its normal (spec E8) below ``−tolerance``."""
     pts = as_f64(points)
-    h = surface_height_at(x, faces, pts[:, [0, 2]], mode="max")
-    below = np.isfinite(h) & (pts[:, 1] < h - tolerance)
-    return float(below.mean()) if len(pts) else 0.0
+    if not len(pts):
+        return 0.0
+    return float((signed_distance_to_surface(pts, x, faces) < -tolerance).mean())
 
 
 def close_to_other_strand(x: npt.ArrayLike, strand_of: npt.ArrayLike, radius: float) -> Bool:
