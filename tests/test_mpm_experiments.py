@@ -204,7 +204,8 @@ def test_e2_cloth_drape_on_sphere() -> None:
 
 def test_e3_stacked_sheets_do_not_cross() -> None:
     """E3 (paper Figs. 1/14, self-contact). Two 0.5 m square sheets, the upper
-    one turned 45° about the vertical and 1 h above the lower one, fall 0.2 m
+    one turned 45° about the vertical (so that its corners overhang the lower
+    sheet's edges and fold over them) and 1 h above the lower one, fall 0.2 m
     onto a ground plane (separate, μ_b = 0.3); Cloth Curtain (ρ = 2, E = 400,
     k = 800, γ = 0, Φ_F = 0, ν_d = 0.8).
 
@@ -214,7 +215,8 @@ def test_e3_stacked_sheets_do_not_cross() -> None:
 
     Criteria (spec E3), every 10th step: no crossing — every upper-sheet vertex
     over the lower sheet's x–z footprint is no lower than 0.1 h below the lower
-    sheet's surface at its x–z position; triangle–triangle intersections
+    sheet's surface at its x–z position (at least half of the upper sheet's
+    vertices must be over it in every sample); triangle–triangle intersections
     (non-adjacent triangles, both sheets together) < 0.1% of the triangles.
     """
     dx = 1.0 / 64.0
@@ -233,12 +235,15 @@ def test_e3_stacked_sheets_do_not_cross() -> None:
     worst_gap = [np.inf]
     worst_inter = [0.0]
     samples = [0]
+    fewest_over = [upper.num_vertices]
 
     def check() -> None:
         xa, xb = _x(a), _x(b)
         h = mm.surface_height_at(xa, lower.faces, xb[:, [0, 2]], mode="max")
         gap = xb[:, 1] - h
-        if np.isfinite(gap).any():
+        over = int(np.isfinite(gap).sum())  # upper-sheet vertices over the lower sheet
+        fewest_over[0] = min(fewest_over[0], over)
+        if over:
             worst_gap[0] = min(worst_gap[0], float(np.nanmin(gap)))
         mask, _ = mm.intersecting_triangles(np.concatenate([xa, xb]), faces)
         worst_inter[0] = max(worst_inter[0], float(mask.mean()))
@@ -247,11 +252,14 @@ def test_e3_stacked_sheets_do_not_cross() -> None:
     steps = _run(sim, 0.6, check, every=10)
     failures = _moved_and_finite(lower.vertices, _x(a), 0.15, "lower sheet")
     failures += _moved_and_finite(upper.vertices, _x(b), 0.15, "upper sheet")
+    if not fewest_over[0] >= upper.num_vertices // 2:
+        failures.append(f"only {fewest_over[0]} upper-sheet vertices were over the lower sheet in some sample")
     if not worst_gap[0] >= -0.1 * dx:
         failures.append(f"upper sheet crossed the lower one: min height above it {worst_gap[0] / dx:.3f} h < −0.1 h")
     if not worst_inter[0] < 1e-3:
         failures.append(f"{worst_inter[0]:.4%} of triangles intersect (need < 0.1%)")
-    _report("E3", dict(steps=steps, samples=samples[0], min_gap_h=worst_gap[0] / dx,
+    _report("E3", dict(steps=steps, samples=samples[0], fewest_vertices_over=fewest_over[0],
+                       min_gap_h=worst_gap[0] / dx,
                        max_intersecting_fraction=worst_inter[0]), failures)
 
 
