@@ -519,7 +519,8 @@ mod tests {
                 let a = curve_a(&p, &r);
                 let j2 = (a.m[1][1] - a.m[2][2]).powi(2) + 4.0 * a.m[1][2] * a.m[1][2];
                 let y2 = j2.sqrt() + 2f64.sqrt() * p.alpha * (a.m[1][1] + a.m[2][2]);
-                assert!(y2.abs() < 1e-10 * (p.mu + p.lambda), "paper form {y2}");
+                // (spec 1e-12; measured 1.7e-15 of μ + λ at most)
+                assert!(y2.abs() < 1e-12 * (p.mu + p.lambda), "paper form {y2}");
             }
             // After step 2 the fibre condition holds, with equality when it moved.
             let yf = curve_fibre_yield(&p, &r);

@@ -528,13 +528,14 @@ mod tests {
             let f = near_identity(&mut g, 0.3);
             let qr = qr3(&f);
             let (fnew, ev) = surface_return_map(&p, &f, EPS, false);
-            // Tangent columns untouched (bitwise; the spec asks 1e-15), and Q R reproduces them.
+            // Tangent columns untouched (bitwise; the spec asks 1e-15).
             assert_eq!((fnew.col(0), fnew.col(1)), (f.col(0), f.col(1)));
             let (rp, ev2) = surface_project_r(&p, &qr.r, false);
             assert_eq!(ev, ev2);
             let qrp = qr.q * rp;
-            assert!((qrp.col(0) - f.col(0)).abs().max_element() < 1e-15 * 4.0);
-            assert!((qrp.col(1) - f.col(1)).abs().max_element() < 1e-15 * 4.0);
+            // Q R reproduces them to the spec's 1e-15 (measured: 4.4e-16 at most)
+            assert!((qrp.col(0) - f.col(0)).abs().max_element() < 1e-15);
+            assert!((qrp.col(1) - f.col(1)).abs().max_element() < 1e-15);
             // Idempotent.
             let (again, _) = surface_return_map(&p, &fnew, EPS, false);
             assert!((again - fnew).max_abs() < 1e-14, "{again:?} vs {fnew:?}");
