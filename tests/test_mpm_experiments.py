@@ -445,9 +445,9 @@ def test_e7_hair_tube_on_hair_tube() -> None:
     the upper one (axis z, 0.4 m long) starts 0.1 m above it and falls onto it.
     Hair Tubes (ρ = 1, E = 60, γ = 10, k = 2000, Φ_F = 15°, ν_d = 0.07).
 
-    Scaling: 2 rings × 40 strands per tube (spec: 200 strands) of 28 (lower)
-    and 20 (upper) segments (spec: 30; edge ≈ h), dx = 1/48 m, 7 840
-    particles, 1 s, dt_max ≈ 0.6 ms.
+    Size: the spec's, 200 strands per tube (2 rings × 100) of 30 segments
+    (edge 2.3 cm and 1.3 cm, ≈ h), dx = 1/48 m, 24 400 particles, 1 s,
+    dt_max ≈ 0.6 ms.
 
     Criteria (spec E7), sampled every 1/24 s: no NaN; strand stretch
     |ℓ/ℓ0 − 1| < 5% for ≥ 99% of the segments of both tubes. At the end ≥ 90%
@@ -458,8 +458,8 @@ def test_e7_hair_tube_on_hair_tube() -> None:
     legitimately lie on the ground) are left out and counted.
     """
     dx, radius = 1.0 / 48.0, 0.1
-    count, segs = 40, 20
-    lower = _hair_tube((0.0, radius + 2 * dx, 0.0), (1.0, 0.0, 0.0), radius, 0.7, count, 28)
+    count, segs = 100, 30
+    lower = _hair_tube((0.0, radius + 2 * dx, 0.0), (1.0, 0.0, 0.0), radius, 0.7, count, 30)
     upper = _hair_tube((0.0, 3 * radius + 0.1, 0.0), (0.0, 0.0, 1.0), radius, 0.4, count, segs)
     sim = cr.mpm.Simulation(lower=(-0.45, -4 * dx, -0.3), upper=(0.45, 0.6, 0.3), dx=dx, precision="f64",
                             dt_max=_paper_dt(2e-4, 7e-3, dx))
