@@ -783,8 +783,9 @@ fn affine_scene(kernel: Kernel, damping: f64, v0: V, c: M) -> Sim {
     sim
 }
 
-/// U2 affine reproduction (ν_d = 0): if every particle carries the same affine field, one step
-/// returns every particle's v and C unchanged, for both kernels and all particle types.
+/// U2 affine reproduction (ν_d = 0): if every particle carries the same affine field, P2G gives
+/// `v_i = v0 + C x_i` on every active node and one step returns every particle's v and C
+/// unchanged, for both kernels and all particle types.
 #[test]
 fn u2_affine_field_is_reproduced_without_damping() {
     let v0 = V::new(0.2, -0.1, 0.05);
@@ -800,6 +801,17 @@ fn u2_affine_field_is_reproduced_without_damping() {
         sim.step(1e-3).unwrap();
         assert_finite(&sim);
         let v_scale = v_before.iter().map(|v| v.norm()).fold(0.0, f64::max);
+        // P2G reproduces the field on every active node: v_i = v0 + C x_i (no gravity, no stress)
+        let nodes = grid_nodes(&sim);
+        assert!(nodes.len() > 100, "{kernel:?}: only {} active nodes", nodes.len());
+        for (x, _, v) in nodes {
+            let want = v0 + c * x;
+            let dv = (v - want).norm();
+            assert!(
+                dv <= EXACT * (v0.norm() + c.max_abs() * x.norm()),
+                "{kernel:?}: node at {x:?} has v = {v:?}, the field gives {want:?}"
+            );
+        }
         for (p, (v, vb)) in sim.state.v.iter().zip(&v_before).enumerate() {
             let dv = (*v - *vb).norm();
             assert!(

@@ -843,6 +843,53 @@ mod tests {
         }
     }
 
+    /// Spec U4 frame indifference for the 2-D curve energy: `ψ(W F) = ψ(F)` and
+    /// `P(W F) = W P(F)` for rotations W of the plane, to 1e-12 relative. (The spec's material
+    /// symmetry, a rotation about the fibre, has no 2-D counterpart: the cross-section is a line.)
+    #[test]
+    fn planar_energy_and_stress_are_frame_indifferent() {
+        let m = model();
+        let mut rng = Rng(0x0bad_cafe_f00d_1234);
+        let mul = |a: &Mat2<f64>, b: &Mat2<f64>| -> Mat2<f64> {
+            let mut c = [[0.0; 2]; 2];
+            for i in 0..2 {
+                for j in 0..2 {
+                    c[i][j] = a[i][0] * b[0][j] + a[i][1] * b[1][j];
+                }
+            }
+            c
+        };
+        let mut tested = 0;
+        while tested < 200 {
+            let mut f = [[1.0, 0.0], [0.0, 1.0]];
+            for v in f.iter_mut().flatten() {
+                *v += 0.3 * rng.next();
+            }
+            if f[0][0] * f[1][1] - f[0][1] * f[1][0] <= 0.05 {
+                continue;
+            }
+            let a = std::f64::consts::PI * rng.next();
+            let w = [[a.cos(), -a.sin()], [a.sin(), a.cos()]];
+            let wf = mul(&w, &f);
+            let (psi, psi_w) = (m.psi(&f), m.psi(&wf));
+            assert!(psi > 0.0, "F = {f:?} stores no energy");
+            assert!(
+                (psi_w - psi).abs() <= 1e-12 * psi,
+                "ψ(WF) = {psi_w} vs ψ(F) = {psi}"
+            );
+            let (p, p_w) = (m.piola(&f).unwrap(), m.piola(&wf).unwrap());
+            let want = mul(&w, &p);
+            let scale = p.iter().flatten().fold(0.0f64, |acc, v| acc.max(v.abs()));
+            for (x, y) in p_w.iter().flatten().zip(want.iter().flatten()) {
+                assert!(
+                    (x - y).abs() <= 1e-12 * scale,
+                    "P(WF) = {p_w:?} vs W P(F) = {want:?}"
+                );
+            }
+            tested += 1;
+        }
+    }
+
     #[test]
     fn planar_piola_matches_central_differences() {
         let m = model();
