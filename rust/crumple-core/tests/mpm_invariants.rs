@@ -1034,6 +1034,56 @@ fn u8_momentum_changes_by_the_gravity_impulse_only() {
     );
 }
 
+/// U8 with a boundary: the total momentum changes per step by exactly `Δt Σ m g` plus the
+/// collider's impulse on the grid. The impulse is measured as the difference between the grid
+/// momentum of the step and that of the same step without the collider (P2G and the forces do not
+/// depend on colliders, so the two grids differ only by the boundary response).
+#[test]
+fn u8_momentum_changes_by_gravity_and_the_boundary_impulse() {
+    let mut sim = cloth_on_sphere(H, H / 2.0, 16);
+    let total_mass = sim.total_mass();
+    let dt = 5e-4;
+    let mut largest_impulse = 0.0f64;
+    for step in 0..60 {
+        let (p_before, scale) = particle_momentum(&sim);
+        let mut free = sim.clone();
+        free.colliders.clear();
+        free.step(dt).unwrap();
+        sim.step(dt).unwrap();
+        assert_finite(&sim);
+        let ((p_free, _), _) = grid_momenta(&free);
+        let ((p_grid, _), _) = grid_momenta(&sim);
+        let impulse = p_grid - p_free;
+        largest_impulse = largest_impulse.max(impulse.norm());
+        let gravity = GRAVITY * (dt * total_mass);
+        let scale = scale + gravity.norm() + impulse.norm();
+        let (p_after, _) = particle_momentum(&sim);
+        assert_vec_close(
+            p_after,
+            p_before + gravity + impulse,
+            EXACT,
+            scale,
+            &format!("step {step}: momentum"),
+        );
+        assert_vec_close(
+            p_free,
+            p_before + gravity,
+            EXACT,
+            scale,
+            &format!("step {step}: momentum without the collider"),
+        );
+    }
+    println!(
+        "U8 boundary impulse: largest {largest_impulse:.3e} N·s per step, gravity {:.3e}",
+        9.81 * dt * total_mass
+    );
+    // the sphere did push: at least 1% of the gravity impulse of a step
+    assert!(
+        largest_impulse > 0.01 * 9.81 * dt * total_mass,
+        "the collider never acted (largest impulse {largest_impulse:e} N·s)"
+    );
+}
+
 /// A cloth dropped onto a frictional sphere, and strands dropped next to it onto the same sphere.
 fn cloth_on_sphere(thickness: f64, radius: f64, cloth_n: usize) -> Sim {
     let mut sim = new_sim(GRAVITY);
