@@ -229,20 +229,31 @@ def closest_points_on_triangles(p: F64, a: F64, b: F64, c: F64) -> F64:
     return out
 
 
-def signed_distance_to_surface(points: npt.ArrayLike, x: npt.ArrayLike, faces: npt.ArrayLike,
-                               chunk: int = 256) -> F64:
+def signed_distance_to_surface(points: npt.ArrayLike, x: npt.ArrayLike, faces: npt.ArrayLike) -> F64:
     """Signed distance (m) of each of ``points (Q, 3)`` to the triangle surface
     ``(x, faces)``: the distance to the nearest triangle, signed by that
-    triangle's normal (right-handed winding; negative = behind it). Brute force
-    over all triangles in chunks of ``chunk`` points."""
+    triangle's normal (right-handed winding; negative = behind it). A point
+    whose nearest surface point lies on the surface's boundary (a boundary
+    edge or vertex: the point is beyond the sheet's edge, where "above" and
+    "below" mean nothing) gets NaN. Brute force over all triangles, in chunks
+    of about 2¹⁷ point–triangle pairs."""
     pts = as_f64(points).reshape(-1, 3)
     p = as_f64(x)
     f = np.asarray(faces, dtype=np.int64)
     a, b, c = p[f[:, 0]], p[f[:, 1]], p[f[:, 2]]
     n = np.cross(b - a, c - a)
     n /= np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-300)
+    # boundary edges belong to one face; the edge opposite corner k of face t
+    # is (f[t, k+1], f[t, k+2])
+    opp = np.stack([np.sort(f[:, [(k + 1) % 3, (k + 2) % 3]], axis=1) for k in range(3)], axis=1)
+    keys = opp[:, :, 0] * len(p) + opp[:, :, 1]
+    uniq, counts = np.unique(keys, return_counts=True)
+    on_boundary_edge = counts[np.searchsorted(uniq, keys)] == 1  # (T, 3), by opposite corner
+    boundary_vertex = np.zeros(len(p), dtype=bool)
+    boundary_vertex[opp[on_boundary_edge].ravel()] = True
     out = np.empty(len(pts))
     nt = len(f)
+    chunk = max(1, 2**17 // nt)
     for s in range(0, len(pts), chunk):
         q = pts[s:s + chunk]
         qq = np.repeat(q, nt, axis=0)
@@ -250,19 +261,41 @@ def signed_distance_to_surface(points: npt.ArrayLike, x: npt.ArrayLike, faces: n
         d2 = ((qq - cp) ** 2).sum(1).reshape(len(q), nt)
         t = d2.argmin(axis=1)
         k = np.arange(len(q)) * nt + t
-        out[s:s + chunk] = np.sqrt(d2[np.arange(len(q)), t]) * np.sign(((qq[k] - cp[k]) * n[t]).sum(1))
+        sd = np.sqrt(d2[np.arange(len(q)), t]) * np.sign(((qq[k] - cp[k]) * n[t]).sum(1))
+        # barycentric coordinates of the nearest point on its triangle: a zero
+        # coordinate puts it on the opposite edge, two zeros on a vertex
+        e0, e1, r = b[t] - a[t], c[t] - a[t], cp[k] - a[t]
+        g00, g01, g11 = (e0 * e0).sum(1), (e0 * e1).sum(1), (e1 * e1).sum(1)
+        r0, r1 = (r * e0).sum(1), (r * e1).sum(1)
+        det = np.maximum(g00 * g11 - g01 * g01, 1e-300)
+        l1, l2 = (g11 * r0 - g01 * r1) / det, (g00 * r1 - g01 * r0) / det
+        lam = np.column_stack([1.0 - l1 - l2, l1, l2])
+        zero = lam <= 1e-9
+        edge_hit = (zero & on_boundary_edge[t]).any(axis=1)
+        vertex_hit = np.zeros(len(q), dtype=bool)
+        for j in range(3):  # two zero coordinates: the nearest point is corner j
+            corner = ~zero[:, j] & zero[:, (j + 1) % 3] & zero[:, (j + 2) % 3]
+            vertex_hit |= corner & boundary_vertex[f[t, j]]
+        sd[edge_hit | vertex_hit] = np.nan
+        out[s:s + chunk] = sd
     return out
+
+
+def fraction_below(signed_distance: npt.ArrayLike, tolerance: float = 0.0) -> float:
+    """Fraction of the points whose ``signed_distance`` (from
+    :func:`signed_distance_to_surface`) is below ``−tolerance`` (m); points
+    beyond the surface's edge (NaN) count as not below."""
+    sd = as_f64(signed_distance)
+    return float((sd < -tolerance).mean()) if len(sd) else 0.0
 
 
 def fraction_below_surface(points: npt.ArrayLike, x: npt.ArrayLike, faces: npt.ArrayLike,
                            tolerance: float = 0.0) -> float:
     """Fraction of ``points (Q, 3)`` more than ``tolerance`` (m) below the
     triangle surface ``(x, faces)``: signed distance to the nearest triangle
-    along its normal (spec E8) below ``−tolerance``."""
-    pts = as_f64(points)
-    if not len(pts):
-        return 0.0
-    return float((signed_distance_to_surface(pts, x, faces) < -tolerance).mean())
+    along its normal (spec E8) below ``−tolerance``; points beyond the
+    surface's edge count as not below."""
+    return fraction_below(signed_distance_to_surface(points, x, faces), tolerance)
 
 
 def close_to_other_strand(x: npt.ArrayLike, strand_of: npt.ArrayLike, radius: float) -> Bool:

@@ -106,6 +106,12 @@ def test_metrics_on_known_geometry() -> None:
     # off a plane of slope 0.5 is ±0.01/√1.25 along its normal (+y side positive)
     np.testing.assert_allclose(mm.signed_distance_to_surface(pts, tilted, sheet.faces),
                                np.where(np.arange(200) < 50, -0.01, 0.01) / np.sqrt(1.25), atol=1e-12)
+    # beyond the sheet's edge (nearest point on a boundary edge or corner): NaN,
+    # never "below"; just inside the edge: signed as usual
+    far = mm.signed_distance_to_surface([[0.7, -0.01, 0.0], [0.7, 0.01, 0.7], [0.4, -0.01, 0.0]],
+                                        sheet.vertices, sheet.faces)
+    assert np.isnan(far[:2]).all() and abs(far[2] + 0.01) < 1e-12
+    assert mm.fraction_below(far) == 1 / 3
     # closest points on random triangles: on the triangle (barycentric ≥ 0) and
     # no farther than the nearest of 5 151 points sampled on it
     r = np.random.default_rng(2)
@@ -183,14 +189,14 @@ def test_e2_cloth_drape_on_sphere() -> None:
         failures.append(f"only {frac_ok:.4f} of vertices have φ ≥ −0.5 h at 2 s (need ≥ 0.99)")
     # Settling: the spec asks mean |v| < 1e-3 m/s at 2 s. Measured: mean
     # 3.9e-3 and median 1.8e-3 at 2 s. Two motions remain: the skirt below
-    # the equator still swings (period ≈ 0.8 s; only the transfers'
-    # numerical damping and the ground's friction dissipate it, so a finer
-    # grid swings longer: 2.6e-3, 4.0e-3, 5.3e-3, 8.2e-3 m/s at 2 s for dx =
-    # 1/48, 1/64, 1/96, 1/128 in scripts/mpm_e2_settling.py, which samples
-    # with advance()), and the cloth creeps through the sticky sphere's
-    # contact layer at ≈ 5e-4 m/s (the paper's §6.1 limitation). Every
-    # resolution from 1/48 to 1/128 first samples below 1e-3 m/s at 4.5-5 s.
-    # The test holds the mean to 5e-3 at 2 s; the gap to the spec is
+    # the equator still swings (only the transfers' numerical damping and
+    # the ground's friction dissipate it, so a finer grid swings longer:
+    # 2.6e-3, 4.0e-3, 5.3e-3, 8.2e-3 m/s at 2 s for dx = 1/48, 1/64, 1/96,
+    # 1/128 in scripts/mpm_e2_settling.py, which samples every 0.5 s with
+    # advance()), and the cloth creeps along and into the sticky sphere's
+    # contact layer at about 5e-4 m/s (the paper's §6.1 limitation). The
+    # first sample below 1e-3 m/s is at 4.5 s (1/64, 1/96, 1/128) or 5 s
+    # (1/48). The test holds the mean to 5e-3 at 2 s; the gap to the spec is
     # reported in the issue note, not hidden.
     if not mean_v < 5e-3:
         failures.append(f"not settled at 2 s: mean |v| = {mean_v:.3g} m/s (need < 5e-3; spec 1e-3)")
@@ -446,7 +452,7 @@ def test_e7_hair_tube_on_hair_tube() -> None:
     Hair Tubes (ρ = 1, E = 60, γ = 10, k = 2000, Φ_F = 15°, ν_d = 0.07).
 
     Size: the spec's, 200 strands per tube (2 rings × 100) of 30 segments
-    (edge 2.3 cm and 1.3 cm, ≈ h), dx = 1/48 m, 24 400 particles, 1 s,
+    (edges 2.3 cm and 1.3 cm: 1.1 h and 0.64 h), dx = 1/48 m, 24 400 particles, 1 s,
     dt_max ≈ 0.6 ms.
 
     Criteria (spec E7), sampled every 1/24 s: no NaN; strand stretch
@@ -459,7 +465,7 @@ def test_e7_hair_tube_on_hair_tube() -> None:
     """
     dx, radius = 1.0 / 48.0, 0.1
     count, segs = 100, 30
-    lower = _hair_tube((0.0, radius + 2 * dx, 0.0), (1.0, 0.0, 0.0), radius, 0.7, count, 30)
+    lower = _hair_tube((0.0, radius + 2 * dx, 0.0), (1.0, 0.0, 0.0), radius, 0.7, count, segs)
     upper = _hair_tube((0.0, 3 * radius + 0.1, 0.0), (0.0, 0.0, 1.0), radius, 0.4, count, segs)
     sim = cr.mpm.Simulation(lower=(-0.45, -4 * dx, -0.3), upper=(0.45, 0.6, 0.3), dx=dx, precision="f64",
                             dt_max=_paper_dt(2e-4, 7e-3, dx))
@@ -519,7 +525,8 @@ def test_e8_sand_on_cloth_hammock() -> None:
     (relative 1e-12, f64); the cloth centre deflects downward (by more than
     one cell); at the end < 0.5% of the sand particles lie below the cloth
     surface: their signed distance to the nearest triangle, along that
-    triangle's normal (up in the rest mesh), is negative.
+    triangle's normal (up in the rest mesh), is negative (grains whose nearest
+    cloth point is on its edge, i.e. beyond the hammock, are not below).
     """
     dx = 1.0 / 32.0
     n = 32
@@ -543,7 +550,7 @@ def test_e8_sand_on_cloth_hammock() -> None:
     xc, xs = _x(cloth), _x(sand)
     deflection = float(v[centre, 1] - xc[centre, 1])
     sd = mm.signed_distance_to_surface(xs, xc, mesh.faces)
-    below, below_half_cell = float(np.mean(sd < 0.0)), float(np.mean(sd < -0.5 * dx))
+    below, below_half_cell = mm.fraction_below(sd), mm.fraction_below(sd, 0.5 * dx)
     failures = _moved_and_finite(v, xc, 0.05, "cloth") + _moved_and_finite(grains, xs, 0.05, "sand")
     if not worst_mass[0] <= 1e-12:
         failures.append(f"grid mass differs from particle mass by {worst_mass[0]:.3g} (relative)")
@@ -553,8 +560,9 @@ def test_e8_sand_on_cloth_hammock() -> None:
         failures.append(f"{below:.2%} of the sand ends below the cloth (need < 0.5%)")
     _report("E8", dict(steps=steps, grains=len(grains), mass_err=worst_mass[0], deflection=deflection,
                        cloth_centre_y=float(xc[centre, 1]), frac_below=below,
-                       frac_below_more_than_half_cell=below_half_cell, min_signed_dist_h=float(sd.min()) / dx,
-                       median_signed_dist_h=float(np.median(sd)) / dx, sand_mean_y=float(xs[:, 1].mean())), failures)
+                       frac_below_more_than_half_cell=below_half_cell, beyond_edge=int(np.isnan(sd).sum()),
+                       min_signed_dist_h=float(np.nanmin(sd)) / dx, median_signed_dist_h=float(np.nanmedian(sd)) / dx,
+                       sand_mean_y=float(xs[:, 1].mean())), failures)
 
 
 def test_e9_cloth_twister() -> None:

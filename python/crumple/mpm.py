@@ -532,10 +532,11 @@ class Simulation:
 
     def elastic_energy(self) -> float:
         """Elastic potential Φ = Σ V⁰ ψ over volumetric particles (ψ of F^E)
-        and cloth/strand elements (ψ of F̃), J: the energy whose gradient is
-        the elastic grid force (paper Eq. 6). With ``kinetic_energy`` it gives
-        the total mechanical energy, which APIC transfers and damping ν_d can
-        only dissipate (up to the time-stepping error)."""
+        and cloth/strand elements (ψ of F̃), J: the energy whose negative
+        gradient is the elastic grid force (paper Eq. 6). Gravity's potential
+        is not included. Without gravity, colliders, pins or plastic flow,
+        ``kinetic_energy() + elastic_energy()`` stays constant up to the
+        transfers' dissipation, which damping ν_d > 0 increases."""
         return self._s.elastic_energy()
 
     def total_mass(self) -> float:

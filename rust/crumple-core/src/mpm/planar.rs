@@ -850,15 +850,6 @@ mod tests {
     fn planar_energy_and_stress_are_frame_indifferent() {
         let m = model();
         let mut rng = Rng(0x0bad_cafe_f00d_1234);
-        let mul = |a: &Mat2<f64>, b: &Mat2<f64>| -> Mat2<f64> {
-            let mut c = [[0.0; 2]; 2];
-            for i in 0..2 {
-                for j in 0..2 {
-                    c[i][j] = a[i][0] * b[0][j] + a[i][1] * b[1][j];
-                }
-            }
-            c
-        };
         let mut tested = 0;
         while tested < 200 {
             let mut f = [[1.0, 0.0], [0.0, 1.0]];

@@ -864,7 +864,9 @@ impl<T: Real> Simulation<T> {
     /// the same F̃ as the stress stage (the mesh's tangent columns, or the
     /// advected ones in the `eulerian_tangents` ablation) and the element
     /// particle's volume, so the `energy_weight` option is included. Mesh
-    /// vertices carry none. Ordered sums: independent of the thread count.
+    /// vertices carry none. A degenerate element (spec §5.5) is counted here
+    /// although the solver applies no force for it. Ordered sums: independent
+    /// of the thread count.
     /// Host copy, see [`Simulation::total_momentum`].
     pub fn elastic_energy(&self) -> f64 {
         let m = &self.model;
