@@ -125,16 +125,64 @@ fn enslave_elements(sim: &mut Sim) {
     }
 }
 
+/// Geometry and perturbation of a [`stressed`] scene.
+struct Stressed {
+    /// Elastic block: lattice box (lower, upper) at spacing h/2.
+    block: (V, V),
+    /// Cloth: centre, side, quads per side.
+    cloth: (V, f64, usize),
+    /// Strands: centre, counts, spacing, length, segments.
+    strands: (V, (usize, usize), f64, f64, usize),
+    curve_weight: EnergyWeight,
+    /// `F^E = I + f_noise · N`.
+    f_noise: f64,
+    /// Normal columns `d ← shrink · d + noise · N`.
+    d_shrink: f64,
+    d_noise: f64,
+    /// Random velocities and affine fields (otherwise the scene starts at rest).
+    moving: bool,
+}
+
+/// The scene of the momentum and transfer tests: every particle type, no collider, everything
+/// at least 8 cells from the walls; random velocities and affine fields on all particles.
+const MOVING: Stressed = Stressed {
+    block: (V::new(-0.3, -0.1, -0.1), V::new(-0.16, 0.04, 0.04)),
+    cloth: (V::new(0.12, 0.1, 0.0), 0.2, 12),
+    strands: (V::new(0.1, -0.15, 0.0), (3, 3), 0.04, 0.15, 10),
+    curve_weight: EnergyWeight::Split,
+    f_noise: 0.05,
+    d_shrink: 1.0,
+    d_noise: 0.1,
+    moving: true,
+};
+
+/// The U4 scene: a 3×3×3 elastic block, a 3×3-quad cloth and four 4-segment yarn strands (full
+/// energy weight, so both weights are exercised), at rest, so that one step's grid velocity is
+/// `v̂_i = Δt f_i / m_i`; the normal columns are tilted and compressed (the surface normal stretch
+/// r33 < 1 carries the contact energy).
+const AT_REST: Stressed = Stressed {
+    block: (
+        V::new(-0.2, -0.1, -0.1),
+        V::new(-0.2 + 1.5 * H, -0.1 + 1.5 * H, -0.1 + 1.5 * H),
+    ),
+    cloth: (V::new(0.1, 0.1, 0.0), 3.0 * H, 3),
+    strands: (V::new(0.0, -0.1, 0.1), (2, 2), 2.0 * H, 4.0 * H, 4),
+    curve_weight: EnergyWeight::Full,
+    f_noise: 0.1,
+    d_shrink: 0.9,
+    d_noise: 0.15,
+    moving: false,
+};
+
 /// A scene with every particle type and non-zero stress everywhere: an elastic block with a
 /// randomly perturbed `F^E`, a cloth and yarn strands with randomly displaced vertices and tilted
-/// normal columns; random velocities and affine fields on all particles. No colliders; everything
-/// at least 8 cells from the walls.
-fn stressed_scene(gravity: V, damping: f64, seed: u64) -> Sim {
+/// normal columns, laid out by `g`. No colliders.
+fn stressed(g: &Stressed, gravity: V, damping: f64, seed: u64) -> Sim {
     let mut sim = new_sim(gravity);
-    let pts = lattice(V::new(-0.3, -0.1, -0.1), V::new(-0.16, 0.04, 0.04), H / 2.0);
+    let pts = lattice(g.block.0, g.block.1, H / 2.0);
     sim.add_volume(&pts, jelly(2000.0), 1000.0, (H / 2.0).powi(3), V::zero(), damping)
         .unwrap();
-    let mesh = flat_cloth(V::new(0.12, 0.1, 0.0), 0.2, 12);
+    let mesh = flat_cloth(g.cloth.0, g.cloth.1, g.cloth.2);
     sim.add_surface(
         &mesh,
         cloth_material(100.0, 800.0, 20.0),
@@ -145,14 +193,8 @@ fn stressed_scene(gravity: V, damping: f64, seed: u64) -> Sim {
         EnergyWeight::Split,
     )
     .unwrap();
-    let curves = strands(
-        V::new(0.1, -0.15, 0.0),
-        (3, 3),
-        0.04,
-        V::new(1.0, 0.2, 0.3),
-        0.15,
-        10,
-    );
+    let (centre, counts, spacing, length, segments) = g.strands;
+    let curves = strands(centre, counts, spacing, V::new(1.0, 0.2, 0.3), length, segments);
     sim.add_curves(
         &curves,
         curve_material(),
@@ -160,7 +202,7 @@ fn stressed_scene(gravity: V, damping: f64, seed: u64) -> Sim {
         H / 2.0,
         V::zero(),
         damping,
-        EnergyWeight::Split,
+        g.curve_weight,
     )
     .unwrap();
     let mut rng = Rng::new(seed);
@@ -168,16 +210,18 @@ fn stressed_scene(gravity: V, damping: f64, seed: u64) -> Sim {
         sim.state.x[p] += rng.vec(0.15 * H);
     }
     enslave_elements(&mut sim);
-    for p in 0..sim.model.num_particles() {
-        sim.state.v[p] = rng.vec(0.3);
-        sim.state.c[p] = rng.mat(3.0);
+    if g.moving {
+        for p in 0..sim.model.num_particles() {
+            sim.state.v[p] = rng.vec(0.3);
+            sim.state.c[p] = rng.mat(3.0);
+        }
     }
     for f in &mut sim.state.f {
-        *f = M::identity() + rng.mat(0.05);
+        *f = M::identity() + rng.mat(g.f_noise);
     }
     for (d, el) in sim.state.d.iter_mut().zip(&sim.model.elements) {
         for col in d.iter_mut().take(3 - el.dim as usize) {
-            *col += rng.vec(0.1);
+            *col = *col * g.d_shrink + rng.vec(g.d_noise);
         }
     }
     sim
@@ -419,7 +463,7 @@ fn u2_transfers_conserve_mass_momentum_and_angular_momentum() {
 #[test]
 fn u2_stressed_step_conserves_momentum_and_angular_momentum_on_every_particle_type() {
     for (i, nu) in [0.0, 0.5, 1.0].into_iter().enumerate() {
-        let mut sim = stressed_scene(NO_GRAVITY, nu, 100 + i as u64);
+        let mut sim = stressed(&MOVING, NO_GRAVITY, nu, 100 + i as u64);
         let max_r_dev = sim
             .element_r()
             .iter()
@@ -526,64 +570,6 @@ fn moved_potential(sim: &Sim, stencils: &[Vec<(Node, f64, V)>], node: Node, u: V
     phi
 }
 
-/// A small version of [`stressed_scene`] (a 3×3×3 elastic block with perturbed `F^E`, a 3×3-quad
-/// cloth and four 4-segment yarn strands with displaced vertices and tilted normal columns), at
-/// rest: zero velocity and affine field, so that one step's grid velocity is `v̂_i = Δt f_i / m_i`.
-fn small_stressed_scene(seed: u64) -> Sim {
-    let mut sim = new_sim(NO_GRAVITY);
-    let pts = lattice(
-        V::new(-0.2, -0.1, -0.1),
-        V::new(-0.2 + 1.5 * H, -0.1 + 1.5 * H, -0.1 + 1.5 * H),
-        H / 2.0,
-    );
-    sim.add_volume(&pts, jelly(2000.0), 1000.0, (H / 2.0).powi(3), V::zero(), 0.0)
-        .unwrap();
-    let mesh = flat_cloth(V::new(0.1, 0.1, 0.0), 3.0 * H, 3);
-    sim.add_surface(
-        &mesh,
-        cloth_material(100.0, 800.0, 20.0),
-        2.0,
-        H,
-        V::zero(),
-        0.0,
-        EnergyWeight::Split,
-    )
-    .unwrap();
-    let curves = strands(
-        V::new(0.0, -0.1, 0.1),
-        (2, 2),
-        2.0 * H,
-        V::new(1.0, 0.2, 0.3),
-        4.0 * H,
-        4,
-    );
-    sim.add_curves(
-        &curves,
-        curve_material(),
-        4.0,
-        H / 2.0,
-        V::zero(),
-        0.0,
-        EnergyWeight::Full,
-    )
-    .unwrap();
-    let mut rng = Rng::new(seed);
-    for p in 0..sim.model.vert.end {
-        sim.state.x[p] += rng.vec(0.15 * H);
-    }
-    enslave_elements(&mut sim);
-    for f in &mut sim.state.f {
-        *f = M::identity() + rng.mat(0.1);
-    }
-    for (d, el) in sim.state.d.iter_mut().zip(&sim.model.elements) {
-        for col in d.iter_mut().take(3 - el.dim as usize) {
-            // tilt and compress: the surface normal stretch r33 < 1 carries the contact energy
-            *col = *col * 0.9 + rng.vec(0.15);
-        }
-    }
-    sim
-}
-
 /// U4 (force split, spec §3.3): the solver's three-part grid force (volumetric stress through
 /// `∇w`, the in-manifold columns of `P̃` through the mesh vertices, the normal columns through
 /// `∇w`) equals `−∂Φ/∂x̂_i` by central differences of the potential written out from the spec
@@ -593,8 +579,8 @@ fn small_stressed_scene(seed: u64) -> Sim {
 #[test]
 fn u4_grid_force_is_minus_the_gradient_of_the_potential() {
     for seed in [11, 12] {
-        let mut sim = small_stressed_scene(seed);
-        let before = small_stressed_scene(seed);
+        let mut sim = stressed(&AT_REST, NO_GRAVITY, 0.0, seed);
+        let before = stressed(&AT_REST, NO_GRAVITY, 0.0, seed);
         let phi0 = before.elastic_energy();
         assert!(phi0 > 0.0, "the scene carries no elastic energy");
         let n = before.model.num_particles();
@@ -996,7 +982,7 @@ fn u8_uniform_translation_is_exact() {
 /// forces sum to zero; enslaving touches no velocity), while the internal forces visibly act.
 #[test]
 fn u8_momentum_changes_by_the_gravity_impulse_only() {
-    let mut sim = stressed_scene(GRAVITY, 0.2, 7);
+    let mut sim = stressed(&MOVING, GRAVITY, 0.2, 7);
     let total_mass = sim.total_mass();
     let v_start = sim.state.v.clone();
     let dt = 5e-4;
@@ -1223,22 +1209,15 @@ fn u8_grid_mass_equals_particle_mass_every_step() {
 
 /// `∇v̂ = Σ_i v̂_i ∇w_ipᵀ` at `x` from the grid of the last step (quadratic kernel, spec §3.7).
 fn grid_velocity_gradient(sim: &Sim, x: V) -> M {
-    let inv_dx = 1.0 / sim.params.dx;
-    let st = Stencil::<f64, 3>::quadratic((x - sim.params.lower) * inv_dx, inv_dx);
     let g = &sim.solver.grid;
     let mut gv = M::zero();
-    for a in 0..3 {
-        for b in 0..3 {
-            for c in 0..3 {
-                let n = st.node(a, b, c).map(|i| i as u32);
-                let blk = g
-                    .find(block_key([n[0] >> 2, n[1] >> 2, n[2] >> 2]))
-                    .expect("stencil node not active");
-                let l = local_index((n[0] & 3) as usize, (n[1] & 3) as usize, (n[2] & 3) as usize);
-                let vi = g.nodes[blk as usize * BLOCK_NODES + l].mv;
-                gv += M::outer(vi, st.weight_and_gradient(a, b, c).1);
-            }
-        }
+    for (node, _, gw) in stencil_of(sim, x) {
+        let n = node.map(|i| i as u32);
+        let blk = g
+            .find(block_key([n[0] >> 2, n[1] >> 2, n[2] >> 2]))
+            .expect("stencil node not active");
+        let l = local_index((n[0] & 3) as usize, (n[1] & 3) as usize, (n[2] & 3) as usize);
+        gv += M::outer(g.nodes[blk as usize * BLOCK_NODES + l].mv, gw);
     }
     gv
 }
