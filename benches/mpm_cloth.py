@@ -127,13 +127,13 @@ def build(sc: ClothScene, backend: str = "cpu") -> Any:
         # Sheet 2 cells above a sphere of radius 0.2 m: contact starts within the first steps.
         mesh = cr.geometry.grid_mesh(size=(sc.size, sc.size), resolution=(sc.quads, sc.quads),
                                      center=(0.5, 0.65 + 2 * sc.dx, 0.5), normal="y")
-        sim.add_cloth(mesh, mat, damping=sc.damping)
+        sim.add_cloth(mesh, mat, rpic_damping=sc.damping)
         sim.add_collider(cr.colliders.Sphere(center=(0.5, 0.45, 0.5), radius=0.2))
     else:
         # Curtain in the plane z = 0.5, top edge pinned; a ball 2 cells behind it moves at 2 m/s into it.
         mesh = cr.geometry.grid_mesh(size=(sc.size, sc.size), resolution=(sc.quads, sc.quads),
                                      center=(0.5, 0.55, 0.5), normal="z")
-        cloth = sim.add_cloth(mesh, mat, damping=sc.damping)
+        cloth = sim.add_cloth(mesh, mat, rpic_damping=sc.damping)
         y = mesh.vertices[:, 1]
         cloth.pin(np.flatnonzero(y >= y.max() - 1e-9))
         r = 0.15

@@ -16,7 +16,7 @@ import crumple as cr
 def main(out: Path, duration: float = 1.0) -> dict[str, float]:
     mesh = cr.geometry.grid_mesh(size=(1.0, 1.0), resolution=(63, 63), center=(0.5, 0.85, 0.5))
     sim = cr.mpm.Simulation(lower=(-0.1, -0.1, -0.1), upper=(1.1, 1.1, 1.1), dx=1 / 64)
-    cloth = sim.add_cloth(mesh, cr.mpm.ClothMaterial.preset("cloth_ball"), damping=0.7)
+    cloth = sim.add_cloth(mesh, cr.mpm.ClothMaterial.preset("cloth_ball"), rpic_damping=0.7)
     ball = cr.colliders.Sphere(center=(0.5, 0.3, 0.5), radius=0.25, mode="sticky")
     sim.add_collider(ball)
     sim.add_collider(cr.colliders.Plane(point=(0, 0, 0), normal=(0, 1, 0)))

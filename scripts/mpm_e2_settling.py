@@ -48,7 +48,7 @@ def run(res: int, duration: float, every: float) -> list[dict[str, float]]:
                             dt_max=min(1e-3, 1e-4 * dx / 1.5e-3))  # the test's rule: Table 2's Δt ∝ dx
     mesh = cr.geometry.grid_mesh(size=(1.0, 1.0), resolution=(res - 1, res - 1),
                                  center=(0.0, CENTRE[1] + RADIUS + DROP, 0.0))
-    cloth = sim.add_cloth(mesh, cr.mpm.ClothMaterial.preset("cloth_ball"), damping=0.7, energy_weight="full")
+    cloth = sim.add_cloth(mesh, cr.mpm.ClothMaterial.preset("cloth_ball"), rpic_damping=0.7, energy_weight="full")
     ball = cr.colliders.Sphere(center=CENTRE, radius=RADIUS, mode="sticky")
     sim.add_collider(ball)
     sim.add_collider(cr.colliders.Plane(point=(0, 0, 0), normal=(0, 1, 0)))

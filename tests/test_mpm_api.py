@@ -23,7 +23,7 @@ BACKENDS = pytest.mark.parametrize("backend", ["cpu", "gpu"])
 def _cloth_sim(**kw: object) -> tuple[cr.mpm.Simulation, cr.mpm.Cloth]:
     sim = cr.mpm.Simulation(lower=(0, 0, 0), upper=(1, 1, 1), dx=1 / 32, **kw)  # type: ignore[arg-type]
     mesh = cr.geometry.grid_mesh(size=(0.5, 0.5), resolution=(16, 16), center=(0.5, 0.6, 0.5))
-    cloth = sim.add_cloth(mesh, cr.mpm.ClothMaterial.preset("curtain"), damping=0.8)
+    cloth = sim.add_cloth(mesh, cr.mpm.ClothMaterial.preset("curtain"), rpic_damping=0.8)
     return sim, cloth
 
 
@@ -52,7 +52,7 @@ def test_elastic_energy_is_zero_at_rest_and_stores_the_impact(request: pytest.Fi
     energy balance) are the Rust tests U4 and U8 in ``mpm_invariants.rs``."""
     sim = cr.mpm.Simulation(lower=(0, 0, 0), upper=(1, 1, 1), dx=1 / 32, backend=_backend(request, backend))
     mesh = cr.geometry.grid_mesh(size=(0.5, 0.5), resolution=(16, 16), center=(0.5, 0.6, 0.5))
-    sim.add_cloth(mesh, cr.mpm.ClothMaterial.preset("curtain"), damping=0.8)
+    sim.add_cloth(mesh, cr.mpm.ClothMaterial.preset("curtain"), rpic_damping=0.8)
     sim.add_collider(cr.colliders.Sphere(center=(0.5, 0.35, 0.5), radius=0.15, mode="sticky"))
     scale = sim.total_mass() * 9.81 * 0.1  # J: the energy of a 0.1 m fall
     assert abs(sim.elastic_energy()) < 1e-9 * scale
@@ -63,7 +63,7 @@ def test_elastic_energy_is_zero_at_rest_and_stores_the_impact(request: pytest.Fi
     assert np.isfinite(phi) and phi > 0.1 * scale, f"Φ = {phi} J after the impact"
     if backend == "gpu":
         ref = cr.mpm.Simulation(lower=(0, 0, 0), upper=(1, 1, 1), dx=1 / 32)
-        ref.add_cloth(mesh, cr.mpm.ClothMaterial.preset("curtain"), damping=0.8)
+        ref.add_cloth(mesh, cr.mpm.ClothMaterial.preset("curtain"), rpic_damping=0.8)
         ref.add_collider(cr.colliders.Sphere(center=(0.5, 0.35, 0.5), radius=0.15, mode="sticky"))
         ref.advance(0.25)
         assert phi == pytest.approx(ref.elastic_energy(), rel=0.02)
@@ -88,7 +88,7 @@ def test_pins_hold_and_drive_vertices() -> None:
     cloth.set_pin_targets(top, x0, np.tile([0.1, 0, 0], (17, 1)))
     sim.advance(0.1)
     np.testing.assert_allclose(cloth.positions[top, 0], x0[:, 0] + 0.01, atol=1e-5)
-    cloth.unpin()
+    cloth.release()
     sim.advance(0.02)
     assert (cloth.positions[top, 1] < x0[:, 1]).all()
 
@@ -145,10 +145,10 @@ def test_bad_objects() -> None:
         cr.mpm.ElasticMaterial(poisson_ratio=0.5)
     with pytest.raises(cr.InvalidInputError, match="density must be > 0"):
         cr.mpm.CurveMaterial(density=0)
-    with pytest.raises(cr.InvalidInputError, match="unknown cloth preset"):
+    with pytest.raises(cr.InvalidInputError, match="unknown ClothMaterial preset"):
         cr.mpm.ClothMaterial.preset("silk")
     with pytest.raises(cr.InvalidInputError, match="damping"):
-        sim.add_solid(np.array([[0.5, 0.5, 0.5]]), damping=2.0)
+        sim.add_solid(np.array([[0.5, 0.5, 0.5]]), rpic_damping=2.0)
     with pytest.raises(cr.InvalidInputError, match="ClothMaterial"):
         sim.add_cloth(cr.geometry.grid_mesh(size=(0.2, 0.2), center=(0.5, 0.5, 0.5)),
                       cr.mpm.SandMaterial())  # type: ignore[arg-type]
@@ -192,7 +192,7 @@ def test_thread_count_does_not_change_results() -> None:
         "import crumple as cr, numpy as np, sys;"
         "sim=cr.mpm.Simulation(dx=1/32);"
         "m=cr.geometry.grid_mesh(size=(0.5,0.5),resolution=(20,20),center=(0.5,0.5,0.5));"
-        "c=sim.add_cloth(m, cr.mpm.ClothMaterial.preset('cloth_ball'), damping=0.7);"
+        "c=sim.add_cloth(m, cr.mpm.ClothMaterial.preset('cloth_ball'), rpic_damping=0.7);"
         "sim.add_collider(cr.colliders.Sphere(center=(0.5,0.3,0.5), radius=0.15));"
         "s=sim.add_granular(cr.geometry.sample_box(lower=(0.45,0.6,0.45),upper=(0.55,0.7,0.55),spacing=1/64));"
         "sim.advance(0.2);"

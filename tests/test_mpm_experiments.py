@@ -162,7 +162,7 @@ def test_e2_cloth_drape_on_sphere() -> None:
     sim = cr.mpm.Simulation(lower=(-0.7, -4 * dx, -0.7), upper=(0.7, 1.0, 0.7), dx=dx, precision="f64",
                             dt_max=_paper_dt(1e-4, 1.5e-3, dx))
     mesh = cr.geometry.grid_mesh(size=(1.0, 1.0), resolution=(n, n), center=(0.0, centre[1] + radius + 0.3, 0.0))
-    cloth = sim.add_cloth(mesh, cr.mpm.ClothMaterial.preset("cloth_ball"), damping=0.7, energy_weight="full")
+    cloth = sim.add_cloth(mesh, cr.mpm.ClothMaterial.preset("cloth_ball"), rpic_damping=0.7, energy_weight="full")
     ball = cr.colliders.Sphere(center=centre, radius=radius, mode="sticky")
     sim.add_collider(ball)
     sim.add_collider(cr.colliders.Plane(point=(0, 0, 0), normal=(0, 1, 0)))
@@ -234,8 +234,8 @@ def test_e3_stacked_sheets_do_not_cross() -> None:
     lower = cr.geometry.grid_mesh(size=(0.5, 0.5), resolution=(n, n), center=(0.0, y0, 0.0))
     flat = cr.geometry.grid_mesh(size=(0.5, 0.5), resolution=(n, n), center=(0.0, y0 + dx, 0.0))
     upper = cr.geometry.TriMesh(flat.vertices @ cr.colliders.rotation((0, 1, 0), 45.0).T, flat.faces)
-    a = sim.add_cloth(lower, mat, damping=0.8)
-    b = sim.add_cloth(upper, mat, damping=0.8)
+    a = sim.add_cloth(lower, mat, rpic_damping=0.8)
+    b = sim.add_cloth(upper, mat, rpic_damping=0.8)
     sim.add_collider(cr.colliders.Plane(point=(0, 0, 0), normal=(0, 1, 0)))
     faces = np.concatenate([lower.faces, upper.faces + lower.num_vertices])
     worst_gap = [np.inf]
@@ -359,7 +359,7 @@ def _fibre_pile(variant: str, dx: float, duration: float) -> tuple[F64, F64, npt
     sim = cr.mpm.Simulation(lower=(-0.4, -4 * dx, -0.4), upper=(0.4, top + 0.1, 0.4), dx=dx, precision="f64",
                             dt_max=_paper_dt(2e-4, 7e-3, dx), return_map=(variant != "c"),
                             tangents="eulerian" if variant == "a" else "mesh")
-    strands = sim.add_curves(curves, mat, damping=0.07)
+    strands = sim.add_curves(curves, mat, rpic_damping=0.07)
     sim.add_collider(cr.colliders.Plane(point=(0, 0, 0), normal=(0, 1, 0)))
     sim.advance(duration, frames=4)
     return curves.points, _x(strands), curves.segments, np.repeat(np.arange(n_strands), segs + 1)
@@ -470,8 +470,8 @@ def test_e7_hair_tube_on_hair_tube() -> None:
     sim = cr.mpm.Simulation(lower=(-0.45, -4 * dx, -0.3), upper=(0.45, 0.6, 0.3), dx=dx, precision="f64",
                             dt_max=_paper_dt(2e-4, 7e-3, dx))
     mat = cr.mpm.CurveMaterial.preset("hair")
-    a = sim.add_curves(lower, mat, damping=0.07)
-    b = sim.add_curves(upper, mat, damping=0.07)
+    a = sim.add_curves(lower, mat, rpic_damping=0.07)
+    b = sim.add_curves(upper, mat, rpic_damping=0.07)
     sim.add_collider(cr.colliders.Plane(point=(0, 0, 0), normal=(0, 1, 0)))
     worst_p99 = 0.0
     worst_ok = 1.0
@@ -533,7 +533,7 @@ def test_e8_sand_on_cloth_hammock() -> None:
     sim = cr.mpm.Simulation(lower=(-0.6 - 4 * dx, -4 * dx, -0.6 - 4 * dx), upper=(0.6 + 4 * dx, 1.0 + 4 * dx, 0.6 + 4 * dx),
                             dx=dx, precision="f64", dt_max=_paper_dt(1e-4, 5e-3, dx))
     mesh = cr.geometry.grid_mesh(size=(1.0, 1.0), resolution=(n, n), center=(0.0, 0.55, 0.0))
-    cloth = sim.add_cloth(mesh, cr.mpm.ClothMaterial.preset("cloth_sand"), damping=0.0)
+    cloth = sim.add_cloth(mesh, cr.mpm.ClothMaterial.preset("cloth_sand"), rpic_damping=0.0)
     v = mesh.vertices
     corners = np.array([int(np.argmin(sx * v[:, 0] + sz * v[:, 2])) for sx in (-1, 1) for sz in (-1, 1)])
     cloth.pin(corners)
@@ -590,7 +590,7 @@ def test_e9_cloth_twister() -> None:
                             dt_max=_paper_dt(7e-5, 3e-3, dx))
     mesh = cr.geometry.grid_mesh(size=(width, height), resolution=(round(width / dx), round(height / dx)),
                                  center=(0.0, 0.55, 0.0), normal="z")
-    cloth = sim.add_cloth(mesh, cr.mpm.ClothMaterial.preset("twister"), damping=0.1)
+    cloth = sim.add_cloth(mesh, cr.mpm.ClothMaterial.preset("twister"), rpic_damping=0.1)
     v = mesh.vertices
     top = np.flatnonzero(np.abs(v[:, 1] - v[:, 1].max()) < 1e-9)
     bottom = np.flatnonzero(np.abs(v[:, 1] - v[:, 1].min()) < 1e-9)

@@ -40,7 +40,7 @@ def _e1_with_cloth(backend: str, precision: str = "f32") -> tuple[mpm.Simulation
     sim = mpm.Simulation(lower=(-0.5, -0.5, -0.5), upper=(0.5, 0.5, 0.5), dx=1 / 64, backend=backend,
                          precision=precision)  # type: ignore[arg-type]
     mesh = geometry.grid_mesh(size=(0.5, 0.5), resolution=(31, 31), center=(0.0, 0.2, 0.0))
-    return sim, sim.add_cloth(mesh, mpm.ClothMaterial.preset("cloth_ball"), damping=0.7)
+    return sim, sim.add_cloth(mesh, mpm.ClothMaterial.preset("cloth_ball"), rpic_damping=0.7)
 
 
 def _e2(backend: str, precision: str = "f32") -> tuple[mpm.Simulation, mpm.Cloth]:
@@ -51,7 +51,7 @@ def _e2(backend: str, precision: str = "f32") -> tuple[mpm.Simulation, mpm.Cloth
     sim = mpm.Simulation(lower=(-0.6, -0.1, -0.6), upper=(0.6, 0.9, 0.6), dx=1 / 48, backend=backend,
                          precision=precision)  # type: ignore[arg-type]
     mesh = geometry.grid_mesh(size=(1.0, 1.0), resolution=(40, 40), center=(0.0, 0.26, 0.0))
-    cloth = sim.add_cloth(mesh, mpm.ClothMaterial.preset("cloth_ball"), damping=0.7, velocity=(0.0, -1.0, 0.0))
+    cloth = sim.add_cloth(mesh, mpm.ClothMaterial.preset("cloth_ball"), rpic_damping=0.7, velocity=(0.0, -1.0, 0.0))
     sim.add_collider(colliders.Sphere(center=(0.0, 0.0, 0.0), radius=0.25, mode="sticky"))
     return sim, cloth
 
@@ -104,12 +104,12 @@ def _material_scene(kind: str, backend: str) -> mpm.Simulation:
     elif kind == "cloth":
         mesh = geometry.grid_mesh(size=(0.3, 0.3), resolution=(20, 20), center=(0.0, 0.1, 0.0))
         sim.add_cloth(mesh, mpm.ClothMaterial.preset("cloth_ball", shear_stiffness=50.0, friction_angle=20.0),
-                      damping=0.7)
+                      rpic_damping=0.7)
         sim.add_collider(colliders.Sphere(center=(0.0, 0.0, 0.0), radius=0.07, mode="separate", friction=0.5))
     elif kind == "hair":
         roots = np.array([[-0.05, 0.2 + 0.01 * j, z] for j in range(3) for z in (-0.02, 0.0, 0.02)])
         curves = geometry.straight_curves(roots, direction=(1.0, 0.0, 0.0), length=0.12, segments=16)
-        sim.add_curves(curves, mpm.CurveMaterial(), damping=0.3)
+        sim.add_curves(curves, mpm.CurveMaterial(), rpic_damping=0.3)
         sim.add_collider(colliders.Capsule(a=(0.0, 0.1, -0.1), b=(0.0, 0.1, 0.1), radius=0.03, mode="separate",
                                            friction=0.3))
     else:
@@ -147,7 +147,7 @@ def test_every_material_matches_the_cpu(kind: str) -> None:
 def _collider_scene(kind: str, backend: str) -> mpm.Simulation:
     sim = mpm.Simulation(lower=(-0.3, -0.05, -0.3), upper=(0.3, 0.5, 0.3), dx=1 / 48, backend=backend)
     mesh = geometry.grid_mesh(size=(0.3, 0.3), resolution=(20, 20), center=(0.0, 0.12, 0.0))
-    sim.add_cloth(mesh, mpm.ClothMaterial.preset("cloth_ball", friction_angle=20.0), damping=0.7)
+    sim.add_cloth(mesh, mpm.ClothMaterial.preset("cloth_ball", friction_angle=20.0), rpic_damping=0.7)
     sim.add_collider(colliders.Plane(point=(0, 0.0, 0), normal=(0, 1, 0), mode="sticky"))
     if kind == "box":
         c: colliders.Collider = colliders.Box(center=(0.0, 0.04, 0.0), half_extents=(0.05, 0.04, 0.05), mode="slip")
@@ -326,7 +326,7 @@ def test_solver_options_match_the_cpu(options: dict[str, Any]) -> None:
     def build(backend: str) -> mpm.Simulation:
         sim = mpm.Simulation(lower=(-0.3, -0.05, -0.3), upper=(0.3, 0.5, 0.3), dx=1 / 48, backend=backend, **options)
         mesh = geometry.grid_mesh(size=(0.3, 0.3), resolution=(20, 20), center=(0.0, 0.12, 0.0))
-        sim.add_cloth(mesh, mpm.ClothMaterial.preset("cloth_ball", friction_angle=20.0), damping=0.7)
+        sim.add_cloth(mesh, mpm.ClothMaterial.preset("cloth_ball", friction_angle=20.0), rpic_damping=0.7)
         sim.add_collider(colliders.Sphere(center=(0.0, 0.0, 0.0), radius=0.08, mode="separate", friction=0.5))
         return sim
 
@@ -349,7 +349,7 @@ def test_device_memory_follows_the_particles_not_the_domain() -> None:
     for backend in ("cpu", "gpu"):
         sim = mpm.Simulation(lower=(0, 0, 0), upper=(1, 1, 1), dx=1 / 4000, backend=backend)
         mesh = geometry.grid_mesh(size=(0.01, 0.01), resolution=(8, 8), center=(0.5, 0.5, 0.5))
-        sim.add_cloth(mesh, mpm.ClothMaterial.preset("cloth_ball"), damping=0.5)
+        sim.add_cloth(mesh, mpm.ClothMaterial.preset("cloth_ball"), rpic_damping=0.5)
         _run_steps(sim, 5, 2e-5)
         res.append((_positions(sim), sim._s.active_blocks()))
     assert res[1][1] == res[0][1] < 2000

@@ -3,7 +3,8 @@
 Submodules: :mod:`crumple.geometry` (meshes, strands, sampling),
 :mod:`crumple.colliders` (kinematic obstacles), :mod:`crumple.io` (files),
 :mod:`crumple.viz` (polyscope pictures), :mod:`crumple.mpm` and
-:mod:`crumple.cloth` (the solvers), :mod:`crumple.backend` (CPU/GPU
+:mod:`crumple.cloth` (the solvers), :mod:`crumple.frames` (what a frame
+shows, read by every exporter and viewer), :mod:`crumple.backend` (CPU/GPU
 choice), :mod:`crumple.gpu` (GPU primitives), :mod:`crumple.scenes`.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 from . import _core
 from .errors import (
     BackendUnavailable,
+    CheckpointError,
     CrumpleError,
     InvalidInputError,
     MeshError,
@@ -21,13 +23,14 @@ from .errors import (
 
 __version__: str = _core.version()
 
-from . import backend, cloth, colliders, geometry, gpu, io, mpm, scenes  # noqa: E402
+from . import backend, cloth, colliders, frames, geometry, gpu, io, mpm, scenes  # noqa: E402
 
 __all__ = [
     "__version__",
     "backend",
     "cloth",
     "colliders",
+    "frames",
     "geometry",
     "gpu",
     "io",
@@ -36,6 +39,7 @@ __all__ = [
     "CrumpleError",
     "InvalidInputError",
     "MeshError",
+    "CheckpointError",
     "BackendUnavailable",
     "SimulationDiverged",
     "SolverError",

@@ -24,6 +24,9 @@ __all__ = [
     "non_negative",
     "finite",
     "choice",
+    "index",
+    "vertex_indices",
+    "velocity_field",
 ]
 
 
@@ -134,3 +137,50 @@ def choice(x: Any, name: str, options: Sequence[str]) -> str:
     if not isinstance(x, str) or x.lower() not in options:
         raise InvalidInputError(f"unknown {name} {x!r}; expected one of {', '.join(repr(o) for o in options)}")
     return x.lower()
+
+
+def index(x: Any, name: str, count: int | None = None) -> int:
+    """Return ``x`` as an index ``0 <= x < count`` (``count=None``: no upper
+    bound). Floats such as ``3.7`` and negative numbers are refused here
+    rather than truncated or turned into an ``OverflowError`` by the binding."""
+    if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
+        raise InvalidInputError(f"{name} must be a non-negative integer; got {x!r}")
+    i = int(x)
+    if i < 0:
+        raise InvalidInputError(f"{name} must be >= 0; got {i}")
+    if count is not None and i >= count:
+        raise InvalidInputError(f"{name} {i} is out of range: there are {count} (valid: 0..{count - 1})")
+    return i
+
+
+def vertex_indices(a: Any, count: int, name: str = "indices") -> npt.NDArray[np.int64]:
+    """Vertex indices of an object with ``count`` vertices: integers in
+    ``[0, count)`` or a boolean mask of length ``count``; returns int64 (K,)."""
+    arr = np.asarray(a)
+    if arr.dtype == bool:
+        m = arr.reshape(-1)
+        if m.size != count:
+            raise InvalidInputError(f"{name} as a boolean mask needs one entry per vertex ({count}); got {m.size}")
+        return np.flatnonzero(m).astype(np.int64)
+    arr = arr.reshape(-1)
+    if arr.size and arr.dtype.kind not in "iu":
+        raise InvalidInputError(f"{name} must be integer vertex indices or a boolean mask; got dtype {arr.dtype}")
+    out = np.ascontiguousarray(arr, dtype=np.int64)
+    if out.size and (out.min() < 0 or out.max() >= count):
+        bad = out[(out < 0) | (out >= count)]
+        raise InvalidInputError(
+            f"{name} has out-of-range vertex indices {bad[:8].tolist()}: the object has {count} vertices (0..{count - 1})"
+        )
+    return out
+
+
+def velocity_field(v: Any, count: int, name: str = "velocity") -> npt.NDArray[np.float64]:
+    """One velocity (m/s) for every vertex or particle: a 3-vector (all the
+    same) or a ``(count, 3)`` array. Returns ``(count, 3)`` float64."""
+    arr = np.asarray(v, dtype=np.float64) if not isinstance(v, np.ndarray) else v
+    if np.ndim(arr) == 1 or (np.ndim(arr) == 2 and np.shape(arr) == (1, 3)):
+        return np.tile(np.asarray(as_vec3(arr, name)), (count, 1))
+    out = as_points(arr, name, allow_empty=count == 0)
+    if out.shape[0] != count:
+        raise InvalidInputError(f"{name} must be one 3-vector or shape ({count}, 3); got shape {out.shape}")
+    return out

@@ -1,7 +1,7 @@
 """Implicit cloth with time-dependent persistent wrinkles (Gong, Yang, Shao,
 Wang 2025; spec ``persistent_wrinkles.md``).
 
-A triangle mesh with an orthotropic StVK membrane and discrete-shell hinge
+Triangle meshes with an orthotropic StVK membrane and discrete-shell hinge
 bending, stepped by linearized implicit Euler (one sparse solve per step).
 Each hinge (and optionally each membrane strain component) carries an
 internal-friction element whose stick threshold grows with how long it has
@@ -11,77 +11,99 @@ recoverable wrinkle.
 
 Example::
 
-    mesh = cr.geometry.grid_mesh(size=(0.1, 0.3), resolution=(20, 60))
-    sim = cr.cloth.Simulation(mesh, cr.cloth.Material.preset("cotton"), cr.cloth.Wrinkles(), dt=1e-3)
-    sim.pin(edge_indices)
+    sim = cr.cloth.Simulation(dt=1e-3)
+    strip = sim.add_cloth(cr.geometry.grid_mesh(size=(0.1, 0.3), resolution=(20, 60)),
+                          cr.cloth.Material.preset("cotton"), wrinkles=cr.cloth.Wrinkles())
+    strip.pin(edge_indices)
     sim.add_collider(cr.colliders.Sphere(center=(0, -0.1, 0), radius=0.05))
     sim.advance(0.5)
-    sim.metrics()["M_abs"]
+    strip.metrics()["M_abs"]
 
-Units are SI: m, s, kg; areal density kg/m²; membrane stiffness N/m;
-bending stiffness J; angles in radians.
+Several garments can share one simulation (``add_cloth`` again): they are
+solved together and collide with each other and themselves (cloth–cloth
+contact is on by default). Units are SI: m, s, kg; areal density kg/m²;
+membrane stiffness N/m; bending stiffness J; angles in radians. The shared
+vocabulary of all modules is in ``docs/api.md``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from ._checks import as_points, as_vec3, choice, finite, non_negative, positive, positive_int
-from ._progress import progress as _progress_bar
+from . import _checkpoint
 from . import io as _io
+from ._checks import (
+    as_points,
+    as_vec3,
+    choice,
+    finite,
+    index,
+    non_negative,
+    positive,
+    positive_int,
+    velocity_field,
+    vertex_indices,
+)
+from ._progress import progress as _progress_bar
 from .colliders import Collider, _from_spec, _to_spec, rotation
-from .errors import InvalidInputError
+from .errors import CheckpointError, InvalidInputError
+from .frames import Frame, FrameMesh, collider_part
 from .geometry import TriMesh
 
 __all__ = [
     "Material",
     "Wrinkles",
     "Simulation",
+    "Cloth",
     "wrinkle_metrics",
     "count_triangle_intersections",
-    "PRESETS",
 ]
 
 Vec3Like = Sequence[float] | npt.ArrayLike
+Triple = tuple[float, float, float]
 
-#: Names accepted by :meth:`Material.preset`: the paper's Table 2 specimens
-#: and Table 3 trouser fabrics.
-PRESETS: tuple[str, ...] = tuple(_core.cloth_preset_names())
+# The core's material dict calls the areal density "density" (kg/m²); the
+# Python name is `areal_density` so that `density` means kg/m³ in every module.
+_CORE_NAMES = {"areal_density": "density"}
 
 
-def _triple(x: Any, name: str) -> list[float]:
+def _triple(x: Any, name: str) -> Triple:
     v = np.asarray(x, dtype=np.float64).reshape(-1)
     if v.size == 1:
         v = np.repeat(v, 3)
     if v.size != 3 or not np.all(np.isfinite(v)):
         raise InvalidInputError(f"{name} needs 3 finite values (uu, vv, uv) or one for all; got {x!r}")
-    return [float(a) for a in v]
+    return (float(v[0]), float(v[1]), float(v[2]))
 
 
-@dataclass
+@dataclass(frozen=True)
 class Material:
     """A cloth material: one row of the paper's Table 2/3 plus the tensile
-    constants of spec §7.3. Use :meth:`preset` for the paper's fabrics.
+    constants of spec §7.3. Use :meth:`preset` for the paper's fabrics
+    (names in :attr:`PRESETS`). Frozen: use ``dataclasses.replace`` or
+    ``Material.preset(name, field=value)`` for a variant. Every field is
+    range-checked when the material is made.
 
-    Fields (units): ``density`` ρ (kg/m²); membrane ``k11`` warp, ``k22``
-    weft, ``k12`` coupling, ``k33`` shear (N/m); ``bending`` K̂_b (J, the
-    tables' "3×K_b"); ``bending_scale`` c_b (0.25 reproduces the paper's
-    figures, spec A1); ``friction_stiffness`` K̂_f (J), ``friction_eps0`` and
-    ``friction_eps_inf`` (rad: stick threshold at zero and infinite dwell),
-    ``friction_tau`` (s); ``yield_angle`` εY0 (rad), ``hardening`` K_h0 (J),
-    ``hardening_drop`` g, ``hardening_tau`` τ_p (s); tensile friction and
-    plasticity per strain component (uu, vv, uv): stiffness (N/m),
-    thresholds (Green strain), times (s).
+    Fields (units): ``areal_density`` ρ (kg/m², > 0); membrane ``k11`` warp,
+    ``k22`` weft, ``k12`` coupling, ``k33`` shear (N/m, ≥ 0); ``bending``
+    K̂_b (J, the tables' "3×K_b", ≥ 0); ``bending_scale`` c_b (0.25
+    reproduces the paper's figures, spec A1); ``friction_stiffness`` K̂_f
+    (J), ``friction_eps0`` and ``friction_eps_inf`` (rad: stick threshold at
+    zero and infinite dwell), ``friction_tau`` (s, > 0); ``yield_angle`` εY0
+    (rad), ``hardening`` K_h0 (J), ``hardening_drop`` g (in [0, 1]),
+    ``hardening_tau`` τ_p (s, > 0); tensile friction and plasticity per
+    strain component (uu, vv, uv): stiffness (N/m), thresholds (Green
+    strain), times (s).
     """
 
-    density: float = 0.06
+    areal_density: float = 0.06
     k11: float = 50.0
     k22: float = 50.0
     k12: float = 0.2
@@ -96,45 +118,75 @@ class Material:
     hardening: float = 5e-6
     hardening_drop: float = 0.99
     hardening_tau: float = 30.0
-    tensile_friction_stiffness: Sequence[float] = field(default_factory=lambda: [200.0, 200.0, 5.0])
-    tensile_eps0: Sequence[float] = field(default_factory=lambda: [0.005] * 3)
-    tensile_eps_inf: Sequence[float] = field(default_factory=lambda: [0.05] * 3)
-    tensile_tau_f: Sequence[float] = field(default_factory=lambda: [30.0] * 3)
-    tensile_eps_y0: Sequence[float] = field(default_factory=lambda: [0.033] * 3)
-    tensile_k_h0: Sequence[float] = field(default_factory=lambda: [10.0, 10.0, 5.0])
-    tensile_g: Sequence[float] = field(default_factory=lambda: [0.5] * 3)
-    tensile_tau_p: Sequence[float] = field(default_factory=lambda: [30.0] * 3)
+    tensile_friction_stiffness: Triple = (200.0, 200.0, 5.0)
+    tensile_eps0: Triple = (0.005, 0.005, 0.005)
+    tensile_eps_inf: Triple = (0.05, 0.05, 0.05)
+    tensile_tau_f: Triple = (30.0, 30.0, 30.0)
+    tensile_eps_y0: Triple = (0.033, 0.033, 0.033)
+    tensile_k_h0: Triple = (10.0, 10.0, 5.0)
+    tensile_g: Triple = (0.5, 0.5, 0.5)
+    tensile_tau_p: Triple = (30.0, 30.0, 30.0)
+
+    #: The paper's fabrics by name: ``cotton``, ``denim``, ``polyester``
+    #: (Table 2) and ``trouser_cotton``, ``trouser_denim``,
+    #: ``trouser_polyester`` (Table 3), each a dict of field values.
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {}
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if f.name.startswith("tensile_"):
+                t = _triple(v, f"Material.{f.name}")
+                if min(t) < 0:
+                    raise InvalidInputError(f"Material.{f.name} must be >= 0; got {v!r}")
+                object.__setattr__(self, f.name, t)
+                continue
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)):
+                raise InvalidInputError(f"Material.{f.name} must be a number; got {v!r}")
+            non_negative(v, f"Material.{f.name}")
+            object.__setattr__(self, f.name, float(v))
+        positive(self.areal_density, "Material.areal_density (kg/m²)")
+        positive(self.friction_tau, "Material.friction_tau (s)")
+        positive(self.hardening_tau, "Material.hardening_tau (s)")
+        if self.hardening_drop > 1.0:
+            raise InvalidInputError(f"Material.hardening_drop g must be in [0, 1]; got {self.hardening_drop}")
+        if self.friction_eps_inf < self.friction_eps0:
+            raise InvalidInputError(
+                f"Material.friction_eps_inf ({self.friction_eps_inf}) must be >= friction_eps0 "
+                f"({self.friction_eps0}): the stick threshold grows with dwell")
+        for name in ("tensile_tau_f", "tensile_tau_p"):
+            if min(getattr(self, name)) <= 0:
+                raise InvalidInputError(f"Material.{name} must be > 0 s; got {getattr(self, name)}")
 
     @classmethod
     def preset(cls, name: str, **overrides: Any) -> Material:
-        """The paper's fabric ``name`` (one of :data:`PRESETS`: ``cotton``,
-        ``denim``, ``polyester`` from Table 2; ``trouser_cotton``,
-        ``trouser_denim``, ``trouser_polyester`` from Table 3), with optional
-        field overrides. Unknown names raise :class:`InvalidInputError`."""
-        if not isinstance(name, str):
-            raise InvalidInputError(f"preset name must be a string; got {type(name).__name__}")
-        d = _core.cloth_preset(name)
+        """The paper's fabric ``name`` (a key of :attr:`PRESETS`) with
+        optional field overrides. Unknown names or fields raise
+        :class:`InvalidInputError`."""
+        key = choice(name, "cloth preset", tuple(cls.PRESETS))
         known = {f.name for f in dataclasses.fields(cls)}
         bad = set(overrides) - known
         if bad:
             raise InvalidInputError(f"unknown Material fields {sorted(bad)}; known: {sorted(known)}")
-        d.update(overrides)
-        return cls(**d)
+        return cls(**{**cls.PRESETS[key], **overrides})
 
     def _dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {}
         for f in dataclasses.fields(self):
             v = getattr(self, f.name)
-            if f.name.startswith("tensile_"):
-                d[f.name] = _triple(v, f.name)
-            else:
-                if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)):
-                    raise InvalidInputError(f"Material.{f.name} must be a number; got {v!r}")
-                d[f.name] = float(v)
+            d[_CORE_NAMES.get(f.name, f.name)] = list(v) if isinstance(v, tuple) else v
         return d
 
 
-@dataclass
+def _preset_fields(core: dict[str, Any]) -> dict[str, Any]:
+    back = {v: k for k, v in _CORE_NAMES.items()}
+    return {back.get(k, k): tuple(v) if isinstance(v, list) else v for k, v in core.items()}
+
+
+Material.PRESETS.update({n: _preset_fields(_core.cloth_preset(n)) for n in _core.cloth_preset_names()})
+
+
+@dataclass(frozen=True)
 class Wrinkles:
     """Which wrinkle elements run (spec §4, §5.2–5.3).
 
@@ -158,24 +210,21 @@ class Wrinkles:
     warp_faces: bool = False
     constant_hardening: bool = False
 
+    def __post_init__(self) -> None:
+        choice(self.bend_friction, "bend_friction", ("dwell", "dahl", "off"))
+        choice(self.clock, "clock", ("alg2", "eq14", "always"))
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if f.type in ("bool",) and not isinstance(v, (bool, np.bool_)):
+                raise InvalidInputError(f"Wrinkles.{f.name} must be True or False; got {v!r}")
+
     @classmethod
     def off(cls) -> Wrinkles:
         """All elements off: plain elastic cloth (the ``M_elastic`` reference)."""
         return cls(bend_friction="off", bend_plasticity=False)
 
     def _dict(self) -> dict[str, Any]:
-        choice(self.bend_friction, "bend_friction", ("dwell", "dahl", "off"))
-        choice(self.clock, "clock", ("alg2", "eq14", "always"))
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-
-
-def _indices(a: npt.ArrayLike, name: str = "indices") -> npt.NDArray[np.int64]:
-    arr = np.asarray(a).reshape(-1)
-    if arr.size and arr.dtype.kind not in "iu":
-        if arr.dtype == bool:
-            return np.flatnonzero(arr).astype(np.int64)
-        raise InvalidInputError(f"{name} must be integer vertex indices or a boolean mask; got dtype {arr.dtype}")
-    return np.ascontiguousarray(arr, dtype=np.int64)
 
 
 def wrinkle_metrics(
@@ -225,40 +274,297 @@ def count_triangle_intersections(positions: npt.ArrayLike, faces: npt.ArrayLike)
     return int(_core.count_triangle_intersections(as_points(positions, "positions"), as_faces(faces)))
 
 
+class Cloth:
+    """One garment in a :class:`Simulation`, returned by
+    :meth:`Simulation.add_cloth`. Its arrays use the garment's own vertex,
+    face and hinge numbering (that of the mesh it was made from).
+
+    Read-outs are properties (copies); pins and scripted handles live here,
+    with the same names and signatures as on :mod:`crumple.mpm` objects.
+    """
+
+    def __init__(self, sim: Simulation, index: int, name: str, mesh: TriMesh, material: Material,
+                 wrinkles: Wrinkles) -> None:
+        self._sim = sim
+        self.index = index
+        self.name = name
+        self.mesh = mesh
+        self.material = material
+        self.wrinkles = wrinkles
+        # Handles as created, for checkpoints: options, reference positions,
+        # creation time and status ("active", "frozen", "released").
+        self._handles: list[dict[str, Any]] = []
+
+    def __repr__(self) -> str:
+        return f"Cloth(name={self.name!r}, vertices={self.num_vertices}, faces={self.mesh.num_faces})"
+
+    # -- numbering ---------------------------------------------------------
+
+    def _ranges(self) -> tuple[slice, slice, slice]:
+        v0, v1, f0, f1, h0, h1 = self._sim._s.garment_ranges()[self.index]
+        return slice(v0, v1), slice(f0, f1), slice(h0, h1)
+
+    @property
+    def num_vertices(self) -> int:
+        """Number of vertices."""
+        return self.mesh.num_vertices
+
+    def _global(self, indices: npt.ArrayLike, name: str = "indices") -> npt.NDArray[np.int64]:
+        return vertex_indices(indices, self.num_vertices, name) + self._ranges()[0].start
+
+    # -- state -------------------------------------------------------------
+
+    @property
+    def positions(self) -> npt.NDArray[np.float64]:
+        """Vertex positions (N, 3) float64, m (a copy). Settable."""
+        return np.asarray(self._sim._s.positions)[self._ranges()[0]]
+
+    @positions.setter
+    def positions(self, x: npt.ArrayLike) -> None:
+        all_x = np.asarray(self._sim._s.positions)
+        all_x[self._ranges()[0]] = velocity_field(x, self.num_vertices, "positions")
+        self._sim._s.set_positions(all_x)
+
+    @property
+    def velocities(self) -> npt.NDArray[np.float64]:
+        """Vertex velocities (N, 3) float64, m/s (a copy). Settable from one
+        3-vector or an (N, 3) array."""
+        return np.asarray(self._sim._s.velocities)[self._ranges()[0]]
+
+    @velocities.setter
+    def velocities(self, v: npt.ArrayLike) -> None:
+        all_v = np.asarray(self._sim._s.velocities)
+        all_v[self._ranges()[0]] = velocity_field(v, self.num_vertices, "velocities")
+        self._sim._s.set_velocities(all_v)
+
+    @property
+    def faces(self) -> npt.NDArray[np.int64]:
+        """Triangles (F, 3) int64, in this garment's vertex numbering."""
+        return self.mesh.faces
+
+    @property
+    def hinges(self) -> npt.NDArray[np.int64]:
+        """Hinges (H, 4) int64: edge (x0, x1) and wing tips (x2, x3), spec §2.1,
+        in this garment's vertex numbering."""
+        vr, _, hr = self._ranges()
+        return np.asarray(self._sim._s.hinges)[hr] - vr.start
+
+    def _hinge_array(self, name: str) -> npt.NDArray[np.float64]:
+        return np.asarray(getattr(self._sim._s, name))[self._ranges()[2]]
+
+    @property
+    def hinge_rest_lengths(self) -> npt.NDArray[np.float64]:
+        """Rest edge length per hinge (H,) float64, m."""
+        return self._hinge_array("hinge_rest_length")
+
+    @property
+    def masses(self) -> npt.NDArray[np.float64]:
+        """Lumped vertex masses (N,) float64, kg."""
+        return np.asarray(self._sim._s.masses)[self._ranges()[0]]
+
+    @property
+    def hinge_angles(self) -> npt.NDArray[np.float64]:
+        """Signed dihedral angle per hinge (H,) float64, rad, flat = 0, at the
+        current positions."""
+        return np.asarray(self._sim._s.hinge_angles())[self._ranges()[2]]
+
+    @property
+    def plastic_angles(self) -> npt.NDArray[np.float64]:
+        """Plastic rest angle θ_p per hinge (H,) float64, rad."""
+        return self._hinge_array("plastic_angle")
+
+    @property
+    def anchor_angles(self) -> npt.NDArray[np.float64]:
+        """Friction anchor θ_a per hinge (H,) float64, rad."""
+        return self._hinge_array("anchor_angle")
+
+    @property
+    def stick_times(self) -> npt.NDArray[np.float64]:
+        """Friction dwell clock per hinge (H,) float64, s."""
+        return self._hinge_array("stick_time")
+
+    @property
+    def plastic_times(self) -> npt.NDArray[np.float64]:
+        """Hardening clock per hinge (H,) float64, s."""
+        return self._hinge_array("plastic_time")
+
+    @property
+    def yield_angles(self) -> npt.NDArray[np.float64]:
+        """Current yield angle ε_Y per hinge (H,) float64, rad."""
+        return self._hinge_array("yield_angle")
+
+    @property
+    def tensile_plastic_strains(self) -> npt.NDArray[np.float64]:
+        """Tensile plastic Green strain per triangle (F, 3) float64: uu, vv, uv."""
+        return np.asarray(self._sim._s.tensile_plastic_strain)[self._ranges()[1]]
+
+    @property
+    def tensile_anchors(self) -> npt.NDArray[np.float64]:
+        """Tensile friction anchors per triangle (F, 3) float64 (Green strain)."""
+        return np.asarray(self._sim._s.tensile_anchor)[self._ranges()[1]]
+
+    @property
+    def pin_forces(self) -> npt.NDArray[np.float64]:
+        """Handle spring force on each vertex (N, 3) float64, N (0 where free)."""
+        return np.asarray(self._sim._s.pin_forces())[self._ranges()[0]]
+
+    @property
+    def hinge_midpoints(self) -> npt.NDArray[np.float64]:
+        """Midpoint of each hinge edge (H, 3) float64, m: for region masks."""
+        x = self.positions
+        h = self.hinges
+        return 0.5 * (x[h[:, 0]] + x[h[:, 1]])
+
+    def metrics(self, mask: npt.ArrayLike | None = None) -> dict[str, float]:
+        """Wrinkle metrics of spec §8 (``M_abs``, ``M_sharp``, ``M_max``,
+        ``M_plastic``, ``M_anchor``, rad) now, optionally over the hinges in
+        ``mask`` (H,) bool."""
+        return wrinkle_metrics(self.hinge_angles, self.hinge_rest_lengths, self.plastic_angles,
+                               self.anchor_angles, mask)
+
+    def trimesh(self) -> TriMesh:
+        """The current shape as a TriMesh (for export and viewing)."""
+        return TriMesh(self.positions, self.faces)
+
+    def count_self_intersections(self) -> int:
+        """Pairs of non-adjacent triangles of this garment that intersect now."""
+        return count_triangle_intersections(self.positions, self.faces)
+
+    # -- pins and handles ----------------------------------------------------
+
+    def pin(self, indices: npt.ArrayLike, targets: npt.ArrayLike | None = None, *,
+            stiffness: float | None = None) -> None:
+        """Pin vertices ``indices`` (ints or a boolean mask) to ``targets
+        (K, 3)`` m (default: where they are) with springs of ``stiffness``
+        N/m (default: the simulation's ``handle_stiffness``)."""
+        idx = self._global(indices)
+        t = None if targets is None else as_points(targets, "targets")
+        self._sim._s.pin(idx, t, None if stiffness is None else positive(stiffness, "stiffness"))
+
+    def set_pin_targets(self, indices: npt.ArrayLike, positions: npt.ArrayLike,
+                        velocities: npt.ArrayLike | None = None) -> None:
+        """Move pinned vertices: their targets are at ``positions (K, 3)`` m
+        now. Cloth pins hold still between calls: ``velocities`` must be
+        None or zero (call this once per frame for scripted motion, or use
+        :meth:`add_handle` for a keyframed path)."""
+        if velocities is not None and np.any(np.asarray(velocities, dtype=np.float64) != 0):
+            raise InvalidInputError(
+                "cloth pin targets do not move by themselves: pass velocities=None and update the targets "
+                "every frame, or use add_handle(...) for a keyframed path")
+        self._sim._s.set_pin_targets(self._global(indices), as_points(positions, "positions"))
+
+    def release(self, indices: npt.ArrayLike | None = None) -> None:
+        """Unpin ``indices`` (default: every pinned vertex of this garment);
+        they become free."""
+        idx = (np.arange(self.num_vertices, dtype=np.int64) + self._ranges()[0].start if indices is None
+               else self._global(indices))
+        self._sim._s.release(idx)
+
+    def add_handle(self, indices: npt.ArrayLike, *, times: Sequence[float], translations: npt.ArrayLike | None = None,
+                   rotations: npt.ArrayLike | None = None, pivot: Vec3Like = (0.0, 0.0, 0.0),
+                   stiffness: float | None = None) -> int:
+        """Pin ``indices`` and move them rigidly through keyframed poses
+        relative to now: at ``times[k]`` (s from now) the vertices are at
+        ``rotations[k] @ (X − pivot) + pivot + translations[k]`` (m).
+        Returns the handle id (for :meth:`release_handle`)."""
+        ts = [finite(t, "times") for t in times]
+        k = len(ts)
+        tr = np.zeros((k, 3)) if translations is None else as_points(translations, "translations")
+        rot = np.repeat(np.eye(3)[None], k, axis=0) if rotations is None else np.asarray(rotations, dtype=np.float64)
+        if tr.shape != (k, 3) or rot.shape != (k, 3, 3):
+            raise InvalidInputError(
+                f"translations must be ({k}, 3) and rotations ({k}, 3, 3) for {k} times; got {tr.shape}, {rot.shape}")
+        idx = self._global(indices)
+        hid = int(self._sim._s.add_handle_keyframes(idx, as_vec3(pivot, "pivot"), ts, tr, np.ascontiguousarray(rot),
+                                                    None if stiffness is None else positive(stiffness, "stiffness")))
+        self._sim._handle_owner.append((self, len(self._handles)))
+        self._handles.append(dict(id=hid, indices=idx, reference=np.asarray(self._sim._s.positions)[idx],
+                                  pivot=as_vec3(pivot, "pivot"), times=ts, translations=tr,
+                                  rotations=np.ascontiguousarray(rot), start=self._sim.time, status="active"))
+        return len(self._handles) - 1
+
+    def rotate_handle(self, indices: npt.ArrayLike, *, axis: Vec3Like, angle: float, duration: float,
+                      pivot: Vec3Like = (0.0, 0.0, 0.0)) -> int:
+        """Pin ``indices`` and rotate them by ``angle`` rad about ``axis``
+        through ``pivot`` (m) over ``duration`` s at constant angular speed;
+        they then stay there (the usual "twist a ring" motion)."""
+        dur = positive(duration, "duration")
+        a = finite(angle, "angle")
+        # Keys at most 90° apart: keyframe rotation follows the shortest arc.
+        nseg = max(1, int(np.ceil(abs(a) / (np.pi / 2))))
+        times = [dur * i / nseg for i in range(nseg + 1)]
+        rots = np.stack([rotation(axis, np.degrees(a * i / nseg)) for i in range(nseg + 1)])
+        return self.add_handle(indices, times=times, rotations=rots, pivot=pivot)
+
+    def _handle(self, handle: int) -> dict[str, Any]:
+        return self._handles[index(handle, "handle", len(self._handles))]
+
+    def release_handle(self, handle: int) -> None:
+        """Release handle ``handle`` (an id from :meth:`add_handle`): its vertices become free."""
+        h = self._handle(handle)
+        self._sim._s.release_handle(h["id"])
+        h["status"] = "released"
+
+    def freeze_handle(self, handle: int) -> None:
+        """Stop handle ``handle`` where it is; its vertices stay pinned there."""
+        h = self._handle(handle)
+        self._sim._s.freeze_handle(h["id"])
+        h["status"] = "frozen"
+
+    # -- frames --------------------------------------------------------------
+
+    def _frame_part(self) -> FrameMesh:
+        x = self.positions
+        speed = np.linalg.norm(self.velocities, axis=1)
+        # Per-vertex plastic angle for colouring: the largest |θ_p| of the
+        # hinges whose edge touches the vertex.
+        h = self.hinges
+        pa = np.abs(self.plastic_angles)
+        vert_pa = np.zeros(len(x))
+        if len(h):
+            np.maximum.at(vert_pa, h[:, 0], pa)
+            np.maximum.at(vert_pa, h[:, 1], pa)
+        return FrameMesh(positions=x, faces=self.faces,
+                         vertex_data={"speed": speed, "plastic_angle": vert_pa})
+
+
+def _unique_name(name: str, taken: set[str]) -> str:
+    if name not in taken:
+        return name
+    k = 1
+    while f"{name}_{k}" in taken:
+        k += 1
+    return f"{name}_{k}"
+
+
 class Simulation:
-    """Implicit persistent-wrinkle cloth of ``mesh`` (rest shape = the mesh).
+    """Implicit persistent-wrinkle cloth: garments added with
+    :meth:`add_cloth`, solved together in one sparse system per step.
 
-    Parameters (keyword-only after ``wrinkles``): ``dt`` time step (s, 1e-3 as
-    in the paper); ``gravity`` (m/s²); ``damping`` Rayleigh stiffness damping
-    γ (s, 0); ``handle_stiffness`` pin spring k_h (N/m, 1e5);
-    ``self_collision`` cloth–cloth repulsion plus the continuous-collision
-    fail-safe (no crossings at the end of any step); ``repulsion_distance``
-    (m, 5e-3), ``repulsion_stiffness`` (3e3), ``thickness`` (m, 1e-3),
-    ``self_friction`` (0.01) of the contact model (spec §6.3);
-    ``linear_solver`` "lagged" (default: CG to ``cg_tolerance``
-    preconditioned by a single-precision sparse Cholesky factor refreshed
-    only when CG slows down), "cholesky" (exact sparse Cholesky every step)
-    or "cg" (block-Jacobi CG to ``cg_tolerance``); ``uv (F, 3, 2)`` per-corner
-    material coordinates (m) giving warp = +u, weft = +v; else
-    ``warp_direction`` projected into each triangle; else the mesh's
-    principal axis; ``init_rest_from_mesh``: the mesh's dihedral angles are
-    the rest angles (default flat).
+    Keyword options: ``dt`` time step (s, 1e-3 as in the paper);
+    ``gravity`` (m/s²); ``rayleigh_damping`` Rayleigh stiffness damping γ
+    (s, 0); ``handle_stiffness`` pin spring k_h (N/m, 1e5);
+    ``self_collision`` cloth–cloth contact (default on: repulsion inside the
+    solve plus a continuous-collision fail-safe, so no garment passes
+    through itself or another; turn off only to time the solver alone);
+    ``repulsion_distance`` (m, 5e-3), ``repulsion_stiffness`` (3e3),
+    ``thickness`` (m, 1e-3), ``self_friction`` (0.01) of the contact model
+    (spec §6.3); ``linear_solver`` "lagged" (default: CG to
+    ``cg_tolerance`` preconditioned by a single-precision sparse Cholesky
+    factor refreshed only when CG slows down), "cholesky" (exact sparse
+    Cholesky every step) or "cg" (block-Jacobi CG to ``cg_tolerance``).
 
-    Raises :class:`MeshError` for non-manifold or inconsistently oriented
-    meshes and :class:`InvalidInputError` for bad parameters.
+    Raises :class:`InvalidInputError` for bad parameters.
     """
 
     def __init__(
         self,
-        mesh: TriMesh,
-        material: Material | str | None = None,
-        wrinkles: Wrinkles | None = None,
         *,
         dt: float = 1e-3,
         gravity: Vec3Like = (0.0, -9.81, 0.0),
-        damping: float = 0.0,
+        rayleigh_damping: float = 0.0,
         handle_stiffness: float = 1e5,
-        self_collision: bool = False,
+        self_collision: bool = True,
         repulsion_distance: float = 0.005,
         repulsion_stiffness: float = 3e3,
         thickness: float = 0.001,
@@ -266,10 +572,73 @@ class Simulation:
         linear_solver: Literal["lagged", "cholesky", "cg"] = "lagged",
         cg_tolerance: float = 1e-8,
         cg_max_iterations: int = 5000,
+    ) -> None:
+        self._params: dict[str, Any] = self._checked(dict(
+            dt=dt, gravity=gravity, rayleigh_damping=rayleigh_damping, handle_stiffness=handle_stiffness,
+            repulsion_distance=repulsion_distance, repulsion_stiffness=repulsion_stiffness, thickness=thickness,
+            self_friction=self_friction, self_collision=self_collision, linear_solver=linear_solver,
+            cg_tolerance=cg_tolerance, cg_max_iterations=cg_max_iterations))
+        self._s: Any = None  # the core simulation, made by the first add_cloth
+        self._objects: list[Cloth] = []
+        self._colliders: list[Collider] = []
+        self._collider_names: list[str] = []
+        self._handle_owner: list[tuple[Cloth, int]] = []
+        # What add_cloth was given, per garment, for checkpoints.
+        self._garment_args: list[dict[str, Any]] = []
+
+    @staticmethod
+    def _checked(p: dict[str, Any]) -> dict[str, Any]:
+        if not isinstance(p["self_collision"], (bool, np.bool_)):
+            raise InvalidInputError(f"self_collision must be True or False; got {p['self_collision']!r}")
+        return dict(
+            dt=positive(p["dt"], "dt"),
+            gravity=as_vec3(p["gravity"], "gravity"),
+            rayleigh_damping=non_negative(p["rayleigh_damping"], "rayleigh_damping"),
+            handle_stiffness=positive(p["handle_stiffness"], "handle_stiffness"),
+            repulsion_distance=positive(p["repulsion_distance"], "repulsion_distance"),
+            repulsion_stiffness=non_negative(p["repulsion_stiffness"], "repulsion_stiffness"),
+            thickness=non_negative(p["thickness"], "thickness"),
+            self_friction=non_negative(p["self_friction"], "self_friction"),
+            self_collision=bool(p["self_collision"]),
+            linear_solver=choice(p["linear_solver"], "linear_solver", ("lagged", "cholesky", "cg")),
+            cg_tolerance=positive(p["cg_tolerance"], "cg_tolerance"),
+            cg_max_iterations=positive_int(p["cg_max_iterations"], "cg_max_iterations"),
+        )
+
+    def _core_params(self, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        # The core calls the Rayleigh coefficient "damping".
+        p = dict(self._params if params is None else params)
+        p["damping"] = p.pop("rayleigh_damping")
+        return p
+
+    # -- building --------------------------------------------------------------
+
+    def add_cloth(
+        self,
+        mesh: TriMesh,
+        material: Material | str | None = None,
+        *,
+        wrinkles: Wrinkles | None = None,
+        velocity: Vec3Like = (0.0, 0.0, 0.0),
         uv: npt.ArrayLike | None = None,
         warp_direction: Vec3Like | None = None,
         init_rest_from_mesh: bool = False,
-    ) -> None:
+        name: str = "cloth",
+    ) -> Cloth:
+        """Add a garment whose rest shape is ``mesh`` and return its handle.
+
+        ``material``: a :class:`Material` or a preset name (default cotton);
+        ``wrinkles``: which wrinkle elements run (default :class:`Wrinkles`);
+        ``velocity``: m/s, one 3-vector or (N, 3); ``uv (F, 3, 2)``: per-corner
+        material coordinates (m) giving warp = +u, weft = +v; else
+        ``warp_direction`` projected into each triangle; else the mesh's
+        principal axis; ``init_rest_from_mesh``: the mesh's dihedral angles
+        are the rest angles (default flat); ``name``: the garment's name in
+        frames and exports (made unique).
+
+        Raises :class:`MeshError` for non-manifold or inconsistently oriented
+        meshes and :class:`InvalidInputError` for bad arguments.
+        """
         if not isinstance(mesh, TriMesh):
             raise InvalidInputError(f"mesh must be a crumple.geometry.TriMesh; got {type(mesh).__name__}")
         if material is None:
@@ -281,22 +650,9 @@ class Simulation:
         wrinkles = Wrinkles() if wrinkles is None else wrinkles
         if not isinstance(wrinkles, Wrinkles):
             raise InvalidInputError(f"wrinkles must be a cloth.Wrinkles; got {type(wrinkles).__name__}")
-        self.material = material
-        self.wrinkles = wrinkles
-        self._params: dict[str, Any] = dict(
-            dt=positive(dt, "dt"),
-            gravity=as_vec3(gravity, "gravity"),
-            damping=non_negative(damping, "damping"),
-            handle_stiffness=positive(handle_stiffness, "handle_stiffness"),
-            repulsion_distance=positive(repulsion_distance, "repulsion_distance"),
-            repulsion_stiffness=non_negative(repulsion_stiffness, "repulsion_stiffness"),
-            thickness=non_negative(thickness, "thickness"),
-            self_friction=non_negative(self_friction, "self_friction"),
-            self_collision=bool(self_collision),
-            linear_solver=choice(linear_solver, "linear_solver", ("lagged", "cholesky", "cg")),
-            cg_tolerance=positive(cg_tolerance, "cg_tolerance"),
-            cg_max_iterations=positive_int(cg_max_iterations, "cg_max_iterations"),
-        )
+        if not isinstance(name, str) or not name:
+            raise InvalidInputError(f"name must be a non-empty string; got {name!r}")
+        vel = velocity_field(velocity, mesh.num_vertices, "velocity")
         uv_arr = None
         if uv is not None:
             uv_arr = np.ascontiguousarray(np.asarray(uv, dtype=np.float64))
@@ -305,19 +661,34 @@ class Simulation:
             if not np.all(np.isfinite(uv_arr)):
                 raise InvalidInputError("uv contains NaN or inf")
         wd = None if warp_direction is None else as_vec3(warp_direction, "warp_direction")
-        self._uv = uv_arr
-        self._warp_direction = wd
-        self._init_rest = bool(init_rest_from_mesh)
-        # Handles as created, for checkpoints: options, reference positions,
-        # creation time and status ("active", "frozen", "released").
-        self._handles: list[dict[str, Any]] = []
-        self.mesh = mesh
-        self._s = _core.ClothSimulation(
-            mesh._m, material._dict(), wrinkles._dict(), self._params, uv_arr, wd, bool(init_rest_from_mesh)
-        )
-        self._colliders: list[Collider] = []
+        init_rest = bool(init_rest_from_mesh)
+        if self._s is None:
+            self._s = _core.ClothSimulation(mesh._m, material._dict(), wrinkles._dict(), self._core_params(),
+                                            uv_arr, wd, init_rest)
+            # Colliders added before the first garment reach the core now.
+            for c in self._colliders:
+                self._s.add_collider(c._c)
+        else:
+            self._s.add_garment(mesh._m, material._dict(), wrinkles._dict(), uv_arr, wd, init_rest)
+        taken = {o.name for o in self._objects} | set(self._collider_names)
+        obj = Cloth(self, len(self._objects), _unique_name(name, taken), mesh, material, wrinkles)
+        self._objects.append(obj)
+        self._garment_args.append(dict(uv=uv_arr, warp_direction=wd, init_rest=init_rest))
+        if np.any(vel != 0):
+            obj.velocities = vel
+        return obj
 
-    # -- settings -----------------------------------------------------------
+    @property
+    def objects(self) -> tuple[Cloth, ...]:
+        """The garments, in the order added (the handles ``add_cloth`` returned)."""
+        return tuple(self._objects)
+
+    def _core(self) -> Any:
+        if self._s is None:
+            raise InvalidInputError("the simulation has no cloth yet; call add_cloth(mesh, material) first")
+        return self._s
+
+    # -- settings ----------------------------------------------------------------
 
     @property
     def dt(self) -> float:
@@ -325,321 +696,208 @@ class Simulation:
         return float(self._params["dt"])
 
     def set(self, **params: Any) -> None:
-        """Change step settings (the keyword options of the constructor other
-        than mesh/material/uv), e.g. ``sim.set(self_collision=True)``."""
+        """Change step settings (any keyword option of the constructor),
+        e.g. ``sim.set(self_collision=False, dt=5e-4)``."""
         bad = set(params) - set(self._params)
         if bad:
             raise InvalidInputError(f"unknown settings {sorted(bad)}; known: {sorted(self._params)}")
-        new = dict(self._params)
-        new.update(params)
-        if "gravity" in params:
-            new["gravity"] = as_vec3(params["gravity"], "gravity")
-        self._s.set_params(new)
+        new = self._checked({**self._params, **params})
+        if self._s is not None:
+            self._s.set_params(self._core_params(new))
         self._params = new
 
-    # -- pins and handles ---------------------------------------------------
+    # -- colliders -----------------------------------------------------------
 
-    def pin(self, indices: npt.ArrayLike, targets: npt.ArrayLike | None = None, *,
-            stiffness: float | None = None) -> None:
-        """Pin vertices ``indices`` (ints or a boolean mask) to ``targets (K, 3)``
-        (default: where they are) with springs of ``stiffness`` N/m."""
-        idx = _indices(indices)
-        t = None if targets is None else as_points(targets, "targets")
-        self._s.pin(idx, t, None if stiffness is None else positive(stiffness, "stiffness"))
-
-    def set_pin_targets(self, indices: npt.ArrayLike, targets: npt.ArrayLike) -> None:
-        """Move the targets of pinned vertices (host-scripted motion), m."""
-        self._s.set_pin_targets(_indices(indices), as_points(targets, "targets"))
-
-    def release(self, indices: npt.ArrayLike) -> None:
-        """Unpin vertices (they become free)."""
-        self._s.release(_indices(indices))
-
-    def add_handle(self, indices: npt.ArrayLike, *, times: Sequence[float], translations: npt.ArrayLike | None = None,
-                   rotations: npt.ArrayLike | None = None, pivot: Vec3Like = (0.0, 0.0, 0.0),
-                   stiffness: float | None = None) -> int:
-        """Pin ``indices`` and move them rigidly through keyframed poses
-        relative to now: at ``times[k]`` (s from now) the vertices are at
-        ``rotations[k] @ (X − pivot) + pivot + translations[k]``. Returns the
-        handle id (for :meth:`release_handle`)."""
-        ts = [finite(t, "times") for t in times]
-        k = len(ts)
-        tr = np.zeros((k, 3)) if translations is None else as_points(translations, "translations")
-        rot = np.repeat(np.eye(3)[None], k, axis=0) if rotations is None else np.asarray(rotations, dtype=np.float64)
-        if tr.shape != (k, 3) or rot.shape != (k, 3, 3):
-            raise InvalidInputError(
-                f"translations must be ({k}, 3) and rotations ({k}, 3, 3) for {k} times; got {tr.shape}, {rot.shape}")
-        idx = _indices(indices)
-        hid = int(self._s.add_handle_keyframes(idx, as_vec3(pivot, "pivot"), ts, tr, np.ascontiguousarray(rot),
-                                               None if stiffness is None else positive(stiffness, "stiffness")))
-        # Reference = where the vertices are now (the core validated idx).
-        self._handles.append(dict(indices=idx, reference=self.positions[idx], pivot=as_vec3(pivot, "pivot"), times=ts,
-                                  translations=tr, rotations=np.ascontiguousarray(rot), start=self.time,
-                                  status="active"))
-        return hid
-
-    def rotate_handle(self, indices: npt.ArrayLike, *, axis: Vec3Like, angle: float, duration: float,
-                      pivot: Vec3Like = (0.0, 0.0, 0.0)) -> int:
-        """Pin ``indices`` and rotate them by ``angle`` rad about ``axis``
-        through ``pivot`` over ``duration`` s at constant angular speed; they
-        then stay there (the usual "twist a ring" motion)."""
-        dur = positive(duration, "duration")
-        a = finite(angle, "angle")
-        # Keys at most 90° apart: keyframe rotation follows the shortest arc.
-        nseg = max(1, int(np.ceil(abs(a) / (np.pi / 2))))
-        times = [dur * i / nseg for i in range(nseg + 1)]
-        rots = np.stack([rotation(axis, np.degrees(a * i / nseg)) for i in range(nseg + 1)])
-        return self.add_handle(indices, times=times, rotations=rots, pivot=pivot)
-
-    def release_handle(self, handle: int) -> None:
-        """Release a handle's vertices."""
-        self._s.release_handle(int(handle))
-        self._handles[int(handle)]["status"] = "released"
-
-    def freeze_handle(self, handle: int) -> None:
-        """Stop a handle where it is; its vertices stay pinned there."""
-        self._s.freeze_handle(int(handle))
-        self._handles[int(handle)]["status"] = "frozen"
-
-    # -- colliders ------------------------------------------------------------
-
-    def add_collider(self, collider: Collider) -> int:
+    def add_collider(self, collider: Collider, *, name: str | None = None) -> int:
         """Add a kinematic collider (plane, sphere, box, capsule, cylinder,
-        mesh SDF). Contact uses the spec's cubic repulsion with the collider's
-        friction, plus a post-step projection to ``thickness``."""
+        mesh SDF) and return its index. Contact uses the spec's cubic
+        repulsion with the collider's friction, plus a post-step projection
+        to ``thickness``. ``name``: its name in frames (default its type)."""
         if not isinstance(collider, Collider):
             raise InvalidInputError(f"collider must be a crumple.colliders.Collider; got {type(collider).__name__}")
         collider.advance_to(self.time)
-        i = int(self._s.add_collider(collider._c))
         self._colliders.append(collider)
-        return i
+        taken = {o.name for o in self._objects} | set(self._collider_names)
+        self._collider_names.append(_unique_name(name or type(collider).__name__.lower(), taken))
+        if self._s is not None:
+            self._s.add_collider(collider._c)
+        return len(self._colliders) - 1
 
-    def remove_collider(self, index: int) -> None:
-        """Remove collider ``index`` (later ones shift down)."""
-        self._s.remove_collider(int(index))
-        del self._colliders[int(index)]
+    @property
+    def colliders(self) -> tuple[Collider, ...]:
+        """The colliders, in the order added."""
+        return tuple(self._colliders)
+
+    def remove_collider(self, index_: int) -> None:
+        """Remove collider ``index_`` (later ones shift down)."""
+        i = index(index_, "collider index", len(self._colliders))
+        if self._s is not None:
+            self._s.remove_collider(i)
+        del self._colliders[i]
+        del self._collider_names[i]
 
     def _push_colliders(self) -> None:
+        s = self._core()
         for i, c in enumerate(self._colliders):
             if c._callback is not None:
                 c.advance_to(self.time)
-            self._s.replace_collider(i, c._c)
+            s.replace_collider(i, c._c)
 
     def _pull_colliders(self) -> None:
         for i, c in enumerate(self._colliders):
             c._c = self._s.get_collider(i)
 
-    # -- stepping -------------------------------------------------------------
+    # -- stepping --------------------------------------------------------------
 
     def hold_warp(self, per_step: float, steps: int) -> None:
         """Hold-time warp (spec §4.6): add ``per_step`` s to every hinge's
         stick and plastic clocks after each of the next ``steps`` steps (the
         paper: 10 s × 50 steps = a 500 s hold in 50 steps)."""
-        self._s.set_hold_warp(non_negative(per_step, "per_step"), positive_int(steps, "steps", 0))
+        self._core().set_hold_warp(non_negative(per_step, "per_step"), positive_int(steps, "steps", 0))
 
-    def step(self) -> None:
-        """One step of ``dt``. Raises :class:`SimulationDiverged` if the state blows up."""
+    def step(self, dt: float | None = None) -> None:
+        """One step of ``dt`` s (default: the configured ``dt``). Raises
+        :class:`SimulationDiverged` if the state blows up; the simulation is
+        then left as it was before the step."""
+        h = None if dt is None else positive(dt, "dt")
         self._push_colliders()
         try:
-            self._s.step()
+            self._s.step(h)
         finally:
             self._pull_colliders()
 
     def advance(self, duration: float, *, frames: int = 1, progress: bool = False) -> int:
-        """Advance by ``duration`` s (``round(duration/dt)`` steps) in
-        ``frames`` chunks (collider callbacks run once per chunk; a progress bar
-        when ``progress``). Returns the steps taken."""
-        d = positive(duration, "duration")
+        """Advance by ``duration`` s (≥ 0) and land exactly on ``time +
+        duration``: steps of ``dt``, each frame's last step shortened when
+        needed. ``frames``: equal chunks (collider callbacks run once per
+        chunk; a progress bar when ``progress``). Ctrl-C stops it at a step
+        boundary with the state intact. A diverging step raises
+        :class:`SimulationDiverged` with the state rolled back to the start
+        of that step. Returns the steps taken."""
+        d = non_negative(duration, "duration")
         frames = positive_int(frames, "frames")
+        self._core()
         steps = 0
+        t0 = self.time
         with _progress_bar(frames, "cloth", enabled=progress and frames > 1) as bar:
-            for _ in range(frames):
+            for k in range(frames):
                 self._push_colliders()
                 try:
-                    steps += int(self._s.advance(d / frames))
+                    # Frame ends from the start time, so rounding does not accumulate.
+                    steps += int(self._s.advance(t0 + d * (k + 1) / frames - self.time))
                 finally:
                     self._pull_colliders()
                 bar.update(1)
         return steps
 
-    # -- read-outs --------------------------------------------------------------
+    # -- read-outs ---------------------------------------------------------------
 
     @property
     def time(self) -> float:
         """Simulated time, s."""
-        return float(self._s.time)
+        return 0.0 if self._s is None else float(self._s.time)
 
     @property
     def step_count(self) -> int:
         """Steps taken."""
-        return int(self._s.step_count)
-
-    @property
-    def positions(self) -> npt.NDArray[np.float64]:
-        """Vertex positions (N, 3), m (a copy)."""
-        return np.asarray(self._s.positions)
-
-    @positions.setter
-    def positions(self, x: npt.ArrayLike) -> None:
-        self._s.set_positions(as_points(x, "positions"))
-
-    @property
-    def velocities(self) -> npt.NDArray[np.float64]:
-        """Vertex velocities (N, 3), m/s (a copy)."""
-        return np.asarray(self._s.velocities)
-
-    @velocities.setter
-    def velocities(self, v: npt.ArrayLike) -> None:
-        self._s.set_velocities(as_points(v, "velocities"))
-
-    @property
-    def faces(self) -> npt.NDArray[np.int64]:
-        """Triangles (F, 3)."""
-        return np.asarray(self._s.faces)
-
-    @property
-    def hinges(self) -> npt.NDArray[np.int64]:
-        """Hinges (H, 4): edge (x0, x1) and wing tips (x2, x3), spec §2.1."""
-        return np.asarray(self._s.hinges)
-
-    @property
-    def hinge_rest_length(self) -> npt.NDArray[np.float64]:
-        """Rest edge length per hinge (H,), m."""
-        return np.asarray(self._s.hinge_rest_length)
-
-    @property
-    def masses(self) -> npt.NDArray[np.float64]:
-        """Lumped vertex masses (N,), kg."""
-        return np.asarray(self._s.masses)
-
-    def hinge_angles(self) -> npt.NDArray[np.float64]:
-        """Signed dihedral angle per hinge (H,), rad, flat = 0."""
-        return np.asarray(self._s.hinge_angles())
-
-    @property
-    def plastic_angle(self) -> npt.NDArray[np.float64]:
-        """Plastic rest angle θ_p per hinge (H,), rad."""
-        return np.asarray(self._s.plastic_angle)
-
-    @property
-    def anchor_angle(self) -> npt.NDArray[np.float64]:
-        """Friction anchor θ_a per hinge (H,), rad."""
-        return np.asarray(self._s.anchor_angle)
-
-    @property
-    def stick_time(self) -> npt.NDArray[np.float64]:
-        """Friction dwell clock per hinge (H,), s."""
-        return np.asarray(self._s.stick_time)
-
-    @property
-    def plastic_time(self) -> npt.NDArray[np.float64]:
-        """Hardening clock per hinge (H,), s."""
-        return np.asarray(self._s.plastic_time)
-
-    @property
-    def yield_angle(self) -> npt.NDArray[np.float64]:
-        """Current yield angle ε_Y per hinge (H,), rad."""
-        return np.asarray(self._s.yield_angle)
-
-    @property
-    def tensile_plastic_strain(self) -> npt.NDArray[np.float64]:
-        """Tensile plastic Green strain per triangle (F, 3): uu, vv, uv."""
-        return np.asarray(self._s.tensile_plastic_strain)
-
-    @property
-    def tensile_anchor(self) -> npt.NDArray[np.float64]:
-        """Tensile friction anchors per triangle (F, 3)."""
-        return np.asarray(self._s.tensile_anchor)
-
-    def pin_forces(self) -> npt.NDArray[np.float64]:
-        """Handle spring force on each vertex (N, 3), N (0 where free)."""
-        return np.asarray(self._s.pin_forces())
+        return 0 if self._s is None else int(self._s.step_count)
 
     def kinetic_energy(self) -> float:
-        """Kinetic energy, J."""
-        return float(self._s.kinetic_energy())
+        """Kinetic energy of all garments, J."""
+        return float(self._core().kinetic_energy())
 
     def stats(self) -> dict[str, float]:
         """Last step: CG iterations, solve residual, hinge slips/yields,
         contact counts and stage times (s)."""
-        return dict(self._s.last_stats())
-
-    def metrics(self, mask: npt.ArrayLike | None = None) -> dict[str, float]:
-        """Wrinkle metrics of spec §8 (``M_abs``, ``M_sharp``, ``M_max``,
-        ``M_plastic``, ``M_anchor``) now, optionally over the hinges in
-        ``mask`` (H,) bool."""
-        return wrinkle_metrics(self.hinge_angles(), self.hinge_rest_length, self.plastic_angle,
-                               self.anchor_angle, mask)
-
-    def hinge_midpoints(self) -> npt.NDArray[np.float64]:
-        """Midpoint of each hinge edge (H, 3), m: for region masks."""
-        x = self.positions
-        h = self.hinges
-        return 0.5 * (x[h[:, 0]] + x[h[:, 1]])
+        return dict(self._core().last_stats())
 
     def count_self_intersections(self) -> int:
-        """Pairs of non-adjacent triangles that intersect now."""
-        return int(self._s.count_self_intersections())
+        """Pairs of non-adjacent triangles that intersect now, over all
+        garments (within one garment and between garments)."""
+        return int(self._core().count_self_intersections())
 
-    # -- checkpoints ----------------------------------------------------------
+    def frame(self) -> Frame:
+        """What a frame shows now: every garment as a mesh (per-vertex
+        ``speed`` m/s and ``plastic_angle`` rad) and every collider with its
+        pose. Exporters (PLY, USD), the viewer and the video renderer read
+        only this."""
+        objects: dict[str, Any] = {o.name: o._frame_part() for o in self._objects}
+        colliders = {n: collider_part(c) for n, c in zip(self._collider_names, self._colliders)}
+        return Frame(time=self.time, objects=objects, colliders=colliders)
+
+    # -- checkpoints -------------------------------------------------------------
 
     def save(self, path: str | Any) -> Any:
-        """Write a checkpoint ``.npz``: rest mesh, material, switches,
-        settings, handles, colliders and their motions, pins, and every state
-        array (internal variables included). A run restored with :meth:`load`
-        continues bit-identically to this one (saving drops the lagged
-        solver's cached factor in both, so both refactorize next step).
-        Collider callbacks are not saved: re-attach them."""
-        self._s.invalidate_solver_cache()
-        arrays: dict[str, npt.NDArray[Any]] = {
-            "mesh_vertices": self.mesh.vertices, "mesh_faces": self.mesh.faces,
-        }
-        if self._uv is not None:
-            arrays["uv"] = self._uv
+        """Write a checkpoint ``.npz``: the garments (rest meshes, materials,
+        switches, frames), settings, handles, colliders and their motions,
+        pins, and every state array (internal variables included). A run
+        restored with :meth:`load` continues bit-identically to this one
+        (saving drops the lagged solver's cached factor in both, so both
+        refactorize next step). Collider callbacks are not saved: re-attach
+        them."""
+        s = self._core()
+        s.invalidate_solver_cache()
+        arrays: dict[str, npt.NDArray[Any]] = {}
+        garments = []
         handles = []
-        for i, h in enumerate(self._handles):
-            for k in ("indices", "reference", "translations", "rotations"):
-                arrays[f"handle{i}_{k}"] = np.asarray(h[k])
-            handles.append({"pivot": list(h["pivot"]), "times": h["times"], "start": h["start"],
+        for gi, (o, ga) in enumerate(zip(self._objects, self._garment_args)):
+            arrays[f"g{gi}_vertices"] = o.mesh.vertices
+            arrays[f"g{gi}_faces"] = o.mesh.faces
+            if ga["uv"] is not None:
+                arrays[f"g{gi}_uv"] = ga["uv"]
+            garments.append({"name": o.name, "material": dataclasses.asdict(o.material),
+                             "wrinkles": o.wrinkles._dict(), "warp_direction": ga["warp_direction"],
+                             "init_rest": ga["init_rest"], "uv": ga["uv"] is not None})
+        for k, (o, j) in enumerate(self._handle_owner):
+            h = o._handles[j]
+            for key in ("indices", "reference", "translations", "rotations"):
+                arrays[f"handle{k}_{key}"] = np.asarray(h[key])
+            handles.append({"object": o.index, "pivot": list(h["pivot"]), "times": h["times"], "start": h["start"],
                             "status": h["status"]})
-        colliders = [_to_spec(c) for c in self._colliders]
-        for k, v in self._s.state_arrays().items():
+        for k, v in s.state_arrays().items():
             arrays[f"state_{k}"] = np.asarray(v)
-        meta = {"solver": "cloth", "material": self.material._dict(), "wrinkles": self.wrinkles._dict(),
-                "params": self._params, "warp_direction": self._warp_direction, "init_rest": self._init_rest,
-                "handles": handles, "colliders": colliders}
+        meta = {"solver": "cloth", "params": self._params, "garments": garments, "handles": handles,
+                "colliders": [_to_spec(c) for c in self._colliders], "collider_names": self._collider_names}
         return _io.save_checkpoint(path, arrays, meta)
 
     @classmethod
     def load(cls, path: str | Any) -> Simulation:
-        """Rebuild a simulation from a checkpoint written by :meth:`save`."""
-        arrays, meta = _io.load_checkpoint(path)
-        if meta.get("solver") != "cloth":
-            raise InvalidInputError(f"{str(path)!r} is not a cloth checkpoint")
-        mesh = TriMesh(arrays["mesh_vertices"], arrays["mesh_faces"])
-        p = dict(meta["params"])
-        sim = cls(mesh, Material(**meta["material"]), Wrinkles(**meta["wrinkles"]), uv=arrays.get("uv"),
-                  warp_direction=meta["warp_direction"], init_rest_from_mesh=meta["init_rest"], **p)
-        for c in meta["colliders"]:
-            sim.add_collider(_from_spec(c["spec"], [tuple(m) for m in c["motions"]]))
-        for i, h in enumerate(meta["handles"]):
-            a = {k: arrays[f"handle{i}_{k}"] for k in ("indices", "reference", "translations", "rotations")}
-            sim._s.restore_handle(a["indices"], a["reference"], tuple(h["pivot"]), float(h["start"]),
-                                  h["status"] == "active", list(h["times"]), a["translations"], a["rotations"])
-            sim._handles.append(dict(indices=a["indices"], reference=a["reference"], pivot=tuple(h["pivot"]),
-                                     times=list(h["times"]), translations=a["translations"],
-                                     rotations=a["rotations"], start=float(h["start"]), status=h["status"]))
-        state: dict[str, Any] = {k[len("state_"):]: v for k, v in arrays.items() if k.startswith("state_")}
-        for k in ("time", "warp_per_step"):
-            state[k] = float(state[k])
-        for k in ("step", "warp_steps_left"):
-            state[k] = int(state[k])
-        sim._s.set_state(state)
+        """Rebuild a simulation from a checkpoint written by :meth:`save`;
+        its garments are in :attr:`objects` (in the order added). Raises
+        :class:`CheckpointError` for a missing, corrupt, truncated or
+        foreign file."""
+        arrays, meta = _checkpoint.load(path, "cloth")
+        try:
+            sim = cls(**meta["params"])
+            for gi, g in enumerate(meta["garments"]):
+                mesh = TriMesh(arrays[f"g{gi}_vertices"], arrays[f"g{gi}_faces"])
+                sim.add_cloth(mesh, Material(**g["material"]), wrinkles=Wrinkles(**g["wrinkles"]),
+                              uv=arrays[f"g{gi}_uv"] if g["uv"] else None, warp_direction=g["warp_direction"],
+                              init_rest_from_mesh=g["init_rest"], name=g["name"])
+            for c, n in zip(meta["colliders"], meta["collider_names"]):
+                sim.add_collider(_from_spec(c["spec"], [tuple(m) for m in c["motions"]]), name=n)
+            for k, h in enumerate(meta["handles"]):
+                a = {key: arrays[f"handle{k}_{key}"] for key in ("indices", "reference", "translations", "rotations")}
+                hid = sim._s.restore_handle(a["indices"], a["reference"], tuple(h["pivot"]), float(h["start"]),
+                                            h["status"] == "active", list(h["times"]), a["translations"],
+                                            a["rotations"])
+                o = sim._objects[int(h["object"])]
+                sim._handle_owner.append((o, len(o._handles)))
+                o._handles.append(dict(id=int(hid), indices=a["indices"], reference=a["reference"],
+                                       pivot=tuple(h["pivot"]), times=list(h["times"]),
+                                       translations=a["translations"], rotations=a["rotations"],
+                                       start=float(h["start"]), status=h["status"]))
+            state: dict[str, Any] = {k[len("state_"):]: v for k, v in arrays.items() if k.startswith("state_")}
+            for key in ("time", "warp_per_step"):
+                state[key] = float(state[key])
+            for key in ("step", "warp_steps_left"):
+                state[key] = int(state[key])
+            sim._push_colliders()
+            sim._s.set_state(state)
+        except CheckpointError:
+            raise
+        except (KeyError, TypeError, ValueError, IndexError) as e:
+            raise CheckpointError(f"{str(path)!r} is not a usable cloth checkpoint: {type(e).__name__}: {e}") from e
         for c in sim._colliders:
             c.advance_to(sim.time)
         return sim
-
-    def trimesh(self) -> TriMesh:
-        """The current shape as a TriMesh (for export and viewing)."""
-        return TriMesh(self.positions, self.faces)
-

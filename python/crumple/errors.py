@@ -12,6 +12,7 @@ __all__ = [
     "CrumpleError",
     "InvalidInputError",
     "MeshError",
+    "CheckpointError",
     "BackendUnavailable",
     "SimulationDiverged",
     "SolverError",
@@ -34,15 +35,30 @@ class MeshError(CrumpleError, ValueError):
     Also a :class:`ValueError`."""
 
 
+class CheckpointError(InvalidInputError):
+    """A checkpoint file that cannot be loaded: missing, truncated, corrupt,
+    not a crumple checkpoint, or one written for another module. The message
+    names the file and what is wrong."""
+
+
 class BackendUnavailable(CrumpleError):
     """The requested compute backend cannot be used (no GPU adapter, device
     lost, a device limit exceeded). The message gives the reason."""
 
 
 class SimulationDiverged(CrumpleError, ArithmeticError):
-    """The simulation produced non-finite or exploding state. The message says
-    at which step and what to change (usually a smaller time step or stiffer
-    damping)."""
+    """The simulation produced non-finite or exploding state.
+
+    The simulation is left as it was at the start of the failing step
+    (rolled back), so you can lower the time step or a stiffness and call
+    ``advance`` again. Attributes: ``step`` (the step count it was left at)
+    and ``time`` (its time, s); ``None`` when unknown. The message says what
+    to change."""
+
+    def __init__(self, message: str = "", step: int | None = None, time: float | None = None) -> None:
+        super().__init__(message)
+        self.step = None if step is None else int(step)
+        self.time = None if time is None else float(time)
 
 
 class SolverError(CrumpleError):

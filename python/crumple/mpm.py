@@ -10,7 +10,7 @@ Table 1) are available as presets.
 Example::
 
     sim = cr.mpm.Simulation(lower=(0, 0, 0), upper=(1, 1, 1), dx=1 / 64)
-    cloth = sim.add_cloth(mesh, cr.mpm.ClothMaterial.preset("cloth_ball"), damping=0.7)
+    cloth = sim.add_cloth(mesh, cr.mpm.ClothMaterial.preset("cloth_ball"), rpic_damping=0.7)
     sim.add_collider(cr.colliders.Sphere(center=(0.5, 0.4, 0.5), radius=0.2))
     sim.advance(1 / 24)
     cloth.positions  # (N, 3) float32
@@ -21,18 +21,31 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from ._checks import as_points, as_vec3, choice, finite, non_negative, positive
+from ._checks import (
+    as_points,
+    as_vec3,
+    choice,
+    finite,
+    index,
+    non_negative,
+    positive,
+    positive_int,
+    velocity_field,
+    vertex_indices,
+)
 from ._progress import progress as _progress_bar
+from . import _checkpoint
 from . import io as _io
 from .colliders import Collider, _from_spec, _to_spec
 from .backend import Backend, resolve_backend
-from .errors import InvalidInputError
+from .errors import CheckpointError, InvalidInputError
+from .frames import Frame, FrameCurves, FrameMesh, FramePoints, collider_part
 from .geometry import Curves, TriMesh
 
 __all__ = [
@@ -64,8 +77,29 @@ def _poisson(x: float) -> float:
     return f
 
 
+_M = TypeVar("_M", bound="_Presets")
+
+
+class _Presets:
+    """``PRESETS`` (name → field values) and ``preset(name, **overrides)``,
+    the same on every material class of every module."""
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {}
+
+    @classmethod
+    def preset(cls: type[_M], name: str, **overrides: Any) -> _M:
+        """The material ``name`` (a key of ``PRESETS``) with optional field
+        overrides; unknown names or fields raise :class:`InvalidInputError`."""
+        key = choice(name, f"{cls.__name__} preset", tuple(cls.PRESETS))
+        known = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]  # subclasses are dataclasses
+        bad = set(overrides) - known
+        if bad:
+            raise InvalidInputError(f"unknown {cls.__name__} fields {sorted(bad)}; known: {sorted(known)}")
+        return cls(**{**cls.PRESETS[key], **overrides})
+
+
 @dataclass(frozen=True)
-class ClothMaterial:
+class ClothMaterial(_Presets):
     """A cloth (surface) material (spec §4.3; paper Table 1 columns).
 
     density: kg/m³ of the shell (mass = density · area · thickness).
@@ -84,8 +118,8 @@ class ClothMaterial:
     friction_angle: float = 0.0
     thickness: float | None = None
 
-    PRESETS: ClassVar[dict[str, dict[str, float]]] = {
-        # paper Table 1 (spec §6.1); damping ν_d is passed to add_cloth
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        # paper Table 1 (spec §6.1); ν_d is add_cloth's rpic_damping
         "curtain": dict(density=2, youngs_modulus=400, poisson_ratio=0.3, normal_stiffness=800),
         "cloth_ball": dict(density=2, youngs_modulus=200, poisson_ratio=0.3, normal_stiffness=100),
         "twister": dict(density=2, youngs_modulus=200, poisson_ratio=0.3, normal_stiffness=400),
@@ -105,12 +139,6 @@ class ClothMaterial:
         if self.thickness is not None:
             positive(self.thickness, "thickness")
 
-    @classmethod
-    def preset(cls, name: str, **overrides: Any) -> ClothMaterial:
-        """A paper Table 1 material by name (see ``ClothMaterial.PRESETS``)."""
-        key = choice(name, "cloth preset", tuple(cls.PRESETS))
-        return cls(**{**cls.PRESETS[key], **overrides})
-
     def _params(self) -> dict[str, float]:
         return {"youngs_modulus": self.youngs_modulus, "poisson_ratio": self.poisson_ratio,
                 "normal_stiffness": self.normal_stiffness, "shear_stiffness": self.shear_stiffness,
@@ -118,7 +146,7 @@ class ClothMaterial:
 
 
 @dataclass(frozen=True)
-class CurveMaterial:
+class CurveMaterial(_Presets):
     """A strand (curve) material for hair, yarn and fibres (spec §4.4, §5.2).
 
     stretch_stiffness: k, fibre stretching stiffness, Pa.
@@ -136,7 +164,7 @@ class CurveMaterial:
     friction_angle: float = 15.0
     radius: float | None = None
 
-    PRESETS: ClassVar[dict[str, dict[str, float]]] = {
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "hair": dict(density=1, youngs_modulus=60, stretch_stiffness=2000, shear_stiffness=10, friction_angle=15),
         "knit_sweater": dict(density=4, youngs_modulus=500, stretch_stiffness=500, shear_stiffness=100,
                              friction_angle=10),
@@ -160,12 +188,6 @@ class CurveMaterial:
         if self.radius is not None:
             positive(self.radius, "radius")
 
-    @classmethod
-    def preset(cls, name: str, **overrides: Any) -> CurveMaterial:
-        """A paper Table 1 strand material by name (see ``CurveMaterial.PRESETS``)."""
-        key = choice(name, "curve preset", tuple(cls.PRESETS))
-        return cls(**{**cls.PRESETS[key], **overrides})
-
     def _params(self) -> dict[str, float]:
         return {"youngs_modulus": self.youngs_modulus, "poisson_ratio": self.poisson_ratio,
                 "normal_stiffness": self.stretch_stiffness, "shear_stiffness": self.shear_stiffness,
@@ -173,12 +195,16 @@ class CurveMaterial:
 
 
 @dataclass(frozen=True)
-class ElasticMaterial:
+class ElasticMaterial(_Presets):
     """A fixed-corotated elastic solid (spec §4.6): density kg/m³, Young's modulus Pa."""
 
     density: float = 1000.0
     youngs_modulus: float = 1e4
     poisson_ratio: float = 0.3
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "jelly": dict(density=1000.0, youngs_modulus=1e4, poisson_ratio=0.3),
+    }
 
     def __post_init__(self) -> None:
         positive(self.density, "density")
@@ -190,7 +216,7 @@ class ElasticMaterial:
 
 
 @dataclass(frozen=True)
-class SandMaterial:
+class SandMaterial(_Presets):
     """Drucker–Prager sand with hardening (Klár et al. 2016; spec §5.4). The
     defaults are Klár's: friction angle φ = h0 + (h1 q − h3) exp(−h2 q) in degrees."""
 
@@ -201,6 +227,11 @@ class SandMaterial:
     hardening_slope: float = 9.0
     hardening_decay: float = 0.2
     initial_deficit: float = 10.0
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        # Klár et al. 2016's sand (the defaults)
+        "sand": dict(density=2200.0, youngs_modulus=3.537e5, poisson_ratio=0.3, friction_angle=35.0),
+    }
 
     def __post_init__(self) -> None:
         positive(self.density, "density")
@@ -216,7 +247,7 @@ class SandMaterial:
 
 
 @dataclass(frozen=True)
-class GooMaterial:
+class GooMaterial(_Presets):
     """Viscoplastic goo (our choice where the paper is silent, spec §4.6):
     Hencky elasticity with a von Mises yield stress (Pa) and a viscosity (Pa·s)
     that relaxes the stress above it."""
@@ -226,6 +257,10 @@ class GooMaterial:
     poisson_ratio: float = 0.3
     yield_stress: float = 50.0
     viscosity: float = 10.0
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "goo": dict(density=1000.0, youngs_modulus=2000.0, poisson_ratio=0.3, yield_stress=50.0, viscosity=10.0),
+    }
 
     def __post_init__(self) -> None:
         positive(self.density, "density")
@@ -241,72 +276,139 @@ class GooMaterial:
 class _Object:
     """A handle on one object added to a :class:`Simulation`."""
 
-    def __init__(self, sim: Simulation, index: int) -> None:
+    kind: ClassVar[str] = "object"
+
+    def __init__(self, sim: Simulation, index: int, name: str) -> None:
         self._sim = sim
         self.index = index
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, points={self.num_points})"
+
+    @property
+    def num_points(self) -> int:
+        """Number of particles (volumes) or vertices (meshes, strands)."""
+        return int(self._sim._s.positions(self.index).shape[0])
 
     @property
     def positions(self) -> npt.NDArray[np.floating[Any]]:
-        """(N, 3) positions in metres (a copy, in the simulation's precision)."""
+        """(N, 3) positions in metres (a copy, in the simulation's precision:
+        float32 by default)."""
         return self._sim._s.positions(self.index)
 
     @property
     def velocities(self) -> npt.NDArray[np.floating[Any]]:
-        """(N, 3) velocities in m/s (a copy)."""
+        """(N, 3) velocities in m/s (a copy). Settable from one 3-vector or an
+        (N, 3) array."""
         return self._sim._s.velocities(self.index)
 
     @velocities.setter
     def velocities(self, v: npt.ArrayLike) -> None:
-        self._sim._s.set_velocities(self.index, as_points(v, "velocities"))
+        self._sim._s.set_velocities(self.index, velocity_field(v, self.num_points, "velocities"))
+
+    def _frame_part(self) -> Any:
+        raise NotImplementedError  # each kind below says what it shows
 
 
 class Particles(_Object):
     """Volumetric particles (sand, goo, elastic solid)."""
 
+    def __init__(self, sim: Simulation, index: int, name: str, particle_volume: float) -> None:
+        super().__init__(sim, index, name)
+        self.particle_volume = particle_volume
+
+    def _frame_part(self) -> FramePoints:
+        x = np.asarray(self.positions, dtype=np.float64)
+        # Drawn as spheres of the particle's rest volume.
+        r = np.full(len(x), (3.0 * self.particle_volume / (4.0 * np.pi)) ** (1.0 / 3.0))
+        speed = np.linalg.norm(np.asarray(self.velocities, dtype=np.float64), axis=1)
+        return FramePoints(positions=x, radii=r, point_data={"speed": speed})
+
 
 class _Mesh(_Object):
-    def pin(self, indices: npt.ArrayLike) -> None:
-        """Fix vertices ``indices`` at their current positions."""
-        self._sim._s.pin(self.index, _indices(indices))
+    def pin(self, indices: npt.ArrayLike, targets: npt.ArrayLike | None = None, *,
+            stiffness: float | None = None) -> None:
+        """Pin vertices ``indices`` (ints or a boolean mask) at ``targets
+        (K, 3)`` m (default: where they are). MPM pins are exact (the pinned
+        vertices follow their targets), so ``stiffness`` must be None."""
+        if stiffness is not None:
+            raise InvalidInputError("MPM pins are exact constraints; leave stiffness=None "
+                                    "(cloth.Simulation pins are springs and take a stiffness)")
+        idx = vertex_indices(indices, self.num_points)
+        self._sim._s.pin(self.index, idx)
+        if targets is not None:
+            self.set_pin_targets(idx, targets)
 
     def set_pin_targets(self, indices: npt.ArrayLike, positions: npt.ArrayLike,
                         velocities: npt.ArrayLike | None = None) -> None:
-        """Move pinned vertices: they are at ``positions (K, 3)`` now and move on
+        """Move pinned vertices: they are at ``positions (K, 3)`` m now and move on
         with ``velocities (K, 3)`` m/s (default zero)."""
-        idx = _indices(indices)
-        p = as_points(positions, "positions")
-        v = np.zeros_like(p) if velocities is None else as_points(velocities, "velocities")
+        idx = vertex_indices(indices, self.num_points)
+        p = as_points(positions, "positions", allow_empty=idx.size == 0)
+        v = np.zeros_like(p) if velocities is None else as_points(velocities, "velocities",
+                                                                   allow_empty=idx.size == 0)
         self._sim._s.set_pin_targets(self.index, idx, p, v)
 
-    def unpin(self) -> None:
-        """Release all pinned vertices of this object."""
-        self._sim._s.unpin(self.index)
+    def release(self, indices: npt.ArrayLike | None = None) -> None:
+        """Unpin ``indices`` (default: every pinned vertex of this object);
+        they move freely again."""
+        if indices is None:
+            self._sim._s.unpin(self.index)
+        else:
+            self._sim._s.unpin_vertices(self.index, vertex_indices(indices, self.num_points))
 
 
 class Cloth(_Mesh):
     """A cloth mesh in a simulation; ``faces`` are those of the input mesh."""
 
-    def __init__(self, sim: Simulation, index: int, mesh: TriMesh) -> None:
-        super().__init__(sim, index)
-        self.faces = mesh.faces
+    def __init__(self, sim: Simulation, index: int, name: str, mesh: TriMesh) -> None:
+        super().__init__(sim, index, name)
+        self.mesh = mesh
+
+    @property
+    def faces(self) -> npt.NDArray[np.int64]:
+        """Triangles (F, 3) int64 (those of the mesh it was made from)."""
+        return self.mesh.faces
+
+    def _frame_part(self) -> FrameMesh:
+        speed = np.linalg.norm(np.asarray(self.velocities, dtype=np.float64), axis=1)
+        return FrameMesh(positions=np.asarray(self.positions, dtype=np.float64), faces=self.faces,
+                         vertex_data={"speed": speed})
 
 
 class Strands(_Mesh):
     """Strands (hair, yarn) in a simulation."""
 
-    def __init__(self, sim: Simulation, index: int, curves: Curves) -> None:
-        super().__init__(sim, index)
-        self.offsets = curves.offsets
-        self.segments = curves.segments
+    def __init__(self, sim: Simulation, index: int, name: str, curves: Curves, radius: float) -> None:
+        super().__init__(sim, index, name)
+        self.curves = curves
+        self.radius = radius
+
+    @property
+    def offsets(self) -> npt.NDArray[np.int64]:
+        """(C + 1,) int64: strand ``c`` is ``positions[offsets[c]:offsets[c + 1]]``."""
+        return self.curves.offsets
+
+    @property
+    def segments(self) -> npt.NDArray[np.int64]:
+        """(S, 2) int64 vertex pairs of every segment."""
+        return self.curves.segments
+
+    def _frame_part(self) -> FrameCurves:
+        x = np.asarray(self.positions, dtype=np.float64)
+        speed = np.linalg.norm(np.asarray(self.velocities, dtype=np.float64), axis=1)
+        return FrameCurves(positions=x, offsets=self.offsets, radii=np.full(len(x), self.radius),
+                           point_data={"speed": speed})
 
 
-def _indices(a: npt.ArrayLike) -> npt.NDArray[np.int64]:
-    arr = np.asarray(a).reshape(-1)
-    if arr.size and arr.dtype.kind not in "iu":
-        raise InvalidInputError(f"vertex indices must be integers; got dtype {arr.dtype}")
-    if arr.size and arr.min() < 0:
-        raise InvalidInputError(f"vertex indices must be >= 0; got {int(arr.min())}")
-    return np.ascontiguousarray(arr, dtype=np.int64)
+def _unique_name(name: str, taken: set[str]) -> str:
+    if name not in taken:
+        return name
+    k = 1
+    while f"{name}_{k}" in taken:
+        k += 1
+    return f"{name}_{k}"
 
 
 class Simulation:
@@ -364,7 +466,7 @@ class Simulation:
         self._s = _core.MpmSimulation(
             as_vec3(lower, "lower"), as_vec3(upper, "upper"), self.dx, as_vec3(gravity, "gravity"),
             finite(cfl, "cfl"), positive(dt_max, "dt_max"), choice(kernel, "kernel", ("quadratic", "cubic")),
-            int(boundary_padding), choice(out_of_domain, "out_of_domain", ("error", "clamp", "remove")),
+            index(boundary_padding, "boundary_padding"), choice(out_of_domain, "out_of_domain", ("error", "clamp", "remove")),
             choice(precision, "precision", ("f32", "f64")), choice(transfer, "transfer", ("apic", "mls")),
             bool(return_map), choice(tangents, "tangents", ("mesh", "eulerian")) == "eulerian",
         )
@@ -376,92 +478,151 @@ class Simulation:
             # Every stage runs as a wgpu compute shader; state stays on the device.
             self._s.use_gpu()
         self._colliders: list[Collider] = []
+        self._collider_names: list[str] = []
+        self._objects: list[Cloth | Strands | Particles] = []
 
     # -- building ---------------------------------------------------------
 
-    def add_cloth(self, mesh: TriMesh, material: ClothMaterial | None = None, *, damping: float = 0.0,
-                  velocity: Vec3Like = (0, 0, 0), energy_weight: Literal["split", "full"] = "split") -> Cloth:
-        """Add a cloth mesh. ``damping`` is the paper's ν_d in [0, 1] (0 = APIC,
-        1 = RPIC: removes non-rigid affine motion, spec Eq. 2). ``energy_weight``
-        "split" (default) weights each triangle's energy by a quarter of its
-        volume, as the paper does (its Table 1 values assume it: the effective
-        modulus is E/4); "full" uses the whole volume (spec §9 A10)."""
+    def _name(self, name: str) -> str:
+        if not isinstance(name, str) or not name:
+            raise InvalidInputError(f"name must be a non-empty string; got {name!r}")
+        return _unique_name(name, {o.name for o in self._objects} | set(self._collider_names))
+
+    @staticmethod
+    def _rpic(rpic_damping: float) -> float:
+        d = finite(rpic_damping, "rpic_damping")
+        if not 0.0 <= d <= 1.0:
+            raise InvalidInputError(f"rpic_damping ν_d must be in [0, 1] (0 = APIC, 1 = RPIC); got {rpic_damping!r}")
+        return d
+
+    def add_cloth(self, mesh: TriMesh, material: ClothMaterial | None = None, *, rpic_damping: float = 0.0,
+                  velocity: Vec3Like = (0, 0, 0), energy_weight: Literal["split", "full"] = "split",
+                  name: str = "cloth") -> Cloth:
+        """Add a cloth mesh and return its handle. ``rpic_damping`` is the
+        paper's ν_d in [0, 1] (0 = APIC, 1 = RPIC: removes non-rigid affine
+        motion, spec Eq. 2). ``velocity``: m/s, one 3-vector or (N, 3).
+        ``energy_weight`` "split" (default) weights each triangle's energy by
+        a quarter of its volume, as the paper does (its Table 1 values assume
+        it: the effective modulus is E/4); "full" uses the whole volume (spec
+        §9 A10). ``name``: its name in frames and exports (made unique)."""
         if not isinstance(mesh, TriMesh):
             raise InvalidInputError(f"mesh must be a crumple.geometry.TriMesh; got {type(mesh).__name__}")
         mat = material or ClothMaterial()
         if not isinstance(mat, ClothMaterial):
             raise InvalidInputError(f"material must be a ClothMaterial; got {type(mat).__name__}")
         ew = choice(energy_weight, "energy_weight", ("split", "full"))
+        nu = self._rpic(rpic_damping)
+        vel = velocity_field(velocity, mesh.num_vertices, "velocity")
+        uniform = bool(np.all(vel == vel[0]))
+        v0 = as_vec3(vel[0], "velocity") if uniform else (0.0, 0.0, 0.0)
+        nm = self._name(name)
         idx = self._s.add_cloth(mesh._m, mat._params(), float(mat.density), float(mat.thickness or self.dx),
-                                as_vec3(velocity, "velocity"), finite(damping, "damping"), ew)
+                                v0, nu, ew)
         self._recipe.append(("cloth", {"vertices": mesh.vertices, "faces": mesh.faces},
-                             dict(material=dataclasses.asdict(mat), damping=damping, velocity=as_vec3(velocity, "v"),
-                                  energy_weight=ew)))
-        return Cloth(self, idx, mesh)
+                             dict(material=dataclasses.asdict(mat), rpic_damping=nu, velocity=v0,
+                                  energy_weight=ew, name=nm)))
+        obj = Cloth(self, idx, nm, mesh)
+        self._objects.append(obj)
+        if not uniform:
+            obj.velocities = vel
+        return obj
 
-    def add_curves(self, curves: Curves, material: CurveMaterial | None = None, *, damping: float = 0.0,
-                   velocity: Vec3Like = (0, 0, 0), energy_weight: Literal["split", "full"] = "split") -> Strands:
-        """Add strands (hair, yarn, fibres); ``energy_weight`` as in :meth:`add_cloth`
-        (a third of each segment's volume by default)."""
+    def add_curves(self, curves: Curves, material: CurveMaterial | None = None, *, rpic_damping: float = 0.0,
+                   velocity: Vec3Like = (0, 0, 0), energy_weight: Literal["split", "full"] = "split",
+                   name: str = "strands") -> Strands:
+        """Add strands (hair, yarn, fibres) and return their handle;
+        ``rpic_damping``, ``velocity``, ``energy_weight`` (a third of each
+        segment's volume by default) and ``name`` as in :meth:`add_cloth`."""
         if not isinstance(curves, Curves):
             raise InvalidInputError(f"curves must be a crumple.geometry.Curves; got {type(curves).__name__}")
         mat = material or CurveMaterial()
         if not isinstance(mat, CurveMaterial):
             raise InvalidInputError(f"material must be a CurveMaterial; got {type(mat).__name__}")
         ew = choice(energy_weight, "energy_weight", ("split", "full"))
-        idx = self._s.add_curves(curves._c, mat._params(), float(mat.density), float(mat.radius or self.dx / 2),
-                                 as_vec3(velocity, "velocity"), finite(damping, "damping"), ew)
+        nu = self._rpic(rpic_damping)
+        vel = velocity_field(velocity, len(curves.points), "velocity")
+        uniform = bool(np.all(vel == vel[0]))
+        v0 = as_vec3(vel[0], "velocity") if uniform else (0.0, 0.0, 0.0)
+        nm = self._name(name)
+        radius = float(mat.radius or self.dx / 2)
+        idx = self._s.add_curves(curves._c, mat._params(), float(mat.density), radius, v0, nu, ew)
         self._recipe.append(("curves", {"points": curves.points, "offsets": curves.offsets},
-                             dict(material=dataclasses.asdict(mat), damping=damping, velocity=as_vec3(velocity, "v"),
-                                  energy_weight=ew)))
-        return Strands(self, idx, curves)
+                             dict(material=dataclasses.asdict(mat), rpic_damping=nu, velocity=v0,
+                                  energy_weight=ew, name=nm)))
+        obj = Strands(self, idx, nm, curves, radius)
+        self._objects.append(obj)
+        if not uniform:
+            obj.velocities = vel
+        return obj
 
     def _add_volume(self, kind: str, points: npt.ArrayLike, material: Any, particle_volume: float | None,
-                    velocity: Vec3Like, damping: float) -> Particles:
+                    velocity: Any, rpic_damping: float, name: str) -> Particles:
         pts = as_points(points, "points")
         pv = (self.dx / 2) ** 3 if particle_volume is None else positive(particle_volume, "particle_volume")
-        idx = self._s.add_volume(pts, kind, material._params(), float(material.density), pv,
-                                 as_vec3(velocity, "velocity"), finite(damping, "damping"))
-        self._recipe.append((kind, {"points": pts}, dict(material=dataclasses.asdict(material), damping=damping,
-                                                          velocity=as_vec3(velocity, "v"), particle_volume=pv)))
-        return Particles(self, idx)
+        nu = self._rpic(rpic_damping)
+        vel = velocity_field(velocity, len(pts), "velocity")
+        uniform = bool(np.all(vel == vel[0]))
+        v0 = as_vec3(vel[0], "velocity") if uniform else (0.0, 0.0, 0.0)
+        nm = self._name(name)
+        idx = self._s.add_volume(pts, kind, material._params(), float(material.density), pv, v0, nu)
+        self._recipe.append((kind, {"points": pts}, dict(material=dataclasses.asdict(material), rpic_damping=nu,
+                                                          velocity=v0, particle_volume=pv, name=nm)))
+        obj = Particles(self, idx, nm, pv)
+        self._objects.append(obj)
+        if not uniform:
+            obj.velocities = vel
+        return obj
 
     def add_solid(self, points: npt.ArrayLike, material: ElasticMaterial | None = None, *,
-                  velocity: Vec3Like = (0, 0, 0), damping: float = 0.0,
-                  particle_volume: float | None = None) -> Particles:
-        """Add an elastic solid sampled by ``points (N, 3)``; each particle has
-        rest volume ``particle_volume`` m³ (default (dx/2)³: 8 per cell)."""
+                  velocity: Vec3Like = (0, 0, 0), rpic_damping: float = 0.0,
+                  particle_volume: float | None = None, name: str = "solid") -> Particles:
+        """Add an elastic solid sampled by ``points (N, 3)`` m; each particle
+        has rest volume ``particle_volume`` m³ (default (dx/2)³: 8 per cell).
+        ``velocity``: one 3-vector or (N, 3), m/s."""
         mat = material or ElasticMaterial()
         if not isinstance(mat, ElasticMaterial):
             raise InvalidInputError(f"material must be an ElasticMaterial; got {type(mat).__name__}")
-        return self._add_volume("elastic", points, mat, particle_volume, velocity, damping)
+        return self._add_volume("elastic", points, mat, particle_volume, velocity, rpic_damping, name)
 
     def add_granular(self, points: npt.ArrayLike, material: SandMaterial | None = None, *,
-                     velocity: Vec3Like = (0, 0, 0), damping: float = 0.0,
-                     particle_volume: float | None = None) -> Particles:
-        """Add sand (Drucker–Prager) sampled by ``points (N, 3)``."""
+                     velocity: Vec3Like = (0, 0, 0), rpic_damping: float = 0.0,
+                     particle_volume: float | None = None, name: str = "sand") -> Particles:
+        """Add sand (Drucker–Prager) sampled by ``points (N, 3)`` m."""
         mat = material or SandMaterial()
         if not isinstance(mat, SandMaterial):
             raise InvalidInputError(f"material must be a SandMaterial; got {type(mat).__name__}")
-        return self._add_volume("sand", points, mat, particle_volume, velocity, damping)
+        return self._add_volume("sand", points, mat, particle_volume, velocity, rpic_damping, name)
 
     def add_goo(self, points: npt.ArrayLike, material: GooMaterial | None = None, *,
-                velocity: Vec3Like = (0, 0, 0), damping: float = 0.0,
-                particle_volume: float | None = None) -> Particles:
-        """Add viscoplastic goo sampled by ``points (N, 3)``."""
+                velocity: Vec3Like = (0, 0, 0), rpic_damping: float = 0.0,
+                particle_volume: float | None = None, name: str = "goo") -> Particles:
+        """Add viscoplastic goo sampled by ``points (N, 3)`` m."""
         mat = material or GooMaterial()
         if not isinstance(mat, GooMaterial):
             raise InvalidInputError(f"material must be a GooMaterial; got {type(mat).__name__}")
-        return self._add_volume("goo", points, mat, particle_volume, velocity, damping)
+        return self._add_volume("goo", points, mat, particle_volume, velocity, rpic_damping, name)
 
-    def add_collider(self, collider: Collider) -> int:
-        """Add a collider (its motion and later changes to it are followed)."""
+    @property
+    def objects(self) -> tuple[Cloth | Strands | Particles, ...]:
+        """The objects, in the order added (the handles the ``add_*`` methods returned)."""
+        return tuple(self._objects)
+
+    def add_collider(self, collider: Collider, *, name: str | None = None) -> int:
+        """Add a collider (its motion and later changes to it are followed)
+        and return its index. ``name``: its name in frames (default its type)."""
         if not isinstance(collider, Collider):
             raise InvalidInputError(f"collider must be a crumple.colliders.Collider; got {type(collider).__name__}")
+        nm = self._name(name or type(collider).__name__.lower())
         collider.advance_to(self.time)
         i = self._s.add_collider(collider._c)
         self._colliders.append(collider)
-        return i
+        self._collider_names.append(nm)
+        return int(i)
+
+    @property
+    def colliders(self) -> tuple[Collider, ...]:
+        """The colliders, in the order added."""
+        return tuple(self._colliders)
 
     # -- stepping ---------------------------------------------------------
 
@@ -476,30 +637,47 @@ class Simulation:
             c._c = self._s.get_collider(i)
 
     def advance(self, duration: float, *, frames: int = 1, progress: bool = False) -> int:
-        """Advance by ``duration`` seconds in ``frames`` equal frames (collider
-        callbacks are called once per frame), with CFL-limited steps that land
-        exactly on each frame time. Returns the number of steps taken."""
+        """Advance by ``duration`` s (≥ 0) in ``frames`` equal frames
+        (collider callbacks are called once per frame; a progress bar when
+        ``progress``), with CFL-limited steps that land exactly on each frame
+        time and on ``time + duration``. Ctrl-C stops it at a step boundary
+        with the state intact. A diverging step raises
+        :class:`SimulationDiverged` with the state rolled back to the start of
+        that step (CPU backend). Returns the number of steps taken."""
         d = non_negative(duration, "duration")
-        if isinstance(frames, bool) or not isinstance(frames, int) or frames < 1:
-            raise InvalidInputError(f"frames must be a positive integer; got {frames!r}")
+        frames = positive_int(frames, "frames")
         steps = 0
+        t0 = self.time
         with _progress_bar(frames, "mpm", enabled=progress and frames > 1) as bar:
-            for _ in range(frames):
+            for k in range(frames):
                 self._push_colliders()
                 try:
-                    steps += self._s.advance(d / frames)
+                    # Frame ends from the start time, so rounding does not accumulate.
+                    steps += self._s.advance(max(0.0, t0 + d * (k + 1) / frames - self.time))
                 finally:
                     self._pull_colliders()
                 bar.update(1)
         return steps
 
-    def step(self, dt: float) -> None:
-        """One step of exactly ``dt`` seconds (no CFL control)."""
+    def step(self, dt: float | None = None) -> None:
+        """One step of exactly ``dt`` s (default: the step the CFL rule and
+        ``dt_max`` allow now, :meth:`stable_dt`)."""
+        h = None if dt is None else positive(dt, "dt")
         self._push_colliders()
         try:
-            self._s.step(positive(dt, "dt"))
+            self._s.step(h)
         finally:
             self._pull_colliders()
+
+    def frame(self) -> Frame:
+        """What a frame shows now: cloth as meshes, strands as curves with
+        their radius, sand/goo/solids as points with the radius of their rest
+        volume (each with per-point ``speed``, m/s), and every collider with
+        its pose. Exporters (PLY, USD), the viewer and the video renderer read
+        only this."""
+        objects: dict[str, Any] = {o.name: o._frame_part() for o in self._objects}
+        colliders = {n: collider_part(c) for n, c in zip(self._collider_names, self._colliders)}
+        return Frame(time=self.time, objects=objects, colliders=colliders)
 
     # -- read-outs --------------------------------------------------------
 
@@ -565,42 +743,55 @@ class Simulation:
         colliders = [_to_spec(c) for c in self._colliders]
         for k, v in self._s.state_arrays().items():
             arrays[f"state_{k}"] = np.asarray(v)
-        meta = {"solver": "mpm", "params": self._params, "recipe": recipe, "colliders": colliders}
+        meta = {"solver": "mpm", "params": self._params, "recipe": recipe, "colliders": colliders,
+                "collider_names": self._collider_names}
         return _io.save_checkpoint(path, arrays, meta)
 
     @classmethod
     def load(cls, path: str | Any) -> Simulation:
-        """Rebuild a simulation from a checkpoint written by :meth:`save`."""
-        arrays, meta = _io.load_checkpoint(path)
-        if meta.get("solver") != "mpm":
-            raise InvalidInputError(f"{str(path)!r} is not an MPM checkpoint")
-        sim = cls(**meta["params"])
-        for i, item in enumerate(meta["recipe"]):
-            a = {k: arrays[f"obj{i}_{k}"] for k in item["arrays"]}
-            o = item["options"]
-            kind = item["kind"]
-            if kind == "cloth":
-                sim.add_cloth(TriMesh(a["vertices"], a["faces"]), ClothMaterial(**o["material"]),
-                              damping=o["damping"], velocity=o["velocity"], energy_weight=o["energy_weight"])
-            elif kind == "curves":
-                sim.add_curves(Curves(a["points"], a["offsets"]), CurveMaterial(**o["material"]),
-                               damping=o["damping"], velocity=o["velocity"], energy_weight=o["energy_weight"])
-            else:
-                mat_cls = {"elastic": ElasticMaterial, "sand": SandMaterial, "goo": GooMaterial}[kind]
-                # Only the count matters here (the saved state overwrites the
-                # positions below); particles saved inside the wall padding
-                # would fail add_volume's placement check, so place them at
-                # the domain centre first.
-                centre = 0.5 * (np.asarray(sim._params["lower"]) + np.asarray(sim._params["upper"]))
-                pts = np.tile(centre, (len(a["points"]), 1))
-                sim._add_volume(kind, pts, mat_cls(**o["material"]), o["particle_volume"], o["velocity"],
-                                o["damping"])
-        for c in meta["colliders"]:
-            sim.add_collider(_from_spec(c["spec"], [tuple(m) for m in c["motions"]]))
-        state: dict[str, Any] = {k[len("state_"):]: v for k, v in arrays.items() if k.startswith("state_")}
-        state["time"] = float(state["time"])
-        state["step"] = int(state["step"])
-        sim._s.set_state_arrays(state)
+        """Rebuild a simulation from a checkpoint written by :meth:`save`; its
+        objects are in :attr:`objects` (in the order added, the same handle
+        types ``add_*`` return). Raises :class:`CheckpointError` for a
+        missing, corrupt, truncated or foreign file."""
+        arrays, meta = _checkpoint.load(path, "mpm")
+        try:
+            sim = cls(**meta["params"])
+            for i, item in enumerate(meta["recipe"]):
+                a = {k: arrays[f"obj{i}_{k}"] for k in item["arrays"]}
+                o = item["options"]
+                kind = item["kind"]
+                # Checkpoints written before the rename call ν_d "damping".
+                nu = o.get("rpic_damping", o.get("damping", 0.0))
+                name = o.get("name", "strands" if kind == "curves" else kind)
+                if kind == "cloth":
+                    sim.add_cloth(TriMesh(a["vertices"], a["faces"]), ClothMaterial(**o["material"]),
+                                  rpic_damping=nu, velocity=o["velocity"], energy_weight=o["energy_weight"],
+                                  name=name)
+                elif kind == "curves":
+                    sim.add_curves(Curves(a["points"], a["offsets"]), CurveMaterial(**o["material"]),
+                                   rpic_damping=nu, velocity=o["velocity"], energy_weight=o["energy_weight"],
+                                   name=name)
+                else:
+                    mat_cls = {"elastic": ElasticMaterial, "sand": SandMaterial, "goo": GooMaterial}[kind]
+                    # Only the count matters here (the saved state overwrites the
+                    # positions below); particles saved inside the wall padding
+                    # would fail add_volume's placement check, so place them at
+                    # the domain centre first.
+                    centre = 0.5 * (np.asarray(sim._params["lower"]) + np.asarray(sim._params["upper"]))
+                    pts = np.tile(centre, (len(a["points"]), 1))
+                    sim._add_volume(kind, pts, mat_cls(**o["material"]), o["particle_volume"], o["velocity"],
+                                    nu, name)
+            names = meta.get("collider_names") or [None] * len(meta["colliders"])
+            for c, n in zip(meta["colliders"], names):
+                sim.add_collider(_from_spec(c["spec"], [tuple(m) for m in c["motions"]]), name=n)
+            state: dict[str, Any] = {k[len("state_"):]: v for k, v in arrays.items() if k.startswith("state_")}
+            state["time"] = float(state["time"])
+            state["step"] = int(state["step"])
+            sim._s.set_state_arrays(state)
+        except CheckpointError:
+            raise
+        except (KeyError, TypeError, ValueError, IndexError) as e:
+            raise CheckpointError(f"{str(path)!r} is not a usable MPM checkpoint: {type(e).__name__}: {e}") from e
         for i, c in enumerate(sim._colliders):
             c._c.advance_to(sim.time)
             sim._s.set_collider(i, c._c)

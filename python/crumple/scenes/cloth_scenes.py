@@ -1,7 +1,8 @@
 """Built-in persistent-wrinkle cloth scenes (Gong, Yang, Shao, Wang 2025; spec
 ``persistent_wrinkles.md`` §8), each an experiment of the paper at laptop size.
 
-Every scene builds a :class:`crumple.cloth.Simulation` (implicit Euler,
+Every scene builds a :class:`crumple.cloth.Simulation` with one garment
+(the :class:`crumple.cloth.Cloth` handle of ``add_cloth``; implicit Euler,
 ``dt = 1e-3`` s, the paper's step), runs a load → hold → unload → settle
 protocol, writes the cloth every 1/24 s of simulated time as
 ``cloth_00012.ply`` (frame 0 is the initial state; colliders as meshes: one
@@ -12,6 +13,9 @@ wrinkle metrics of §8 on the settled state (``M_abs``, ``M_sharp``, ``M_max``,
 
 Shared protocol choices (spec §4.6, §8, A18):
 
+- **Self-collision**: cloth–cloth contact is off (``self_collision=False``)
+  except in ``crumple_in_container`` and ``knee_bend``, where it is the
+  ``self_collision`` option (default on).
 - **Hold**: ``hold="held"`` = 50 steps whose clocks are each advanced by
   ``hold_time / 50`` s (default 500 s = 10 s × 50, paper App. G);
   ``hold="immediate"`` = the same 50 steps with no warp, so clock-free
@@ -122,11 +126,13 @@ class _Prop:
 
 @dataclass
 class _Run:
-    """Steps a cloth simulation through a protocol, writing a frame whenever
-    simulated time passes a multiple of :data:`FRAME_DT`."""
+    """Steps a cloth simulation through a protocol, writing a frame of its
+    garment ``garment`` whenever simulated time passes a multiple of
+    :data:`FRAME_DT`."""
 
     name: str
     sim: cloth.Simulation
+    garment: cloth.Cloth
     out_dir: Path
     camera: tuple[Vec3, Vec3]
     progress: bool = False
@@ -158,7 +164,7 @@ class _Run:
         self._add_prop_files(p)
 
     def _write(self) -> None:
-        self._writer.write(self._frame, self.sim.positions, self.sim.faces)
+        self._writer.write(self._frame, self.garment.positions, self.garment.faces)
         for p in self.props:
             if p.moving and p.visible():
                 m = p.mesh()
@@ -193,8 +199,8 @@ class _Run:
         """Kinetic damping (module docstring): zero every velocity whenever the
         kinetic energy passes a peak; stop after ``max_time`` s or once KE per
         unit mass has stayed below 1e-7 m²/s² for 0.2 s. Returns what happened."""
-        sim = self.sim
-        mass = float(sim.masses.sum())
+        sim, garment = self.sim, self.garment
+        mass = float(garment.masses.sum())
         n_max = int(round(max_time / sim.dt))
         window = int(round(_SETTLE_WINDOW / sim.dt))
         t0 = sim.time
@@ -205,7 +211,7 @@ class _Run:
             n += 1
             ke = sim.kinetic_energy()
             if rising and ke < ke_prev:
-                sim.velocities = np.zeros((len(sim.masses), 3))
+                garment.velocities = np.zeros((garment.num_vertices, 3))
                 resets += 1
                 rising, ke_prev = False, 0.0
             else:
@@ -226,7 +232,7 @@ class _Run:
         its wrinkle map (per vertex, the largest |θ| of the hinges on it, rad)."""
         from .. import viz
 
-        its: dict[str, Any] = {"cloth": (self.sim.positions, self.sim.faces)}
+        its: dict[str, Any] = {"cloth": (self.garment.positions, self.garment.faces)}
         cols: list[Color] = [CLOTH]
         for p in self.props:
             if p.visible():
@@ -235,7 +241,7 @@ class _Run:
         stem = self.name + (f"_{tag}" if tag else "")
         path = viz.screenshot(its, self.out_dir / f"{stem}.png", camera=self.camera, colors=cols)
         viz.screenshot({"cloth": its["cloth"]}, self.out_dir / f"{stem}_wrinkles.png", camera=self.camera,
-                       colors=[CLOTH], scalars={"cloth": wrinkle_map(self.sim)})
+                       colors=[CLOTH], scalars={"cloth": wrinkle_map(self.garment)})
         return path
 
     def finish(self, result: dict[str, Any]) -> Path:
@@ -258,12 +264,13 @@ class _Run:
         return self.out_dir
 
 
-def wrinkle_map(sim: cloth.Simulation) -> F64:
-    """Per-vertex wrinkle value (N,): the largest |dihedral angle| (rad) of the
-    hinges whose edge touches the vertex; 0 where no hinge does."""
-    a = np.abs(sim.hinge_angles())
-    h = sim.hinges
-    out = np.zeros(len(sim.masses))
+def wrinkle_map(garment: cloth.Cloth) -> F64:
+    """Per-vertex wrinkle value (N,) of ``garment``: the largest |dihedral
+    angle| (rad) of the hinges whose edge touches the vertex; 0 where no
+    hinge does."""
+    a = np.abs(garment.hinge_angles)
+    h = garment.hinges
+    out = np.zeros(garment.num_vertices)
     np.maximum.at(out, h[:, 0], a)
     np.maximum.at(out, h[:, 1], a)
     return out
@@ -293,8 +300,8 @@ def _protocol(hold: str, hold_time: float, material: str, **more: Any) -> dict[s
                 hold_warp_per_step_s=_hold_per_step(hold, hold_time), material=material, dt_s=1e-3, **more)
 
 
-def _metrics(sim: cloth.Simulation, mask: npt.ArrayLike | None = None) -> dict[str, float]:
-    return sim.metrics(mask)
+def _metrics(garment: cloth.Cloth, mask: npt.ArrayLike | None = None) -> dict[str, float]:
+    return garment.metrics(mask)
 
 
 def _res(n: float, scale: float, least: int = 2) -> int:
@@ -423,62 +430,63 @@ def wrinkle_strip(*, out_dir: Path, frames: int = 0, backend: str = "cpu", scale
     nx, nz = _res(20, scale), 2 * _res(30, scale, 1)  # nz even: a grid line at mid-length
     mesh = geometry.grid_mesh(size=(0.10, 0.30), resolution=(nx, nz))
     X = mesh.vertices
-    sim = cloth.Simulation(mesh, cloth.Material.preset(material), _strip_wrinkles(mode), gravity=(0.0, 0.0, 0.0))
-    hinges = sim.hinges
+    sim = cloth.Simulation(gravity=(0.0, 0.0, 0.0), self_collision=False)
+    strip = sim.add_cloth(mesh, cloth.Material.preset(material), wrinkles=_strip_wrinkles(mode))
+    hinges = strip.hinges
     on_line = np.abs(X[:, 2]) < 1e-9
     crease = on_line[hinges[:, 0]] & on_line[hinges[:, 1]]
     fixed = np.flatnonzero(X[:, 2] <= 1e-9)
     turned = np.flatnonzero(X[:, 2] > 1e-9)
     total = load_time + HOLD_STEPS * 1e-3 + settle + (stretch_time + settle if stretch else 0.0)
-    run = _Run("wrinkle_strip", sim, out_dir, camera=((0.32, 0.22, 0.30), (0.0, 0.03, 0.0)),
+    run = _Run("wrinkle_strip", sim, strip, out_dir, camera=((0.32, 0.22, 0.30), (0.0, 0.03, 0.0)),
                progress=progress, total_time=total)
 
-    sim.pin(fixed)
-    h = sim.rotate_handle(turned, axis=(1.0, 0.0, 0.0), angle=phi, duration=load_time, pivot=(0.0, 0.0, 0.0))
+    strip.pin(fixed)
+    h = strip.rotate_handle(turned, axis=(1.0, 0.0, 0.0), angle=phi, duration=load_time, pivot=(0.0, 0.0, 0.0))
     run.seconds(load_time, "load")
-    sign = float(np.sign(np.mean(sim.hinge_angles()[crease])) or 1.0)
+    sign = float(np.sign(np.mean(strip.hinge_angles[crease])) or 1.0)
 
     def theta_c() -> float:
-        return sign * float(np.mean(sim.hinge_angles()[crease]))
+        return sign * float(np.mean(strip.hinge_angles[crease]))
 
     loaded = theta_c()
     run.hold(warp)
-    sim.release_handle(h)
+    strip.release_handle(h)
     s1 = run.settle(settle, "settle after release")
     th_c = theta_c()
-    crease_metrics = _metrics(sim, crease)
-    whole = _metrics(sim)
+    crease_metrics = _metrics(strip, crease)
+    whole = _metrics(strip)
     result: dict[str, Any] = dict(
         protocol=_protocol(hold, hold_time, material, mode=mode, phi_rad=phi, load_time_s=load_time,
                            settle_max_s=settle, stretch=stretch, strain=strain, gravity="off",
                            grid_m=0.10 / nx, vertices=mesh.num_vertices, crease_hinges=int(crease.sum())),
         theta_c_loaded=loaded, theta_c=th_c, settle=s1, crease_metrics=crease_metrics,
-        theta_p_crease=sign * float(np.mean(sim.plastic_angle[crease])),
-        theta_a_crease=sign * float(np.mean(sim.anchor_angle[crease])),
+        theta_p_crease=sign * float(np.mean(strip.plastic_angles[crease])),
+        theta_a_crease=sign * float(np.mean(strip.anchor_angles[crease])),
         one_dof_prediction={"friction": {"immediate": 0.2, "held": 0.6},
                             "plastic": {"immediate": 0.40, "held": 0.79}}[mode][hold],
     )
     if stretch:
         # Spec E2: pin both short edges, pull them apart to 1 % strain, release.
-        sim.release(fixed)
-        x = sim.positions
+        strip.release(fixed)
+        x = strip.positions
         near = np.flatnonzero(np.abs(X[:, 2] - X[:, 2].min()) < 1e-9)
         far = np.flatnonzero(np.abs(X[:, 2] - X[:, 2].max()) < 1e-9)
         a, b = x[near].mean(axis=0), x[far].mean(axis=0)
         d = float(np.linalg.norm(b - a))
         u = (b - a) / d
         move = 0.5 * ((1.0 + strain) * 0.30 - d)
-        ha = sim.add_handle(near, times=[0.0, stretch_time], translations=[[0, 0, 0], -move * u])
-        hb = sim.add_handle(far, times=[0.0, stretch_time], translations=[[0, 0, 0], move * u])
+        ha = strip.add_handle(near, times=[0.0, stretch_time], translations=[[0, 0, 0], -move * u])
+        hb = strip.add_handle(far, times=[0.0, stretch_time], translations=[[0, 0, 0], move * u])
         run.seconds(stretch_time, "stretch")
         result["theta_c_stretched"] = theta_c()
-        sim.release_handle(ha)
-        sim.release_handle(hb)
+        strip.release_handle(ha)
+        strip.release_handle(hb)
         result["settle_after_stretch"] = run.settle(settle, "settle after stretch")
         after = theta_c()
         result["theta_c_after_stretch"] = after
         result["recovery_R"] = (th_c - after) / th_c if th_c != 0 else float("nan")
-        whole = _metrics(sim)
+        whole = _metrics(strip)
     result["metrics"] = whole
     return run.finish(result)
 
@@ -529,21 +537,23 @@ def cylinder_twist(*, out_dir: Path, frames: int = 0, backend: str = "cpu", scal
     top = np.arange(nl * na, (nl + 1) * na)
     m_elastic = float("nan")
     if elastic_reference:
-        ref = cloth.Simulation(mesh, mat, cloth.Wrinkles.off(), init_rest_from_mesh=curved)
-        ref.pin(np.concatenate([bottom, top]))
-        _settle_plain(ref, settle)
-        m_elastic = ref.metrics()["M_abs"]
-    sim = cloth.Simulation(mesh, mat, cloth.Wrinkles(), init_rest_from_mesh=curved)
-    sim.pin(bottom)
+        ref = cloth.Simulation(self_collision=False)
+        ref_tube = ref.add_cloth(mesh, mat, wrinkles=cloth.Wrinkles.off(), init_rest_from_mesh=curved)
+        ref_tube.pin(np.concatenate([bottom, top]))
+        _settle_plain(ref, ref_tube, settle)
+        m_elastic = ref_tube.metrics()["M_abs"]
+    sim = cloth.Simulation(self_collision=False)
+    tube = sim.add_cloth(mesh, mat, wrinkles=cloth.Wrinkles(), init_rest_from_mesh=curved)
+    tube.pin(bottom)
     R = _rot((0.0, 1.0, 0.0), twist)
     hold_s = HOLD_STEPS * sim.dt
     # One keyframed handle for the whole schedule: twist, hold, twist back.
-    sim.add_handle(top, times=[0.0, twist_time, twist_time + hold_s, 2 * twist_time + hold_s],
-                   rotations=[np.eye(3), R, R, np.eye(3)], pivot=(0.0, height, 0.0))
-    run = _Run("cylinder_twist", sim, out_dir, camera=((0.12, 0.14, 0.16), (0.0, 0.05, 0.0)), progress=progress,
-               total_time=2 * twist_time + hold_s + settle)
+    tube.add_handle(top, times=[0.0, twist_time, twist_time + hold_s, 2 * twist_time + hold_s],
+                    rotations=[np.eye(3), R, R, np.eye(3)], pivot=(0.0, height, 0.0))
+    run = _Run("cylinder_twist", sim, tube, out_dir, camera=((0.12, 0.14, 0.16), (0.0, 0.05, 0.0)),
+               progress=progress, total_time=2 * twist_time + hold_s + settle)
     run.seconds(twist_time, "twist")
-    twisted = _metrics(sim)
+    twisted = _metrics(tube)
     run.hold(warp)
     run.seconds(twist_time, "twist back")
     s = run.settle(settle)
@@ -551,8 +561,8 @@ def cylinder_twist(*, out_dir: Path, frames: int = 0, backend: str = "cpu", scal
         protocol=_protocol(hold, hold_time, material, twist_rad=twist, twist_time_s=twist_time,
                            settle_max_s=settle, gravity="on", rest=rest, n_around=na, rings=nl + 1,
                            vertices=mesh.num_vertices),
-        metrics_twisted=twisted, settle=s, metrics=_metrics(sim), M_abs=_metrics(sim)["M_abs"],
-        M_elastic=m_elastic, M_abs_excess=_metrics(sim)["M_abs"] - m_elastic,
+        metrics_twisted=twisted, settle=s, metrics=_metrics(tube), M_abs=_metrics(tube)["M_abs"],
+        M_elastic=m_elastic, M_abs_excess=_metrics(tube)["M_abs"] - m_elastic,
     )
     return run.finish(result)
 
@@ -584,7 +594,8 @@ def flat_twist(*, out_dir: Path, frames: int = 0, backend: str = "cpu", scale: f
     mesh = geometry.grid_mesh(size=(W, L), resolution=(nx, ny), center=(0.0, y0, 0.0), normal="z")
     X = mesh.vertices
     wr = cloth.Wrinkles(bend_friction="off", constant_hardening=True) if baseline else cloth.Wrinkles()
-    sim = cloth.Simulation(mesh, cloth.Material.preset(material), wr)
+    sim = cloth.Simulation(self_collision=False)
+    sheet = sim.add_cloth(mesh, cloth.Material.preset(material), wrinkles=wr)
     top = np.flatnonzero(np.abs(X[:, 1] - X[:, 1].max()) < 1e-9)
     bottom = np.flatnonzero(np.abs(X[:, 1] - X[:, 1].min()) < 1e-9)
     hold_s = HOLD_STEPS * sim.dt
@@ -594,20 +605,20 @@ def flat_twist(*, out_dir: Path, frames: int = 0, backend: str = "cpu", scale: f
     for idx, sgn in ((top, 1.0), (bottom, -1.0)):
         # Keys 45° apart: keyframed rotation follows the shortest arc.
         rots = [_rot(axis, sgn * angle * f) for f in (0.0, 0.5, 1.0, 1.0, 0.5, 0.0)]
-        sim.add_handle(idx, times=times, rotations=rots, pivot=(0.0, y0, 0.0))
-    run = _Run("flat_twist", sim, out_dir, camera=((0.45, 0.55, 0.75), (0.0, 0.35, 0.0)), progress=progress,
+        sheet.add_handle(idx, times=times, rotations=rots, pivot=(0.0, y0, 0.0))
+    run = _Run("flat_twist", sim, sheet, out_dir, camera=((0.45, 0.55, 0.75), (0.0, 0.35, 0.0)), progress=progress,
                total_time=2 * T + hold_s + settle)
     run.seconds(T, "twist")
-    twisted = _metrics(sim)
+    twisted = _metrics(sheet)
     run.hold(warp)
     run.seconds(T, "untwist")
     s = run.settle(settle)
-    x = sim.positions
+    x = sheet.positions
     result = dict(
         protocol=_protocol(hold, hold_time, material, baseline=baseline, angle_rad=angle, twist_time_s=T,
                            settle_max_s=settle, gravity="on", grid_m=W / nx, vertices=mesh.num_vertices,
                            wrinkles="hardening baseline (g=0, friction off)" if baseline else "ours"),
-        metrics_twisted=twisted, settle=s, metrics=_metrics(sim),
+        metrics_twisted=twisted, settle=s, metrics=_metrics(sheet),
         positions_sha=hashlib.sha256(np.ascontiguousarray(x).tobytes()).hexdigest(),
     )
     return run.finish(result)
@@ -655,24 +666,27 @@ def pressed_square(*, out_dir: Path, frames: int = 0, backend: str = "cpu", scal
     mat = cloth.Material.preset(material)
     elastic_sag = float("nan")
     if elastic_reference:
-        ref = cloth.Simulation(mesh, mat, cloth.Wrinkles.off())
-        ref.pin(np.flatnonzero(edge))
-        _settle_plain(ref, 1.5)
-        elastic_sag = -float(ref.positions[centre, 1])
+        ref = cloth.Simulation(self_collision=False)
+        ref_sheet = ref.add_cloth(mesh, mat, wrinkles=cloth.Wrinkles.off())
+        ref_sheet.pin(np.flatnonzero(edge))
+        _settle_plain(ref, ref_sheet, 1.5)
+        elastic_sag = -float(ref_sheet.positions[centre, 1])
     wr = cloth.Wrinkles(bend_friction="off", bend_plasticity=False, tensile_friction=True, tensile_plasticity=True,
                         warp_faces=True)
-    sim = cloth.Simulation(mesh, mat, wr)
-    sim.pin(np.flatnonzero(edge))
+    sim = cloth.Simulation(self_collision=False)
+    sheet = sim.add_cloth(mesh, mat, wrinkles=wr)
+    sheet.pin(np.flatnonzero(edge))
     a_plate, rr = 0.025, 0.005
     half = (a_plate, rr, a_plate)
     plate = _RoundedPlate(a_plate, rr)
     shown = {"on": False}
-    run = _Run("pressed_square", sim, out_dir, camera=((0.15, 0.11, 0.2), (0.0, -0.02, 0.0)), progress=progress,
+    run = _Run("pressed_square", sim, sheet, out_dir, camera=((0.15, 0.11, 0.2), (0.0, -0.02, 0.0)),
+               progress=progress,
                props=[_Prop("plate", lambda: _box_mesh(plate.parts[0], half), moving=True,
                             visible=lambda: shown["on"])],
                total_time=1.0 + press_time + 0.05 + lift_time + settle)
     run.settle(1.0, "gravity sag")
-    y_c = float(sim.positions[centre, 1])
+    y_c = float(sheet.positions[centre, 1])
     sag0 = -y_c
     # Plate starts just outside the repulsion layer above the sagged centre
     # and ends with its bottom ``depth`` below where the centre was.
@@ -685,14 +699,14 @@ def pressed_square(*, out_dir: Path, frames: int = 0, backend: str = "cpu", scal
                     [yb, low, low, yb + 0.05])
     shown["on"] = True
     run.seconds(press_time, "press")
-    pressed_sag = -float(sim.positions[centre, 1])
+    pressed_sag = -float(sheet.positions[centre, 1])
     run.hold(warp)
     run.seconds(lift_time, "lift")
     plate.remove(sim)
     shown["on"] = False
     s = run.settle(settle)
-    residual = -float(sim.positions[centre, 1])
-    ep = sim.tensile_plastic_strain
+    residual = -float(sheet.positions[centre, 1])
+    ep = sheet.tensile_plastic_strains
     result = dict(
         protocol=_protocol(hold, hold_time, material, depth_m=depth, press_time_s=press_time,
                            lift_time_s=lift_time, settle_max_s=settle, plate_m=0.05, plate_edge_radius_m=rr,
@@ -701,8 +715,8 @@ def pressed_square(*, out_dir: Path, frames: int = 0, backend: str = "cpu", scal
         sag_before_press=sag0, sag_pressed=pressed_sag, residual_sag=residual, elastic_sag=elastic_sag,
         residual_sag_excess=residual - elastic_sag, residual_sag_increase=residual - sag0, settle=s,
         tensile_plastic_max=float(np.abs(ep).max()), tensile_plastic_mean=float(np.abs(ep).mean()),
-        tensile_anchor_max=float(np.abs(sim.tensile_anchor).max()),
-        metrics=_metrics(sim),
+        tensile_anchor_max=float(np.abs(sheet.tensile_anchors).max()),
+        metrics=_metrics(sheet),
     )
     return run.finish(result)
 
@@ -727,7 +741,7 @@ class _RoundedPlate:
     def keyframes(self, sim: cloth.Simulation, times: Sequence[float], heights: Sequence[float]) -> None:
         """Move the plate's centre along the axis x = z = 0 through
         ``heights`` (m) at ``times`` (s) and add it to ``sim``."""
-        self._first = len(sim._colliders)
+        self._first = len(sim.colliders)
         for pt, off in zip(self.parts, self.offsets):
             pt.advance_to(times[0])
             pt.set_keyframes(times, [off + (0.0, h, 0.0) for h in heights], [pt.rotation] * len(times))
@@ -739,16 +753,17 @@ class _RoundedPlate:
             sim.remove_collider(i)
 
 
-def _settle_plain(sim: cloth.Simulation, max_time: float) -> None:
-    """Kinetic-damping settle of a simulation that writes nothing (references)."""
-    mass = float(sim.masses.sum())
+def _settle_plain(sim: cloth.Simulation, garment: cloth.Cloth, max_time: float) -> None:
+    """Kinetic-damping settle of a one-garment simulation that writes nothing
+    (references)."""
+    mass = float(garment.masses.sum())
     ke_prev, rising, calm = 0.0, False, 0
     window = int(round(_SETTLE_WINDOW / sim.dt))
     for _ in range(int(round(max_time / sim.dt))):
         sim.step()
         ke = sim.kinetic_energy()
         if rising and ke < ke_prev:
-            sim.velocities = np.zeros((len(sim.masses), 3))
+            garment.velocities = np.zeros((garment.num_vertices, 3))
             rising, ke_prev = False, 0.0
         else:
             rising, ke_prev = ke > ke_prev, ke
@@ -833,7 +848,8 @@ def crumple_in_container(*, out_dir: Path, frames: int = 0, backend: str = "cpu"
     Y = np.stack([roll * np.sin(ang), F[:, 1] + L / 2 + 0.003, roll * np.cos(ang)], axis=1)
     mesh = TriMesh(Y, flat.faces)
     model = cloth.Wrinkles() if wrinkles else cloth.Wrinkles.off()
-    sim = cloth.Simulation(mesh, cloth.Material.preset(material), model, self_collision=self_collision)
+    sim = cloth.Simulation(self_collision=self_collision)
+    sheet = sim.add_cloth(mesh, cloth.Material.preset(material), wrinkles=model)
     floor = colliders.Plane(point=(0, 0, 0), normal=(0, 1, 0), friction=0.3)
     sim.add_collider(floor)
     ch = 0.55
@@ -846,19 +862,19 @@ def crumple_in_container(*, out_dir: Path, frames: int = 0, backend: str = "cpu"
     props = [_ground_prop(0.7, -0.001),
              _Prop("container", lambda: _container_mesh(radius, ch), visible=lambda: state["container"])]
     total = drop_time + 0.1 + (0.55 if plate else 0.05) + lift_time + settle
-    run = _Run("crumple_in_container", sim, out_dir, camera=((0.75, 0.6, 1.1), (0.0, 0.3, 0.0)),
+    run = _Run("crumple_in_container", sim, sheet, out_dir, camera=((0.75, 0.6, 1.1), (0.0, 0.3, 0.0)),
                progress=progress, props=props, total_time=total)
     run.seconds(drop_time, "drop into the container")
-    pile = _metrics(sim)
-    x = sim.positions
+    pile = _metrics(sheet)
+    x = sheet.positions
     in_container = float(np.hypot(x[:, 0], x[:, 2]).max())
     if not plate:
         run.hold(warp, "hold in the container")
     for _ in walls:
-        sim.remove_collider(len(sim._colliders) - 1)
+        sim.remove_collider(len(sim.colliders) - 1)
     state["container"] = False
     run.seconds(0.1, "container removed")
-    pile_height = float(sim.positions[:, 1].max())
+    pile_height = float(sheet.positions[:, 1].max())
     pressed: dict[str, float] = {}
     if plate:
         t0 = sim.time
@@ -873,7 +889,7 @@ def crumple_in_container(*, out_dir: Path, frames: int = 0, backend: str = "cpu"
         run.add_prop(_Prop("plate", lambda: _box_mesh(plate_c, plate_half), moving=True,
                            visible=lambda: state["plate"]))
         run.seconds(0.3, "press")
-        pressed = _metrics(sim)
+        pressed = _metrics(sheet)
         run.hold(warp, "hold under the plate")
         run.seconds(0.2, "plate lifted")
         sim.remove_collider(ip)
@@ -881,7 +897,7 @@ def crumple_in_container(*, out_dir: Path, frames: int = 0, backend: str = "cpu"
     # Lift the two corners of the sheet's (originally) top short edge.
     top = np.flatnonzero(np.abs(F[:, 1] - F[:, 1].max()) < 1e-9)
     corners = top[[int(np.argmin(F[top, 0])), int(np.argmax(F[top, 0]))]]
-    xc = sim.positions[corners]
+    xc = sheet.positions[corners]
     up = np.array([0.0, lift_height, 0.0])
     if spread:
         # Each corner goes up by lift_height and, horizontally, to half the
@@ -896,16 +912,16 @@ def crumple_in_container(*, out_dir: Path, frames: int = 0, backend: str = "cpu"
         mid = 0.5 * (xc[0] + xc[1]) * np.array([1.0, 0.0, 1.0])
         for c, x, sign in zip(corners, xc, (-1.0, 1.0), strict=True):
             goal = mid + sign * 0.5 * W * u + np.array([0.0, x[1], 0.0]) + up
-            sim.add_handle([c], times=[0.0, lift_time], translations=np.array([np.zeros(3), goal - x]))
+            sheet.add_handle([c], times=[0.0, lift_time], translations=np.array([np.zeros(3), goal - x]))
     else:
-        sim.add_handle(corners, times=[0.0, lift_time], translations=np.array([np.zeros(3), up]))
+        sheet.add_handle(corners, times=[0.0, lift_time], translations=np.array([np.zeros(3), up]))
     run.seconds(lift_time, "lift two corners")
     # §8: metrics on the settled state. Kinetic damping, as in the other
     # scenes: measured mid-swing, the elastic reference (which friction
     # does not damp) showed more bending than the friction runs.
     hang = run.settle(settle, "hang")
     inter = sim.count_self_intersections()
-    m = _metrics(sim)
+    m = _metrics(sheet)
     result = dict(
         protocol=_protocol(hold, hold_time, material, variant="b (plate)" if plate else "a (container only)",
                            self_collision=self_collision, wrinkles=wrinkles, container_radius_m=radius,
@@ -951,10 +967,11 @@ def knee_bend(*, out_dir: Path, frames: int = 0, backend: str = "cpu", scale: fl
     na, nl = _res(30, scale, 8), _res(40, scale, 4)
     mesh = geometry.cylinder_mesh(center=(0.0, length / 2, 0.0), axis=(0.0, 1.0, 0.0), radius=r, height=length,
                                   n_around=na, n_along=nl, capped=False)
-    sim = cloth.Simulation(mesh, cloth.Material.preset(material), cloth.Wrinkles(), self_collision=self_collision)
+    sim = cloth.Simulation(self_collision=self_collision)
+    leg = sim.add_cloth(mesh, cloth.Material.preset(material), wrinkles=cloth.Wrinkles())
     waist = np.arange(nl * na, (nl + 1) * na)
-    sim.pin(waist)
-    mid = sim.hinge_midpoints()
+    leg.pin(waist)
+    mid = leg.hinge_midpoints
     knee = np.abs(mid[:, 1] - knee_y) < 0.1
     r_thigh, r_shin = 0.055, 0.045
     thigh = colliders.Capsule(a=(0.0, knee_y, 0.0), b=(0.0, length + 0.1, 0.0), radius=r_thigh, friction=0.3)
@@ -981,21 +998,21 @@ def knee_bend(*, out_dir: Path, frames: int = 0, backend: str = "cpu", scale: fl
     sim.add_collider(shin)
     props = [_Prop("thigh", lambda: _capsule_mesh(thigh, (length + 0.1 - knee_y) / 2, r_thigh - 0.002)),
              _Prop("shin", lambda: _capsule_mesh(shin, shin_len / 2, r_shin - 0.002), moving=True)]
-    run = _Run("knee_bend", sim, out_dir, camera=((0.95, 0.5, 0.55), (0.0, 0.28, 0.05)), progress=progress,
+    run = _Run("knee_bend", sim, leg, out_dir, camera=((0.95, 0.5, 0.55), (0.0, 0.28, 0.05)), progress=progress,
                props=props, total_time=2 * bend_time + hold_s + settle)
     run.seconds(bend_time, "bend")
-    bent = _metrics(sim, knee)
+    bent = _metrics(leg, knee)
     run.picture("bent")
     run.hold(warp)
     run.seconds(bend_time, "straighten")
     s = run.settle(settle)
-    km = _metrics(sim, knee)
+    km = _metrics(leg, knee)
     result = dict(
         protocol=_protocol(hold, hold_time, material, angle_rad=angle, bend_time_s=bend_time, settle_max_s=settle,
                            self_collision=self_collision, knee_y_m=knee_y, knee_halfwidth_m=0.1,
                            n_around=na, rings=nl + 1, vertices=mesh.num_vertices),
         knee_metrics_bent=bent, knee_metrics=km, knee_M_sharp=km["M_sharp"], knee_M_abs=km["M_abs"],
-        metrics=_metrics(sim), settle=s, knee_hinges=int(knee.sum()),
+        metrics=_metrics(leg), settle=s, knee_hinges=int(knee.sum()),
         self_intersections=sim.count_self_intersections() if self_collision else None,
     )
     return run.finish(result)

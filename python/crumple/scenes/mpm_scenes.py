@@ -279,7 +279,7 @@ def cloth_on_sphere(*, out_dir: Path, frames: int, backend: str = "auto", scale:
     sim = _simulation((-0.6, 0.0, -0.6), (0.6, 0.95, 0.6), dx, backend=backend,
                       dt_max=_paper_dt(1e-4, 1.5e-3, dx))
     mesh = geometry.grid_mesh(size=(1.0, 1.0), resolution=(n, n), center=(0.0, c[1] + r + 0.3, 0.0))
-    cloth = sim.add_cloth(mesh, mpm.ClothMaterial.preset("cloth_ball"), damping=0.7)
+    cloth = sim.add_cloth(mesh, mpm.ClothMaterial.preset("cloth_ball"), rpic_damping=0.7)
     ball = colliders.Sphere(center=c, radius=r, mode="separate", friction=sphere_friction)
     if spin:
         ball.set_velocity(angular=(0.0, spin, 0.0))
@@ -302,7 +302,7 @@ def curtain_ball(*, out_dir: Path, frames: int, backend: str = "auto", scale: fl
     sim = _simulation((-0.6, 0.0, -0.6), (0.6, 1.1, 0.6), dx, backend=backend,
                       dt_max=_paper_dt(7e-5, 2.2e-3, dx))
     mesh = geometry.grid_mesh(size=(1.0, 1.0), resolution=(n, n), center=(0.0, 0.58, 0.0), normal="z")
-    curtain = sim.add_cloth(mesh, mpm.ClothMaterial.preset("curtain"), damping=0.8)
+    curtain = sim.add_cloth(mesh, mpm.ClothMaterial.preset("curtain"), rpic_damping=0.8)
     curtain.pin(_edge(mesh, 1, "max"))
     r, z0, z1, t_in = 0.15, -0.42, 0.3, 0.3
     ball = colliders.Sphere(center=(0.1, 0.45, z0), radius=r, mode="separate", friction=0.3)
@@ -333,8 +333,8 @@ def cloth_stack(*, out_dir: Path, frames: int, backend: str = "auto", scale: flo
     lower = geometry.grid_mesh(size=(0.6, 0.6), resolution=(n, n), center=(0.0, y0, 0.0))
     upper = _turned(geometry.grid_mesh(size=(0.6, 0.6), resolution=(n, n), center=(0.0, y0 + gap_cells * dx, 0.0)),
                     colliders.rotation((0, 1, 0), 45.0), (0.0, 0.0, 0.0))
-    a = sim.add_cloth(lower, mat, damping=0.8)
-    b = sim.add_cloth(upper, mat, damping=0.8)
+    a = sim.add_cloth(lower, mat, rpic_damping=0.8)
+    b = sim.add_cloth(upper, mat, rpic_damping=0.8)
     sim.add_collider(colliders.Plane(point=(0, 0, 0), normal=(0, 1, 0), friction=0.3))
     props = [_ground_prop(1.4, -dx)]
     if push:
@@ -373,8 +373,8 @@ def friction_slope(*, out_dir: Path, frames: int, backend: str = "auto", scale: 
     drop = np.tan(np.radians(slope)) * 0.6
     sim = _simulation((-0.6, -drop - 0.1, -0.3), (0.6, drop + 0.15, 0.3), dx, backend=backend,
                       dt_max=_paper_dt(7e-5, 2.2e-3, dx))
-    sheet = sim.add_cloth(base, mat, damping=damping)
-    slider = sim.add_cloth(top, mat, damping=damping)
+    sheet = sim.add_cloth(base, mat, rpic_damping=damping)
+    slider = sim.add_cloth(top, mat, rpic_damping=damping)
     normal = rot @ np.array([0.0, 1.0, 0.0])
     sim.add_collider(colliders.Plane(point=(0, 0, 0), normal=normal, mode="sticky"))
     setup = _Setup(sim, [_Shown("sheet", sheet, CLOTH_2), _Shown("slider", slider, CLOTH)],
@@ -415,8 +415,8 @@ def hair_tubes(*, out_dir: Path, frames: int, backend: str = "auto", scale: floa
     mat = mpm.CurveMaterial.preset("hair")
     lower = _tube((0.0, R + 2 * dx, 0.0), (1, 0, 0), R, L, count, segs, 2)
     upper = _tube((0.0, 3 * R + 0.15, 0.0), (0, 0, 1), R, L, count, segs, 2)
-    a = sim.add_curves(lower, mat, damping=0.07)
-    b = sim.add_curves(upper, mat, damping=0.07)
+    a = sim.add_curves(lower, mat, rpic_damping=0.07)
+    b = sim.add_curves(upper, mat, rpic_damping=0.07)
     sim.add_collider(colliders.Plane(point=(0, 0, 0), normal=(0, 1, 0)))
     setup = _Setup(sim, [_Shown("lower", a, HAIR), _Shown("upper", b, HAIR_2)], [_ground_prop(1.0, -dx)],
                    camera=((0.5, 0.5, 0.72), (0.0, 0.08, 0.0)))
@@ -443,7 +443,7 @@ def sand_on_cloth(*, out_dir: Path, frames: int, backend: str = "auto", scale: f
     sim = _simulation((-0.45, 0.0, -0.45), (0.45, 0.95, 0.45), dx, backend=backend,
                       dt_max=_paper_dt(1e-4, 5e-3, dx))
     mesh = geometry.grid_mesh(size=(size, size), resolution=(n, n), center=(0.0, 0.55, 0.0))
-    cloth = sim.add_cloth(mesh, mpm.ClothMaterial.preset("cloth_sand"), damping=0.0)
+    cloth = sim.add_cloth(mesh, mpm.ClothMaterial.preset("cloth_sand"), rpic_damping=0.0)
     cloth.pin(_corners(mesh, 0.05))
     lo, hi = (-0.05, 0.6, -0.05), (0.05, 0.9, 0.05)
     pts = geometry.sample_box(lower=lo, upper=hi, spacing=0.42 * dx, method="poisson", seed=7)
@@ -470,7 +470,7 @@ def cloth_twister(*, out_dir: Path, frames: int, backend: str = "auto", scale: f
                       dt_max=_paper_dt(7e-5, 3e-3, dx))
     mesh = geometry.grid_mesh(size=(0.5, 0.8), resolution=(_res(32, scale), _res(51, scale)),
                               center=(0.0, 0.55, 0.0), normal="z")
-    cloth = sim.add_cloth(mesh, mpm.ClothMaterial.preset("twister"), damping=0.1)
+    cloth = sim.add_cloth(mesh, mpm.ClothMaterial.preset("twister"), rpic_damping=0.1)
     top, bottom = _edge(mesh, 1, "max"), _edge(mesh, 1, "min")
     cloth.pin(top)
     cloth.pin(bottom)
@@ -511,7 +511,7 @@ def goo_on_curtain(*, out_dir: Path, frames: int, backend: str = "auto", scale: 
     sim = _simulation((-0.5, 0.0, -0.5), (0.5, 0.95, 0.5), dx, backend=backend,
                       dt_max=_paper_dt(2e-4, 7.5e-3, dx))
     mesh = geometry.grid_mesh(size=(0.8, 0.8), resolution=(n, n), center=(0.0, 0.5, 0.0), normal="z")
-    curtain = sim.add_cloth(mesh, mpm.ClothMaterial.preset("curtain_goo"), damping=1.0)
+    curtain = sim.add_cloth(mesh, mpm.ClothMaterial.preset("curtain_goo"), rpic_damping=1.0)
     curtain.pin(_edge(mesh, 1, "max"))
     pts = geometry.sample_sphere(center=(0.0, 0.65, -0.3), radius=0.08, spacing=dx / 2)
     thick = mpm.GooMaterial(yield_stress=500.0, viscosity=100.0)

@@ -22,8 +22,10 @@ pub enum Error {
     #[error("{0}")]
     Backend(String),
     /// A simulation produced non-finite or exploding state.
-    #[error("simulation diverged at step {step}: {what}")]
-    Diverged { step: u64, what: String },
+    /// `step` and `time` (s) are those of the start of the failing step,
+    /// where the simulation was left.
+    #[error("simulation diverged in step {step} (t = {time} s): {what}")]
+    Diverged { step: u64, time: f64, what: String },
     /// A linear or QP solve failed.
     #[error("{0}")]
     Solver(String),

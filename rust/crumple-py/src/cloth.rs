@@ -6,10 +6,10 @@
 
 use crate::collide::PyCollider;
 use crate::convert::{points_to_py, rows_to_py, to_points, v3};
-use crate::errors::{IntoPy, invalid};
+use crate::errors::{IntoPy, SignalCheck, invalid};
 use crate::geometry::PyTriMesh;
 use crumple_core::cloth::material::{BendFriction, Material, PlasticConstants, Wrinkles};
-use crumple_core::cloth::model::MaterialFrame;
+use crumple_core::cloth::model::{Garment, MaterialFrame};
 use crumple_core::cloth::sim::Simulation;
 use crumple_core::cloth::solver::{ContactParams, LinearSolver, StepParams};
 use crumple_core::cloth::wrinkle::{FrictionParams, PlasticClock};
@@ -208,6 +208,40 @@ fn f64_array<'py>(py: Python<'py>, v: Vec<f64>) -> Bound<'py, PyArray1<f64>> {
     PyArray1::from_vec(py, v)
 }
 
+/// One garment from the Python side's dicts and arrays.
+fn garment_from(
+    mesh: &PyTriMesh,
+    material: &Bound<'_, PyDict>,
+    wrinkles: &Bound<'_, PyDict>,
+    uv: Option<PyReadonlyArray3<'_, f64>>,
+    warp_direction: Option<T3>,
+    init_rest_from_mesh: bool,
+) -> PyResult<Garment> {
+    let frame = match (uv, warp_direction) {
+        (Some(a), _) => {
+            let s = a.shape();
+            if s[1] != 3 || s[2] != 2 {
+                return Err(invalid(format!("uv must have shape (F, 3, 2); got {s:?}")));
+            }
+            let view = a.as_array();
+            let mut out = Vec::with_capacity(s[0]);
+            for f in 0..s[0] {
+                out.push(core::array::from_fn(|c| [view[[f, c, 0]], view[[f, c, 1]]]));
+            }
+            MaterialFrame::Uv(out)
+        }
+        (None, Some(d)) => MaterialFrame::Direction(v3(d)),
+        (None, None) => MaterialFrame::Principal,
+    };
+    Ok(Garment {
+        mesh: (*mesh.inner).clone(),
+        material: material_from(material)?,
+        wrinkles: wrinkles_from(wrinkles)?,
+        frame,
+        init_rest_from_mesh,
+    })
+}
+
 /// Implicit cloth simulation (spec `persistent_wrinkles.md`).
 #[pyclass(module = "crumple._core", name = "ClothSimulation")]
 pub struct PyClothSimulation {
@@ -229,30 +263,51 @@ impl PyClothSimulation {
         warp_direction: Option<T3>,
         init_rest_from_mesh: bool,
     ) -> PyResult<Self> {
-        let m = material_from(material)?;
-        let w = wrinkles_from(wrinkles)?;
+        let g = garment_from(mesh, material, wrinkles, uv, warp_direction, init_rest_from_mesh)?;
         let p = params_from(params)?;
-        let frame = match (uv, warp_direction) {
-            (Some(a), _) => {
-                let s = a.shape();
-                if s[1] != 3 || s[2] != 2 {
-                    return Err(invalid(format!("uv must have shape (F, 3, 2); got {s:?}")));
-                }
-                let view = a.as_array();
-                let mut out = Vec::with_capacity(s[0]);
-                for f in 0..s[0] {
-                    out.push(core::array::from_fn(|c| [view[[f, c, 0]], view[[f, c, 1]]]));
-                }
-                MaterialFrame::Uv(out)
-            }
-            (None, Some(d)) => MaterialFrame::Direction(v3(d)),
-            (None, None) => MaterialFrame::Principal,
-        };
-        let mesh = mesh.inner.clone();
         let sim = py
-            .detach(move || Simulation::new(&mesh, m, w, &frame, init_rest_from_mesh, p))
+            .detach(move || Simulation::from_garments(vec![g], p))
             .py_err()?;
         Ok(Self { sim })
+    }
+
+    /// Adds a garment at rest; returns its vertex range `(start, stop)`.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (mesh, material, wrinkles, uv=None, warp_direction=None, init_rest_from_mesh=false))]
+    fn add_garment(
+        &mut self,
+        py: Python<'_>,
+        mesh: &PyTriMesh,
+        material: &Bound<'_, PyDict>,
+        wrinkles: &Bound<'_, PyDict>,
+        uv: Option<PyReadonlyArray3<'_, f64>>,
+        warp_direction: Option<T3>,
+        init_rest_from_mesh: bool,
+    ) -> PyResult<(usize, usize)> {
+        let g = garment_from(mesh, material, wrinkles, uv, warp_direction, init_rest_from_mesh)?;
+        let sim = &mut self.sim;
+        let r = py.detach(move || sim.add_garment(g)).py_err()?;
+        Ok((r.start, r.end))
+    }
+
+    /// Per garment: `(vertex_start, vertex_stop, face_start, face_stop,
+    /// hinge_start, hinge_stop)`.
+    fn garment_ranges(&self) -> Vec<(usize, usize, usize, usize, usize, usize)> {
+        self.sim
+            .model()
+            .garments
+            .iter()
+            .map(|g| {
+                (
+                    g.vertices.start,
+                    g.vertices.end,
+                    g.faces.start,
+                    g.faces.end,
+                    g.hinges.start,
+                    g.hinges.end,
+                )
+            })
+            .collect()
     }
 
     /// Replaces the step settings.
@@ -261,15 +316,25 @@ impl PyClothSimulation {
         self.sim.set_params(p).py_err()
     }
 
-    fn step(&mut self, py: Python<'_>) -> PyResult<()> {
+    /// One step of `dt` (s; default: the configured step).
+    #[pyo3(signature = (dt=None))]
+    fn step(&mut self, py: Python<'_>, dt: Option<f64>) -> PyResult<()> {
         let sim = &mut self.sim;
-        py.detach(|| sim.step()).py_err()?;
+        py.detach(|| match dt {
+            Some(h) => sim.step_dt(h),
+            None => sim.step(),
+        })
+        .py_err()?;
         Ok(())
     }
 
+    /// Advances by `duration` s, landing on `time + duration` (GIL
+    /// released; Ctrl-C stops it at a step boundary).
     fn advance(&mut self, py: Python<'_>, duration: f64) -> PyResult<u64> {
         let sim = &mut self.sim;
-        py.detach(|| sim.advance(duration)).py_err()
+        let mut sig = SignalCheck::new();
+        let r = py.detach(|| sim.advance_with(duration, || sig.stop()));
+        sig.finish(r)
     }
 
     #[pyo3(signature = (vertices, targets=None, stiffness=None))]

@@ -2,7 +2,7 @@
 
 use crate::collide::PyCollider;
 use crate::convert::{points_to_py, to_points, v3};
-use crate::errors::{IntoPy, invalid};
+use crate::errors::{IntoPy, SignalCheck, invalid};
 use crate::geometry::{PyCurves, PyTriMesh};
 use crumple_core::math::{Real, Vec3};
 use crumple_core::mpm::constitutive::{CurveParams, GooParams, SandParams, SurfaceParams, lame_parameters};
@@ -328,22 +328,32 @@ impl PyMpmSimulation {
         with_sim_mut!(self, s => s.unpin(object).py_err())
     }
 
-    /// Advances by `duration` s (GIL released); returns the number of steps.
-    fn advance(&mut self, py: Python<'_>, duration: f64) -> PyResult<u64> {
-        let sim = &mut self.sim;
-        py.detach(|| match sim {
-            Sim::F32(s) => s.advance(duration),
-            Sim::F64(s) => s.advance(duration),
-        })
-        .py_err()
+    /// Unpins the given (object-local) vertices of `object`.
+    fn unpin_vertices(&mut self, object: usize, indices: PyReadonlyArray1<'_, i64>) -> PyResult<()> {
+        let idx = indices_u32(&indices)?;
+        with_sim_mut!(self, s => s.unpin_vertices(object, &idx).py_err())
     }
 
-    /// One step of exactly `dt` s.
-    fn step(&mut self, py: Python<'_>, dt: f64) -> PyResult<()> {
+    /// Advances by `duration` s (GIL released); returns the number of steps.
+    /// Ctrl-C stops it at a step boundary (the state stays intact).
+    fn advance(&mut self, py: Python<'_>, duration: f64) -> PyResult<u64> {
+        let sim = &mut self.sim;
+        let mut sig = SignalCheck::new();
+        let r = py.detach(|| match sim {
+            Sim::F32(s) => s.advance_with(duration, || sig.stop()),
+            Sim::F64(s) => s.advance_with(duration, || sig.stop()),
+        });
+        sig.finish(r)
+    }
+
+    /// One step of exactly `dt` s (default: the step the CFL rule and
+    /// `dt_max` allow now).
+    #[pyo3(signature = (dt=None))]
+    fn step(&mut self, py: Python<'_>, dt: Option<f64>) -> PyResult<()> {
         let sim = &mut self.sim;
         py.detach(|| match sim {
-            Sim::F32(s) => s.step(dt),
-            Sim::F64(s) => s.step(dt),
+            Sim::F32(s) => s.step(dt.unwrap_or_else(|| s.stable_dt())),
+            Sim::F64(s) => s.step(dt.unwrap_or_else(|| s.stable_dt())),
         })
         .py_err()
     }

@@ -2,7 +2,7 @@
 //! pins and scripted handles, colliders and the hold-time warp schedule.
 
 use super::material::{Material, Wrinkles};
-use super::model::{MaterialFrame, Model};
+use super::model::{Garment, MaterialFrame, Model};
 use super::solver::{Pins, Solver, State, StepParams, StepStats};
 use crate::collide::{Collider, Kinematics, Motion};
 use crate::geometry::TriMesh;
@@ -26,8 +26,16 @@ struct Handle {
 /// Implicit cloth with persistent wrinkles: build from a mesh, pin, add
 /// colliders, step.
 pub struct Simulation {
+    /// The garments as added (the model is rebuilt from them when one is added).
+    garments: Vec<Garment>,
     model: Model,
     state: State,
+    /// The state at the start of the step in progress: a step that diverges
+    /// restores it, so the caller can lower `dt` and continue (no allocation
+    /// after the first step: `clone_from` reuses the buffers).
+    backup: State,
+    /// The solver's warm start at the start of the step in progress.
+    backup_dv: Vec<f64>,
     solver: Solver,
     params: StepParams,
     pins: Pins,
@@ -49,14 +57,33 @@ impl Simulation {
         init_rest_from_mesh: bool,
         params: StepParams,
     ) -> Result<Self> {
+        Self::from_garments(
+            vec![Garment {
+                mesh: mesh.clone(),
+                material,
+                wrinkles,
+                frame: frame.clone(),
+                init_rest_from_mesh,
+            }],
+            params,
+        )
+    }
+
+    /// A simulation of one or more garments at rest; they are numbered in
+    /// order (vertices, faces, hinges) and collide with each other when
+    /// self-collision is on.
+    pub fn from_garments(garments: Vec<Garment>, params: StepParams) -> Result<Self> {
         params.validate()?;
-        let model = Model::new(mesh, material, wrinkles, frame, init_rest_from_mesh)?;
+        let model = Model::from_garments(&garments)?;
         let n = model.num_vertices();
         let state = State::new(&model, model.rest_positions.clone(), vec![Vec3::zero(); n]);
         let solver = Solver::new(&model)?;
         Ok(Simulation {
+            garments,
             model,
+            backup: state.clone(),
             state,
+            backup_dv: Vec::new(),
             solver,
             params,
             pins: Pins {
@@ -69,6 +96,47 @@ impl Simulation {
             warp_steps_left: 0,
             last: StepStats::default(),
         })
+    }
+
+    /// Adds a garment at rest to a running simulation and returns the range
+    /// of its vertices. The model, pattern and solver are rebuilt; the state,
+    /// pins and handles of the garments already there are kept as they are
+    /// (new garments come after them in every array).
+    pub fn add_garment(&mut self, garment: Garment) -> Result<core::ops::Range<usize>> {
+        let mut garments = self.garments.clone();
+        garments.push(garment);
+        let model = Model::from_garments(&garments)?;
+        let solver = Solver::new(&model)?;
+        let n = model.num_vertices();
+        let n0 = self.model.num_vertices();
+        let mut x = self.state.x.clone();
+        x.extend_from_slice(&model.rest_positions[n0..]);
+        let mut v = self.state.v.clone();
+        v.resize(n, Vec3::zero());
+        let mut state = State::new(&model, x, v);
+        let (nh, nt) = (self.model.hinges.len(), self.model.faces.len());
+        let old = &self.state;
+        state.hinge_angle[..nh].copy_from_slice(&old.hinge_angle);
+        state.hinge_friction[..nh].copy_from_slice(&old.hinge_friction);
+        state.hinge_plastic[..nh].copy_from_slice(&old.hinge_plastic);
+        state.hinge_dahl[..nh].copy_from_slice(&old.hinge_dahl);
+        state.tri_friction[..nt].copy_from_slice(&old.tri_friction);
+        state.tri_plastic[..nt].copy_from_slice(&old.tri_plastic);
+        state.time = old.time;
+        state.step = old.step;
+        self.pins.stiffness.resize(n, 0.0);
+        self.pins.target.resize(n, Vec3::zero());
+        self.garments = garments;
+        self.model = model;
+        self.backup = state.clone();
+        self.state = state;
+        self.solver = solver;
+        Ok(n0..n)
+    }
+
+    /// The garments, in the order added.
+    pub fn garments(&self) -> &[Garment] {
+        &self.garments
     }
 
     /// The model (rest data, material, switches).
@@ -372,9 +440,48 @@ impl Simulation {
         Ok(())
     }
 
-    /// One step of `dt` (spec §6.1).
+    /// One step of the configured `dt` (spec §6.1).
     pub fn step(&mut self) -> Result<StepStats> {
-        let t1 = self.state.time + self.params.dt;
+        self.step_dt(self.params.dt)
+    }
+
+    /// One step of `dt` seconds (the configured step unless the caller
+    /// shortens it, as [`advance`](Self::advance) does for the last step).
+    ///
+    /// A step that diverges leaves the simulation as it was at the start of
+    /// the step (state, solver warm start, hold-warp schedule), so the caller
+    /// can lower `dt` or a stiffness and continue.
+    pub fn step_dt(&mut self, dt: f64) -> Result<StepStats> {
+        if !(dt.is_finite() && dt > 0.0) {
+            return invalid!("step: dt must be a positive number of seconds, got {dt}");
+        }
+        self.backup.clone_from(&self.state);
+        self.backup_dv.clear();
+        self.backup_dv.extend_from_slice(self.solver.warm_start());
+        let warp_left = self.warp_steps_left;
+        let result = self.step_unchecked(dt);
+        if let Err(e) = &result {
+            core::mem::swap(&mut self.state, &mut self.backup);
+            let (time, step) = (self.state.time, self.state.step);
+            self.warp_steps_left = warp_left;
+            // The failed step's factor and Δv are not a good start.
+            self.solver.invalidate_factor();
+            self.solver.set_warm_start(&self.backup_dv)?;
+            // Handle targets at the restored time.
+            self.update_handle_targets(time)?;
+            if let Error::Diverged { what, .. } = e {
+                return Err(Error::Diverged {
+                    step,
+                    time,
+                    what: what.clone(),
+                });
+            }
+        }
+        result
+    }
+
+    fn step_unchecked(&mut self, dt: f64) -> Result<StepStats> {
+        let t1 = self.state.time + dt;
         // Step 1: obstacles and handle targets at t + h.
         for c in &mut self.colliders {
             c.advance_to(t1)?;
@@ -386,29 +493,56 @@ impl Simulation {
         } else {
             0.0
         };
+        let params = StepParams { dt, ..self.params };
         let stats = self.solver.step(
             &self.model,
             &mut self.state,
             &self.pins,
             &self.colliders,
-            &self.params,
+            &params,
             warp,
         )?;
         self.last = stats;
         Ok(stats)
     }
 
-    /// Advances by `duration` seconds: `round(duration / dt)` steps (at least
-    /// one). Returns the number of steps taken.
+    /// Advances by `duration` seconds (≥ 0) and lands exactly on
+    /// `time + duration`: steps of `dt`, the last one shortened when
+    /// `duration` is not a whole number of steps (a remainder below 1e-9 of
+    /// a step is absorbed instead of taking a vanishing step). Returns the
+    /// number of steps taken.
     pub fn advance(&mut self, duration: f64) -> Result<u64> {
-        if !(duration.is_finite() && duration > 0.0) {
-            return invalid!("advance: duration must be a positive number of seconds, got {duration}");
+        Ok(self.advance_with(duration, || false)?.0)
+    }
+
+    /// [`advance`](Self::advance) that calls `stop()` between steps and
+    /// returns early, at a step boundary with the state intact, when it
+    /// answers true (the bindings check for Ctrl-C there). Returns the steps
+    /// taken and whether it stopped early.
+    pub fn advance_with(&mut self, duration: f64, mut stop: impl FnMut() -> bool) -> Result<(u64, bool)> {
+        if !(duration.is_finite() && duration >= 0.0) {
+            return invalid!("advance: duration must be a finite number of seconds ≥ 0, got {duration}");
         }
-        let steps = ((duration / self.params.dt).round() as u64).max(1);
-        for _ in 0..steps {
-            self.step()?;
+        let dt = self.params.dt;
+        let end = self.state.time + duration;
+        let whole = (duration / dt + 1e-9).floor();
+        let partial = duration - whole * dt > 1e-9 * dt;
+        let steps = whole as u64 + u64::from(partial);
+        for k in 0..steps {
+            if stop() {
+                return Ok((k, true));
+            }
+            if partial && k + 1 == steps {
+                // The shortened last step ends on `end`.
+                self.step_dt((end - self.state.time).max(f64::MIN_POSITIVE))?;
+            } else {
+                self.step_dt(dt)?;
+            }
         }
-        Ok(steps)
+        if steps > 0 {
+            self.state.time = end;
+        }
+        Ok((steps, false))
     }
 
     /// Current dihedral angle of every hinge, rad (computed from the current
@@ -714,13 +848,25 @@ mod tests {
         assert!(s.pin(&[10_000], None, None).is_err());
         assert!(s.advance(-1.0).is_err());
         s.state_mut().v[0] = Vec3::new(5e3, 0.0, 0.0);
+        let before = s.state().clone();
         match s.step() {
-            Err(crate::Error::Diverged { step, what }) => {
-                assert_eq!(step, 1);
+            Err(crate::Error::Diverged { step, time, what }) => {
+                // Rolled back to the start of the failing step.
+                assert_eq!((step, time), (0, 0.0));
                 assert!(what.contains("reduce dt"), "{what}");
             }
             other => panic!("expected Diverged, got {other:?}"),
         }
+        assert_eq!(
+            s.state(),
+            &before,
+            "a diverged step must leave the state as it was"
+        );
+        // Continue after fixing the cause: the run goes on, finite.
+        s.state_mut().v[0] = Vec3::zero();
+        s.advance(0.01).unwrap();
+        assert!(s.state().x.iter().all(|x| x.is_finite()));
+        assert!((s.state().time - 0.01).abs() < 1e-15);
     }
 
     /// Two sheets, the upper one thrown through the lower (pinned) one: with

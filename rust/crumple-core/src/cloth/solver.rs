@@ -27,7 +27,7 @@ use super::material::BendFriction;
 use super::membrane::{self, Strain};
 use super::model::Model;
 use super::selfcollide::{ProximityPair, SelfCollision};
-use super::wrinkle::{self, FrictionState, PlasticClock, PlasticParams, PlasticState};
+use super::wrinkle::{self, FrictionState, PlasticState};
 use crate::collide::{BoundaryMode, Collider, boundary_response};
 use crate::math::{Mat3, Vec3};
 use crate::parallel::for_each_segment_mut;
@@ -199,15 +199,6 @@ impl State {
     /// Rest state of `model` at positions `x` (often the rest positions) and
     /// velocities `v`.
     pub fn new(model: &Model, x: Vec<Vec3<f64>>, v: Vec<Vec3<f64>>) -> Self {
-        let mat = &model.material;
-        let hp = PlasticState::new(
-            &mat.bend_plastic
-                .params(mat.bending.max(f64::MIN_POSITIVE), PlasticClock::Alg2),
-        );
-        let k = &mat.membrane;
-        let tp: [PlasticState; 3] = core::array::from_fn(|c| {
-            PlasticState::new(&mat.tensile_plastic[c].params([k.k11, k.k22, k.k33][c], PlasticClock::Alg2))
-        });
         let nh = model.hinges.len();
         let nt = model.faces.len();
         let hinge_friction = model
@@ -218,15 +209,26 @@ impl State {
                 t_stick: 0.0,
             })
             .collect();
+        let params = |g: u32| &model.garments[g as usize].params;
+        let hinge_plastic = model
+            .hinge_garment
+            .iter()
+            .map(|&g| params(g).hinge_plastic0)
+            .collect();
+        let tri_plastic = model
+            .face_garment
+            .iter()
+            .map(|&g| params(g).tri_plastic0)
+            .collect();
         State {
             x,
             v,
             hinge_angle: model.hinge_theta_bar.clone(),
             hinge_friction,
-            hinge_plastic: vec![hp; nh],
+            hinge_plastic,
             hinge_dahl: vec![0.0; nh],
             tri_friction: vec![[FrictionState::default(); 3]; nt],
-            tri_plastic: vec![tp; nt],
+            tri_plastic,
             time: 0.0,
             step: 0,
         }
@@ -640,8 +642,8 @@ impl Solver {
         let mut stats = StepStats::default();
         let h = p.dt;
         let n = model.num_vertices();
-        let w = &model.wrinkles;
-        let mat = &model.material;
+        // Element constants of the garment each element belongs to.
+        let garment = |g: u32| &model.garments[g as usize].params;
 
         // ---- 2. proximity (cloth–cloth pairs at x_n) ----
         let t0 = Instant::now();
@@ -657,11 +659,6 @@ impl Solver {
 
         // ---- 5. membrane (parallel over triangles) ----
         let t0 = Instant::now();
-        let k = mat.membrane;
-        let kf = mat.tensile_friction_stiffness;
-        let tf_params = mat.tensile_friction;
-        let tp_params: [PlasticParams; 3] =
-            core::array::from_fn(|c| mat.tensile_plastic[c].params([k.k11, k.k22, k.k33][c], w.clock));
         let x = &state.x;
         self.tri_out
             .par_iter_mut()
@@ -670,39 +667,37 @@ impl Solver {
             .enumerate()
             .for_each(|(t, ((out, tp), tf))| {
                 let f = model.faces[t];
+                let gp = garment(model.face_garment[t]);
+                let w = &gp.wrinkles;
                 let y = [x[f[0] as usize], x[f[1] as usize], x[f[2] as usize]];
                 let rest = &model.tri_rest[t];
                 let s: Strain = membrane::green_strain(rest, &y);
                 let mut e_el = s.e;
                 if w.tensile_plasticity {
                     for c in 0..3 {
-                        wrinkle::plastic_update(&mut tp[c], &tp_params[c], s.e[c], h);
+                        wrinkle::plastic_update(&mut tp[c], &gp.tensile_plastic[c], s.e[c], h);
                         e_el[c] -= tp[c].theta_p;
                     }
                 }
                 *out = TriOut::default();
-                membrane::add_membrane(rest, &s, &k, &e_el, &mut out.f, &mut out.jac);
+                membrane::add_membrane(rest, &s, &gp.membrane, &e_el, &mut out.f, &mut out.jac);
                 if w.tensile_friction {
                     let mut delta = [0.0; 3];
                     for c in 0..3 {
-                        delta[c] = wrinkle::friction_update(&mut tf[c], &tf_params[c], s.e[c], h);
+                        delta[c] = wrinkle::friction_update(&mut tf[c], &gp.tensile_friction[c], s.e[c], h);
                     }
-                    membrane::add_tensile_friction(rest, &s, &kf, &delta, &mut out.f, &mut out.jac);
+                    membrane::add_tensile_friction(
+                        rest,
+                        &s,
+                        &gp.tensile_friction_stiffness,
+                        &delta,
+                        &mut out.f,
+                        &mut out.jac,
+                    );
                 }
             });
 
         // ---- 6. bending (parallel over hinges) ----
-        let kappa_b = mat.kappa_b();
-        let kappa_f = mat.kappa_f();
-        let mut bend_plastic = mat
-            .bend_plastic
-            .params(mat.bending.max(f64::MIN_POSITIVE), w.clock);
-        if w.constant_hardening {
-            // Baseline of E6 (A.2): time-independent linear hardening.
-            bend_plastic.g = 0.0;
-        }
-        let bend_friction = mat.bend_friction;
-        let dahl = mat.dahl();
         let (slips, yields) = self
             .hinge_out
             .par_iter_mut()
@@ -713,6 +708,9 @@ impl Solver {
             .enumerate()
             .map(|(e, ((((out, pl), fr), dahl_sigma), angle))| {
                 let hv = model.hinges[e];
+                let gp = garment(model.hinge_garment[e]);
+                let w = &gp.wrinkles;
+                let (kappa_b, kappa_f) = (gp.kappa_b, gp.kappa_f);
                 let xs = [
                     x[hv[0] as usize],
                     x[hv[1] as usize],
@@ -724,7 +722,7 @@ impl Solver {
                 let s = model.hinge_s[e];
                 let mut yielded = false;
                 if w.bend_plasticity {
-                    yielded = wrinkle::plastic_update(pl, &bend_plastic, theta - theta_bar, h);
+                    yielded = wrinkle::plastic_update(pl, &gp.bend_plastic, theta - theta_bar, h);
                 }
                 let theta_p = if w.bend_plasticity { pl.theta_p } else { 0.0 };
                 let mut moment = s * kappa_b * (theta - theta_bar - theta_p);
@@ -733,7 +731,7 @@ impl Solver {
                 match w.bend_friction {
                     BendFriction::Off => {}
                     BendFriction::Dwell => {
-                        let delta = wrinkle::friction_update(fr, &bend_friction, theta, h);
+                        let delta = wrinkle::friction_update(fr, &gp.bend_friction, theta, h);
                         // A slip resets the dwell clock (§4.1).
                         slipped = fr.t_stick == 0.0;
                         moment += s * kappa_f * delta;
@@ -742,7 +740,7 @@ impl Solver {
                         }
                     }
                     BendFriction::Dahl => {
-                        let slope = wrinkle::dahl_update(dahl_sigma, &dahl, theta - *angle);
+                        let slope = wrinkle::dahl_update(dahl_sigma, &gp.dahl, theta - *angle);
                         moment += s * *dahl_sigma;
                         coef += s * slope.max(0.0);
                     }
@@ -762,17 +760,18 @@ impl Solver {
                 .par_iter_mut()
                 .zip(state.hinge_plastic.par_iter_mut())
                 .for_each(|(f, pl)| wrinkle::warp_clocks(f, pl, warp));
-            if w.warp_faces {
-                state
-                    .tri_friction
-                    .par_iter_mut()
-                    .zip(state.tri_plastic.par_iter_mut())
-                    .for_each(|(f, pl)| {
-                        for c in 0..3 {
-                            wrinkle::warp_clocks(&mut f[c], &mut pl[c], warp);
-                        }
-                    });
-            }
+            // Triangle clocks only for garments whose switches ask for it.
+            state
+                .tri_friction
+                .par_iter_mut()
+                .zip(state.tri_plastic.par_iter_mut())
+                .zip(model.face_garment.par_iter())
+                .filter(|(_, g)| garment(**g).wrinkles.warp_faces)
+                .for_each(|((f, pl), _)| {
+                    for c in 0..3 {
+                        wrinkle::warp_clocks(&mut f[c], &mut pl[c], warp);
+                    }
+                });
         }
         stats.times.elements = t0.elapsed().as_secs_f64();
 
@@ -1187,6 +1186,7 @@ fn check_finite(state: &State, h: f64) -> Result<()> {
     if let Some(i) = bad {
         return Err(Error::Diverged {
             step: state.step,
+            time: state.time,
             what: format!(
                 "vertex {i} has position {:?} and velocity {:?} (limit {MAX_SPEED} m/s); reduce dt \
                  (now {h} s), lower the stiffnesses, or check pins and colliders that fight each other",

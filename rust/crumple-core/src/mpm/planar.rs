@@ -732,6 +732,7 @@ impl PlanarSimulation {
         if bad {
             return Err(Error::Diverged {
                 step: self.steps,
+                time: self.time,
                 what: "planar MPM: non-finite vertex position/velocity or normal column".into(),
             });
         }

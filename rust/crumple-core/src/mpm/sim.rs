@@ -71,6 +71,9 @@ pub struct Simulation<T> {
     pub objects: Vec<Object>,
     /// Volumetric particles deleted so far ([`OutOfDomain::Remove`]).
     pub removed: u64,
+    /// The state at the start of the CPU step in progress: a step that
+    /// diverges restores it (no allocation after the first step).
+    backup: State<T>,
     gpu: Option<GpuSlot>,
 }
 
@@ -88,6 +91,7 @@ impl<T: Real> Clone for Simulation<T> {
             pins: self.pins.clone(),
             objects: self.objects.clone(),
             removed: self.removed,
+            backup: State::default(),
             gpu: None,
         }
     }
@@ -124,6 +128,7 @@ impl<T: Real> Simulation<T> {
             pins: Vec::new(),
             objects: Vec::new(),
             removed: 0,
+            backup: State::default(),
             gpu: None,
         })
     }
@@ -607,6 +612,25 @@ impl<T: Real> Simulation<T> {
         Ok(())
     }
 
+    /// Unpins `indices` (object-local vertices) of `object`; vertices that
+    /// are not pinned are ignored.
+    pub fn unpin_vertices(&mut self, object: usize, indices: &[u32]) -> Result<()> {
+        let o = self.object(object)?.clone();
+        let n = o.points.len();
+        if let Some(&i) = indices.iter().find(|&&i| i as usize >= n) {
+            return invalid!("vertex {i} is out of range: object {object} has {n} vertices");
+        }
+        let mut drop = vec![false; n];
+        for &i in indices {
+            drop[i as usize] = true;
+        }
+        self.pins.retain(|p| {
+            let v = p.vertex as usize;
+            !(o.points.contains(&v) && drop[v - o.points.start])
+        });
+        Ok(())
+    }
+
     /// Global particle range of an object's points (particles or vertices).
     pub fn object_range(&self, object: usize) -> Result<Range<usize>> {
         let o = self.object(object)?;
@@ -647,21 +671,44 @@ impl<T: Real> Simulation<T> {
         if self.params.out_of_domain == OutOfDomain::Remove {
             self.remove_escaped_particles();
         }
-        self.solver.step(
-            &self.model,
-            &mut self.state,
-            &self.params,
-            &mut self.colliders,
-            &self.pins,
-            dt,
-        )?;
-        let vmax = max_speed(&self.state);
-        if vmax > DIVERGED_SPEED {
-            return Err(Error::Diverged {
-                step: self.state.step,
-                what: format!(
-                    "a particle reached {vmax:.3e} m/s; lower dt_max, raise damping or lower the stiffness"
-                ),
+        // Keep the start of the step: a diverged step is undone, so the
+        // caller can lower dt_max or a stiffness and continue the run.
+        self.backup.clone_from(&self.state);
+        let result = self
+            .solver
+            .step(
+                &self.model,
+                &mut self.state,
+                &self.params,
+                &mut self.colliders,
+                &self.pins,
+                dt,
+            )
+            .and_then(|()| {
+                let vmax = max_speed(&self.state);
+                if vmax > DIVERGED_SPEED {
+                    return Err(Error::Diverged {
+                        step: self.state.step,
+                        time: self.state.time,
+                        what: format!(
+                            "a particle reached {vmax:.3e} m/s; lower dt_max, raise damping or lower the stiffness"
+                        ),
+                    });
+                }
+                Ok(())
+            });
+        if let Err(e) = result {
+            core::mem::swap(&mut self.state, &mut self.backup);
+            for c in self.colliders.iter_mut() {
+                c.advance_to(self.state.time)?;
+            }
+            return Err(match e {
+                Error::Diverged { what, .. } => Error::Diverged {
+                    step: self.state.step,
+                    time: self.state.time,
+                    what,
+                },
+                e => e,
             });
         }
         Ok(())
@@ -694,6 +741,7 @@ impl<T: Real> Simulation<T> {
                     self.state.step += 1;
                     return Err(Error::Diverged {
                         step: self.state.step,
+                        time: self.state.time,
                         what,
                     });
                 }
@@ -717,6 +765,7 @@ impl<T: Real> Simulation<T> {
                     if stats.max_speed > DIVERGED_SPEED {
                         return Err(Error::Diverged {
                             step: self.state.step,
+                            time: self.state.time,
                             what: format!(
                                 "a particle reached {:.3e} m/s; lower dt_max, raise damping or lower the stiffness",
                                 stats.max_speed
@@ -747,6 +796,14 @@ impl<T: Real> Simulation<T> {
     /// Advances by `duration` seconds with CFL-limited steps, landing exactly
     /// on `time + duration` (spec §3.2). Returns the number of steps taken.
     pub fn advance(&mut self, duration: f64) -> Result<u64> {
+        Ok(self.advance_with(duration, || false)?.0)
+    }
+
+    /// [`advance`](Self::advance) that calls `stop()` between steps and
+    /// returns early, at a step boundary with the state intact, when it
+    /// answers true (the bindings check for Ctrl-C there). Returns the steps
+    /// taken and whether it stopped early.
+    pub fn advance_with(&mut self, duration: f64, mut stop: impl FnMut() -> bool) -> Result<(u64, bool)> {
         if !(duration.is_finite() && duration >= 0.0) {
             return invalid!("duration must be >= 0; got {duration}");
         }
@@ -755,6 +812,9 @@ impl<T: Real> Simulation<T> {
         // A step shorter than this fraction of dt_max is merged into the previous one.
         let tiny = 1e-9 * self.params.dt_max;
         while t_end - self.state.time > tiny {
+            if stop() {
+                return Ok((steps, true));
+            }
             let remaining = t_end - self.state.time;
             let mut dt = self.stable_dt().min(remaining);
             if remaining - dt <= tiny {
@@ -764,7 +824,7 @@ impl<T: Real> Simulation<T> {
             steps += 1;
         }
         self.state.time = t_end;
-        Ok(steps)
+        Ok((steps, false))
     }
 
     /// Deletes volumetric particles outside the domain (policy

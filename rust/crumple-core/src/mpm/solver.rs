@@ -152,6 +152,7 @@ pub(crate) fn domain_error<T: Real>(state: &State<T>, params: &SolverParams, bad
     if !x.is_finite() {
         return Error::Diverged {
             step: state.step,
+            time: state.time,
             what: format!(
                 "particle {bad} has a non-finite position; reduce dt_max or stiffness, or add damping"
             ),
@@ -793,6 +794,7 @@ impl<T: Real> Solver<T> {
         if bad != usize::MAX {
             return Err(Error::Diverged {
                 step: state.step,
+                time: state.time,
                 what: non_finite_message(model, bad),
             });
         }

@@ -920,7 +920,8 @@ impl GpuMpm {
             }
             if stats[ST_BAD_FINITE] != u32::MAX {
                 return Err(Error::Diverged {
-                    step: 0, // the caller fills in its step count
+                    step: 0, // the caller fills in its step count and time
+                    time: 0.0,
                     what: crate::mpm::solver::non_finite_message(model, stats[ST_BAD_FINITE] as usize),
                 });
             }

@@ -1,0 +1,346 @@
+"""One vocabulary across the solvers (docs/api.md): handles, pins, exact
+advance, rollback on divergence, Ctrl-C, checkpoints of every module, bad
+input as typed errors, several garments in one cloth simulation."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import crumple as cr
+
+
+def _mpm_sim() -> tuple[cr.mpm.Simulation, cr.mpm.Cloth]:
+    sim = cr.mpm.Simulation(lower=(0, 0, 0), upper=(1, 1, 1), dx=1 / 32)
+    mesh = cr.geometry.grid_mesh(size=(0.4, 0.4), resolution=(12, 12), center=(0.5, 0.6, 0.5))
+    cloth = sim.add_cloth(mesh, cr.mpm.ClothMaterial.preset("cloth_ball"), rpic_damping=0.7)
+    sim.add_collider(cr.colliders.Sphere(center=(0.5, 0.35, 0.5), radius=0.15, mode="sticky"))
+    return sim, cloth
+
+
+def _cloth_sim(**kw: object) -> tuple[cr.cloth.Simulation, cr.cloth.Cloth]:
+    sim = cr.cloth.Simulation(dt=2e-3, **kw)  # type: ignore[arg-type]
+    mesh = cr.geometry.grid_mesh(size=(0.2, 0.2), resolution=(10, 10), center=(0, 0.3, 0))
+    c = sim.add_cloth(mesh, "cotton")
+    sim.add_collider(cr.colliders.Sphere(center=(0, 0.15, 0), radius=0.1, mode="separate", friction=0.3))
+    return sim, c
+
+
+def test_two_garments_fall_onto_each_other_without_crossing() -> None:
+    """Two garments in one cloth simulation drop onto a ball, one onto the
+    other: they are solved together and self-collision covers both, so at
+    the end no triangle of either crosses any other (counted over the union)."""
+    sim = cr.cloth.Simulation(dt=2e-3)
+    lower = sim.add_cloth(cr.geometry.grid_mesh(size=(0.3, 0.3), resolution=(15, 15), center=(0, 0.26, 0)),
+                          "cotton", name="lower")
+    upper = sim.add_cloth(cr.geometry.grid_mesh(size=(0.24, 0.24), resolution=(12, 12), center=(0.01, 0.30, 0.01)),
+                          cr.cloth.Material.preset("denim"), name="upper")
+    sim.add_collider(cr.colliders.Sphere(center=(0, 0.1, 0), radius=0.12, mode="separate", friction=0.5))
+    assert [o.name for o in sim.objects] == ["lower", "upper"]
+    assert upper.positions.shape == (169, 3) and lower.positions.shape == (256, 3)
+    sim.advance(0.6)
+    xl, xu = lower.positions, upper.positions
+    assert np.isfinite(xl).all() and np.isfinite(xu).all()
+    assert xl[:, 1].min() < 0.2 and xu[:, 1].min() < 0.24, "both garments fell"
+    # The upper garment lies on the lower one over the top of the ball.
+    top_u = xu[np.linalg.norm(xu[:, [0, 2]], axis=1) < 0.03, 1].max()
+    top_l = xl[np.linalg.norm(xl[:, [0, 2]], axis=1) < 0.03, 1].max()
+    assert top_u > top_l
+    n = sim.count_self_intersections()
+    both = np.vstack([xl, xu])
+    faces = np.vstack([lower.faces, upper.faces + len(xl)])
+    assert n == cr.cloth.count_triangle_intersections(both, faces) == 0
+    # Per-garment read-outs use the garment's own numbering.
+    assert upper.hinges.max() < 169 and upper.hinge_angles.shape == (upper.hinges.shape[0],)
+    assert np.abs(upper.hinge_angles).max() > 0.05
+
+
+def test_advance_lands_exactly_and_step_defaults() -> None:
+    """advance(d) ends on t + d in both modules (the last step shortened),
+    advance(0) takes no step, step() takes the module's own step."""
+    sim, c = _cloth_sim(self_collision=False)
+    assert sim.advance(0.0) == 0 and sim.time == 0.0
+    n = sim.advance(0.0051)
+    assert n == 3 and sim.time == pytest.approx(0.0051, abs=1e-15)
+    sim.step()
+    assert sim.time == pytest.approx(0.0071, abs=1e-15)
+    sim.step(1e-4)
+    assert sim.time == pytest.approx(0.0072, abs=1e-15)
+    m, cloth = _mpm_sim()
+    assert m.advance(0.0) == 0
+    m.advance(1 / 24, frames=3)
+    assert m.time == pytest.approx(1 / 24, abs=1e-12)
+    dt = m.stable_dt()
+    m.step()
+    assert m.time == pytest.approx(1 / 24 + dt, abs=1e-12)
+    assert np.isfinite(cloth.positions).all()
+
+
+def test_cloth_divergence_rolls_back_and_continues() -> None:
+    """A diverging cloth step raises SimulationDiverged with .step and .time
+    of the start of the step, leaves the state as it was, and the run goes on
+    after the cause is fixed (here: a 500 km/s kick, and a smaller dt)."""
+    sim, c = _cloth_sim(self_collision=False)
+    sim.advance(0.01)
+    v = c.velocities
+    v[3] = (5e5, 0.0, 0.0)
+    c.velocities = v
+    x0, v0, t0, n0 = c.positions, c.velocities, sim.time, sim.step_count
+    with pytest.raises(cr.SimulationDiverged) as e:
+        sim.advance(0.1)
+    assert e.value.step == n0 and e.value.time == t0
+    assert sim.time == t0 and sim.step_count == n0
+    assert np.array_equal(c.positions, x0) and np.array_equal(c.velocities, v0)
+    c.velocities = np.zeros((c.num_vertices, 3))
+    sim.set(dt=1e-3)
+    sim.advance(0.02)
+    assert np.isfinite(c.positions).all() and sim.time == pytest.approx(t0 + 0.02, abs=1e-12)
+    assert np.abs(c.positions - x0).max() > 1e-4
+
+
+def test_mpm_divergence_rolls_back_and_continues() -> None:
+    """An MPM step far beyond the stable one blows up a stiff block: the
+    error carries .step/.time, the state is the one before the step, and
+    the run continues with a small step, finite."""
+    sim = cr.mpm.Simulation(dx=1 / 32)
+    pts = cr.geometry.sample_box(lower=(0.4, 0.4, 0.4), upper=(0.6, 0.6, 0.6), spacing=1 / 64)
+    b = sim.add_solid(pts, cr.mpm.ElasticMaterial(youngs_modulus=1e9), velocity=(0, -2, 0))
+    b.velocities = np.random.default_rng(0).normal(size=(len(pts), 3))
+    sim.step(2e-2)
+    x0, v0, t0, n0 = b.positions, b.velocities, sim.time, sim.step_count
+    with pytest.raises(cr.SimulationDiverged) as e:
+        sim.step(2e-2)
+    assert (e.value.step, e.value.time) == (n0, t0)
+    assert (sim.step_count, sim.time) == (n0, t0)
+    assert np.array_equal(b.positions, x0) and np.array_equal(b.velocities, v0)
+    # The elastic wave speed √(E/ρ) = 1 km/s needs dt ≲ dx / 1000 s.
+    for _ in range(20):
+        sim.step(2e-5)
+    assert np.isfinite(b.positions).all() and np.abs(b.positions - x0).max() > 0
+
+
+@pytest.mark.parametrize("module", ["mpm", "cloth"])
+def test_ctrl_c_stops_advance_at_a_step_boundary(module: str, tmp_path: Path) -> None:
+    """SIGINT during a long advance() stops it within a second with
+    KeyboardInterrupt; the state is intact (finite, time between start and
+    end) and the simulation can go on."""
+    setup = {
+        "mpm": """
+            sim = cr.mpm.Simulation(dx=1 / 48)
+            obj = sim.add_cloth(cr.geometry.grid_mesh(size=(0.5, 0.5), resolution=(40, 40), center=(0.5, 0.6, 0.5)),
+                                cr.mpm.ClothMaterial.preset("cloth_ball"))
+        """,
+        "cloth": """
+            sim = cr.cloth.Simulation(dt=1e-3, self_collision=False)
+            obj = sim.add_cloth(cr.geometry.grid_mesh(size=(0.3, 0.3), resolution=(30, 30)), "cotton")
+        """,
+    }[module]
+    script = textwrap.dedent(setup) + textwrap.dedent("""
+        sim.advance(0.002)
+        print("started", flush=True)
+        t = time.perf_counter()
+        try:
+            sim.advance(1000.0)
+            print("finished")
+        except KeyboardInterrupt:
+            dt = time.perf_counter() - t
+            x = obj.positions
+            print(f"interrupted {sim.time} {np.isfinite(x).all()} {dt}", flush=True)
+            sim.advance(0.002)
+            print(f"continued {np.isfinite(obj.positions).all()}", flush=True)
+    """)
+    code = "import time, numpy as np, crumple as cr\n" + script
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert p.stdout is not None
+    line = p.stdout.readline()
+    assert line.strip() == "started", line + (p.stderr.read() if p.stderr else "")
+    time.sleep(1.0)
+    t_sig = time.perf_counter()
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    answered = time.perf_counter() - t_sig
+    lines = out.split("\n")
+    assert lines[0].startswith("interrupted"), out + err
+    _, t_stop, finite, _ = lines[0].split()
+    assert 0.002 < float(t_stop) < 1000.0 and finite == "True"
+    assert lines[1] == "continued True", out + err
+    assert answered < 30  # the whole child, including the extra advance and exit
+    assert p.returncode == 0
+
+
+def test_pins_on_handles_same_names() -> None:
+    """pin / set_pin_targets / release are on the object handle in both
+    modules with the same signatures; partial release frees only those."""
+    m, cloth = _mpm_sim()
+    c_sim, c = _cloth_sim(self_collision=False)
+    for obj in (cloth, c):
+        obj.pin([0, 1, 2])
+        obj.set_pin_targets([0], obj.positions[[0]] + 0.01)
+        obj.release([1])
+    m.advance(0.02)
+    c_sim.advance(0.02)
+    for obj, start in ((cloth, 0.6), (c, 0.3)):
+        y = obj.positions[:, 1]
+        assert abs(y[2] - start) < 2e-3, "still pinned"
+        assert y[1] < start - 1e-4, "released vertex falls"
+        assert abs(y[0] - (start + 0.01)) < 2e-3, "moved to its new target"
+    with pytest.raises(cr.InvalidInputError, match="exact"):
+        cloth.pin([0], stiffness=10.0)
+    with pytest.raises(cr.InvalidInputError, match="out-of-range"):
+        c.pin([10_000])
+    with pytest.raises(cr.InvalidInputError, match="velocities"):
+        c.set_pin_targets([0], c.positions[[0]], velocities=[[1.0, 0, 0]])
+
+
+def test_velocity_per_vertex_in_every_add() -> None:
+    """velocity= takes one 3-vector or an (N, 3) array in every add_*."""
+    m = cr.mpm.Simulation(dx=1 / 32)
+    mesh = cr.geometry.grid_mesh(size=(0.2, 0.2), resolution=(4, 4), center=(0.5, 0.5, 0.5))
+    vel = np.tile([0.0, 0.0, 1.0], (mesh.num_vertices, 1))
+    vel[:, 0] = np.linspace(-1, 1, mesh.num_vertices)
+    cl = m.add_cloth(mesh, velocity=vel)
+    assert np.allclose(cl.velocities, vel, atol=1e-6)
+    pts = cr.geometry.sample_box(lower=(0.3, 0.3, 0.3), upper=(0.35, 0.35, 0.35), spacing=0.02)
+    sv = np.random.default_rng(1).normal(size=(len(pts), 3))
+    solid = m.add_solid(pts, velocity=sv)
+    assert np.allclose(solid.velocities, sv, atol=1e-6)
+    sim = cr.cloth.Simulation()
+    c = sim.add_cloth(mesh, velocity=vel)
+    assert np.array_equal(c.velocities, vel)
+    with pytest.raises(cr.InvalidInputError, match="velocity"):
+        sim.add_cloth(mesh, velocity=np.zeros((3, 3)))
+    with pytest.raises(cr.InvalidInputError, match="velocity"):
+        m.add_granular(pts, velocity=[1.0, 2.0])
+
+
+def test_bad_integers_are_typed_errors() -> None:
+    """Negative or fractional integers are InvalidInputError, not
+    OverflowError or silent truncation."""
+    sim, c = _cloth_sim()
+    h = c.rotate_handle([0, 1], axis=(0, 1, 0), angle=0.5, duration=0.1)
+    assert h == 0
+    for bad in (-1, 3.7, 5):
+        with pytest.raises(cr.InvalidInputError):
+            c.release_handle(bad)  # type: ignore[arg-type]
+        with pytest.raises(cr.InvalidInputError):
+            sim.remove_collider(bad)  # type: ignore[arg-type]
+    for bad in (-1, 3.7):
+        with pytest.raises(cr.InvalidInputError, match="boundary_padding"):
+            cr.mpm.Simulation(boundary_padding=bad)  # type: ignore[arg-type]
+    with pytest.raises(cr.InvalidInputError, match="dt must be > 0"):
+        cr.cloth.Simulation(dt=0)
+    with pytest.raises(cr.InvalidInputError, match="no cloth"):
+        cr.cloth.Simulation().advance(0.1)
+
+
+def test_materials_frozen_range_checked_presets_in_one_place() -> None:
+    """Every material is frozen, range-checked when made, and has PRESETS and
+    preset(name, **overrides) on its class."""
+    with pytest.raises(cr.InvalidInputError, match="areal_density"):
+        cr.cloth.Material.preset("cotton", areal_density=-1)
+    with pytest.raises(cr.InvalidInputError, match="hardening_drop"):
+        cr.cloth.Material(hardening_drop=2.0)
+    with pytest.raises(cr.InvalidInputError, match="tensile_tau_f"):
+        cr.cloth.Material(tensile_tau_f=(1.0, 0.0, 1.0))
+    with pytest.raises(cr.InvalidInputError, match="clock"):
+        cr.cloth.Wrinkles(clock="never")  # type: ignore[arg-type]
+    m = cr.cloth.Material.preset("denim")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        m.areal_density = 1.0  # type: ignore[misc]
+    assert set(cr.cloth.Material.PRESETS) >= {"cotton", "denim", "polyester", "trouser_cotton"}
+    for cls in (cr.cloth.Material, cr.mpm.ClothMaterial, cr.mpm.CurveMaterial, cr.mpm.ElasticMaterial,
+                cr.mpm.SandMaterial, cr.mpm.GooMaterial):
+        assert cls.PRESETS, cls
+        name = next(iter(cls.PRESETS))
+        assert isinstance(cls.preset(name), cls)
+        with pytest.raises(cr.InvalidInputError, match="preset"):
+            cls.preset("no_such_material")
+        with pytest.raises(cr.InvalidInputError, match="unknown"):
+            cls.preset(name, no_such_field=1.0)
+    with pytest.raises(cr.InvalidInputError, match="rpic_damping"):
+        _mpm_sim()[0].add_curves(cr.geometry.Curves(np.array([[0.5, 0.5, 0.5], [0.5, 0.55, 0.5]]), np.array([0, 2])),
+                                 rpic_damping=1.5)
+
+
+@pytest.mark.parametrize("module", ["mpm", "cloth"])
+def test_checkpoint_objects_and_bitwise_continuation(module: str, tmp_path: Path) -> None:
+    """After load, sim.objects holds the same handle types in the same order
+    with the saved arrays, and save → load → continue equals running on, bit
+    for bit."""
+    sim, obj = _mpm_sim() if module == "mpm" else _cloth_sim()
+    sim.advance(0.02)
+    path = tmp_path / "state.npz"
+    sim.save(path)
+    sim.advance(0.02)
+    sim2 = type(sim).load(path)
+    assert [type(o) for o in sim2.objects] == [type(o) for o in sim.objects]
+    assert [o.name for o in sim2.objects] == [o.name for o in sim.objects]
+    sim2.advance(0.02)
+    assert np.array_equal(sim2.objects[0].positions, obj.positions)
+    assert np.array_equal(sim2.objects[0].velocities, obj.velocities)
+    assert sim2.time == sim.time
+
+
+@pytest.mark.parametrize("module", ["mpm", "cloth"])
+def test_bad_checkpoints_are_typed_errors(module: str, tmp_path: Path) -> None:
+    """A missing, truncated, corrupt or foreign checkpoint raises
+    CheckpointError naming the file; never a zip-library exception."""
+    sim, _ = _mpm_sim() if module == "mpm" else _cloth_sim()
+    cls = type(sim)
+    good = tmp_path / "good.npz"
+    sim.save(good)
+    data = good.read_bytes()
+    cases = {
+        "missing.npz": None,
+        "truncated.npz": data[: len(data) // 2],
+        "corrupt.npz": data[:100] + bytes(len(data) - 100),
+        "text.npz": b"hello, not a zip",
+        "plain.npz": None,
+    }
+    np.savez(tmp_path / "plain.npz", a=np.zeros(3))
+    for name, content in cases.items():
+        p = tmp_path / name
+        if content is not None:
+            p.write_bytes(content)
+        with pytest.raises(cr.CheckpointError, match=name):
+            cls.load(p)
+    other, _ = _cloth_sim() if module == "mpm" else _mpm_sim()
+    foreign = tmp_path / "foreign.npz"
+    other.save(foreign)
+    with pytest.raises(cr.CheckpointError, match="foreign.npz.*checkpoint"):
+        cls.load(foreign)
+    assert issubclass(cr.CheckpointError, cr.InvalidInputError)
+
+
+def test_frames_name_every_object_and_collider() -> None:
+    """sim.frame() holds every object under its name and every collider with
+    its pose, in both modules."""
+    m, cloth = _mpm_sim()
+    pts = cr.geometry.sample_box(lower=(0.3, 0.7, 0.3), upper=(0.35, 0.75, 0.35), spacing=0.02)
+    m.add_granular(pts)
+    m.advance(0.01)
+    f = m.frame()
+    assert list(f.objects) == ["cloth", "sand"] and list(f.colliders) == ["sphere"]
+    assert np.allclose(f.objects["cloth"].positions, cloth.positions)
+    assert f.time == m.time
+    sim, c = _cloth_sim()
+    sim.add_cloth(cr.geometry.grid_mesh(size=(0.1, 0.1), resolution=(4, 4), center=(0, 0.5, 0)))
+    g = sim.frame()
+    assert list(g.objects) == ["cloth", "cloth_1"]
+    assert set(g.objects["cloth"].vertex_data) >= {"speed", "plastic_angle"}
+
+
+def test_python_dash_m_crumple_runs_the_cli() -> None:
+    """python -m crumple is the crumple command."""
+    out = subprocess.run([sys.executable, "-m", "crumple", "scenes"], capture_output=True, text=True, timeout=120,
+                         env={**os.environ})
+    assert out.returncode == 0 and "cloth_on_sphere" in out.stdout
