@@ -15,7 +15,12 @@ This is the one place where a backend name is resolved; every solver calls
 from __future__ import annotations
 
 import functools
+import os
+import stat
+import sys
+import tempfile
 import warnings
+from pathlib import Path
 from typing import Literal, TypedDict
 
 from . import _core
@@ -36,8 +41,39 @@ class AdapterInfo(TypedDict):
     driver: str
 
 
+def _ensure_runtime_dir() -> None:
+    """Give this process a private ``XDG_RUNTIME_DIR`` when it has no usable one.
+
+    On Linux without a desktop session (servers, containers, CI) the variable
+    is unset, and libwayland, which wgpu's adapter probe and Mesa's EGL load
+    to look for a display, prints "XDG_RUNTIME_DIR is invalid or not set"
+    for every command. A ``0700`` folder of our own under the temp dir, keyed
+    by the user id, is what the variable promises; with it the probe finds no
+    display quietly. A set, valid value is left alone.
+    """
+    if os.name != "posix" or sys.platform == "darwin":
+        return
+    current = os.environ.get("XDG_RUNTIME_DIR", "")
+    if current and os.path.isabs(current) and os.path.isdir(current) and os.access(current, os.W_OK | os.X_OK):
+        return
+    uid = os.getuid()
+    d = Path(tempfile.gettempdir()) / f"crumple-runtime-{uid}"
+    try:
+        d.mkdir(mode=0o700, exist_ok=True)
+        st = d.lstat()
+        # Someone else's folder (or a link) under a shared /tmp is not ours to use.
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != uid:
+            return
+        if stat.S_IMODE(st.st_mode) != 0o700:
+            d.chmod(0o700)
+    except OSError:
+        return
+    os.environ["XDG_RUNTIME_DIR"] = str(d)
+
+
 @functools.cache
 def _probe() -> tuple[AdapterInfo | None, str]:
+    _ensure_runtime_dir()
     try:
         return _core.gpu_adapter_info(), ""  # type: ignore[return-value]
     except BackendUnavailable as e:

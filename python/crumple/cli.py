@@ -1,4 +1,4 @@
-"""The ``crumple`` command line: ``info``, ``scenes``, ``run``, ``view``, ``demo``.
+"""The ``crumple`` command line: ``info``, ``scenes``, ``run``, ``view``, ``render``, ``demo``.
 
 Parsing is argparse (standard library); progress bars are tqdm.
 """
@@ -79,24 +79,36 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     t0 = time.perf_counter()
     out = scenes.run(args.scene, out_dir=Path(args.out), frames=args.frames, backend=args.backend,
-                     scale=args.scale, progress=True, **_options(args.set))
-    print(f"wrote {out} in {time.perf_counter() - t0:.1f} s")
+                     scale=args.scale, progress=True, format=args.format, **_options(args.set))
+    stream = out.parent / f"{args.scene}.usdc" if args.format == "usd" else out
+    print(f"wrote {out} ({args.format} frames: {stream}) in {time.perf_counter() - t0:.1f} s")
+    if args.video:
+        from . import viz
+
+        movie = viz.render_video(stream, out / f"{args.scene}.mp4", progress=True)
+        print(f"wrote {movie}")
     return 0
 
 
 def _cmd_view(args: argparse.Namespace) -> int:
     from . import io, viz
 
-    d = Path(args.outdir)
-    files = sorted(d.glob("*.ply")) + sorted(d.glob("*.obj"))
-    if not files:
-        raise CrumpleError(f"no .ply or .obj frames in {str(d)!r}")
-    last = files[-1]
-    mesh = io.load_mesh(last)
+    run = io.open_run(args.run)
+    k = -1 if args.frame is None else args.frame
     if args.screenshot:
-        print(viz.screenshot({last.stem: mesh}, args.screenshot))
+        print(viz.screenshot_run(run, args.screenshot, frame=k))
     else:
-        viz.show({last.stem: mesh})
+        viz.view_run(run, frame=k)
+    return 0
+
+
+def _cmd_render(args: argparse.Namespace) -> int:
+    from . import io, viz
+
+    run = io.open_run(args.run)
+    t0 = time.perf_counter()
+    out = viz.render_video(run, args.out, fps=args.fps, progress=True)
+    print(f"wrote {out} ({run.num_frames} frames) in {time.perf_counter() - t0:.1f} s")
     return 0
 
 
@@ -128,12 +140,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     s.add_argument("--scale", type=float, default=1.0, help="size knob toward the paper's resolution")
     s.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="a scene option, e.g. --set hold=immediate --set material=denim (repeatable)")
+    s.add_argument("--format", default="ply", choices=["ply", "usd"],
+                   help="frame stream: ply (OUT/SCENE/*.ply + manifest.json, default) or usd (OUT/SCENE.usdc)")
+    s.add_argument("--video", action="store_true", help="also render the run to OUT/SCENE/SCENE.mp4")
     s.set_defaults(fn=_cmd_run)
 
-    s = sub.add_parser("view", help="look at the last frame in a folder")
-    s.add_argument("outdir")
-    s.add_argument("--screenshot", metavar="PNG", help="render to a PNG instead of opening a window")
+    s = sub.add_parser("view", help="look at a written run: a timeline with play/pause and a frame slider")
+    s.add_argument("run", metavar="DIR_OR_USD", help="a run folder (with manifest.json) or a .usd/.usdc/.usda file")
+    s.add_argument("--screenshot", metavar="PNG", help="render one frame to a PNG instead of opening a window")
+    s.add_argument("--frame", type=int, default=None, metavar="K",
+                   help="the frame to start at or render (default: the last; negative counts from the end)")
     s.set_defaults(fn=_cmd_view)
+
+    s = sub.add_parser("render", help="render every frame of a written run into an mp4 or gif")
+    s.add_argument("run", metavar="DIR_OR_USD", help="a run folder (with manifest.json) or a .usd/.usdc/.usda file")
+    s.add_argument("--out", required=True, metavar="VIDEO", help="movie.mp4 or movie.gif")
+    s.add_argument("--fps", type=float, default=None, help="frames per second (default: the run's)")
+    s.set_defaults(fn=_cmd_render)
 
     s = sub.add_parser("demo", help="run the default demo and write frames and a picture under out/")
     s.add_argument("--out", default="out/demo")

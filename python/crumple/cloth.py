@@ -54,7 +54,7 @@ from ._checks import (
 from ._progress import progress as _progress_bar
 from .colliders import Collider, _from_spec, _to_spec, rotation
 from .errors import CheckpointError, InvalidInputError
-from .frames import Frame, FrameMesh, collider_part
+from .frames import Frame, FrameMesh, check_name, collider_part
 from .geometry import TriMesh
 
 __all__ = [
@@ -650,8 +650,7 @@ class Simulation:
         wrinkles = Wrinkles() if wrinkles is None else wrinkles
         if not isinstance(wrinkles, Wrinkles):
             raise InvalidInputError(f"wrinkles must be a cloth.Wrinkles; got {type(wrinkles).__name__}")
-        if not isinstance(name, str) or not name:
-            raise InvalidInputError(f"name must be a non-empty string; got {name!r}")
+        check_name(name, "name")
         vel = velocity_field(velocity, mesh.num_vertices, "velocity")
         uv_arr = None
         if uv is not None:
@@ -717,6 +716,8 @@ class Simulation:
             raise InvalidInputError(f"collider must be a crumple.colliders.Collider; got {type(collider).__name__}")
         collider.advance_to(self.time)
         self._colliders.append(collider)
+        if name is not None:
+            check_name(name, "name")
         taken = {o.name for o in self._objects} | set(self._collider_names)
         self._collider_names.append(_unique_name(name or type(collider).__name__.lower(), taken))
         if self._s is not None:

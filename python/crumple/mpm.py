@@ -45,7 +45,7 @@ from . import io as _io
 from .colliders import Collider, _from_spec, _to_spec
 from .backend import Backend, resolve_backend
 from .errors import CheckpointError, InvalidInputError
-from .frames import Frame, FrameCurves, FrameMesh, FramePoints, collider_part
+from .frames import Frame, FrameCurves, FrameMesh, FramePoints, check_name, collider_part
 from .geometry import Curves, TriMesh
 
 __all__ = [
@@ -484,8 +484,7 @@ class Simulation:
     # -- building ---------------------------------------------------------
 
     def _name(self, name: str) -> str:
-        if not isinstance(name, str) or not name:
-            raise InvalidInputError(f"name must be a non-empty string; got {name!r}")
+        check_name(name, "name")
         return _unique_name(name, {o.name for o in self._objects} | set(self._collider_names))
 
     @staticmethod

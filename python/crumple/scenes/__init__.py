@@ -9,13 +9,43 @@ the paper's resolution (1.0 = the laptop default).
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import io
 from ..errors import InvalidInputError
 
-__all__ = ["SceneFn", "register", "names", "describe", "default_frames", "run"]
+__all__ = ["SceneFn", "register", "names", "describe", "default_frames", "run", "FORMATS", "frame_writer"]
+
+#: Frame formats a scene writes: ``"ply"`` (a folder of PLY frames with a
+#: manifest) or ``"usd"`` (one ``.usdc`` next to the scene's folder).
+FORMATS = ("ply", "usd")
+
+FRAME_RATE = 24.0
+"""Frames per second of the built-in scenes' frame stream."""
+
+
+@dataclass(frozen=True)
+class _Output:
+    format: str = "ply"
+
+
+# The output settings of the scene being run (set by :func:`run`, read by the
+# scenes' harnesses through :func:`frame_writer`), so scene functions keep
+# their own keyword options only.
+_OUTPUT: ContextVar[_Output] = ContextVar("crumple_scene_output", default=_Output())
+
+
+def frame_writer(out_dir: Path, name: str, *, fps: float = FRAME_RATE) -> io.PlyWriter | io.UsdWriter:
+    """The writer of a scene's frame stream: PLY frames with a manifest in
+    ``out_dir``, or ``out_dir.parent / f"{name}.usdc"`` when the run asked for
+    USD."""
+    fmt = _OUTPUT.get().format
+    if fmt == "usd":
+        return io.UsdWriter(Path(out_dir).parent / f"{name}.usdc", fps=fps)
+    return io.PlyWriter(out_dir, fps=fps)
 
 SceneFn = Callable[..., Path]
 
@@ -26,16 +56,19 @@ class _Scene:
     description: str
     frames: int
     fn: SceneFn
+    backends: tuple[str, ...]
 
 
 _REGISTRY: dict[str, _Scene] = {}
 
 
-def register(name: str, description: str, *, frames: int) -> Callable[[SceneFn], SceneFn]:
-    """Decorator adding a scene function ``fn(*, out_dir, frames, backend, scale, progress) -> Path``."""
+def register(name: str, description: str, *, frames: int,
+             backends: tuple[str, ...] = ("cpu", "gpu")) -> Callable[[SceneFn], SceneFn]:
+    """Decorator adding a scene function ``fn(*, out_dir, frames, backend, scale, progress) -> Path``
+    that runs on ``backends`` ("auto" picks among them)."""
 
     def deco(fn: SceneFn) -> SceneFn:
-        _REGISTRY[name] = _Scene(name, description, frames, fn)
+        _REGISTRY[name] = _Scene(name, description, frames, fn, backends)
         return fn
 
     return deco
@@ -71,17 +104,31 @@ def run(
     backend: str = "auto",
     scale: float = 1.0,
     progress: bool = False,
+    format: str = "ply",
     **options: Any,
 ) -> Path:
-    """Run scene ``name``, writing frames under ``out_dir / name``; returns that folder.
-    ``options`` are the scene's own keyword options (see its function)."""
+    """Run scene ``name``, writing its picture and metrics under ``out_dir /
+    name`` and its frames through the frame stream in ``format`` (``"ply"``:
+    PLY frames and ``manifest.json`` in that folder; ``"usd"``: ``out_dir /
+    f"{name}.usdc"``); returns the scene's folder. ``options`` are the
+    scene's own keyword options (see its function)."""
     s = _get(name)
-    if frames is not None and frames < 1:
-        raise InvalidInputError(f"frames must be >= 1; got {frames}")
+    if frames is not None and (isinstance(frames, bool) or not isinstance(frames, int) or frames < 1):
+        raise InvalidInputError(f"frames must be an integer >= 1; got {frames!r}")
     if not scale > 0:
         raise InvalidInputError(f"scale must be > 0; got {scale}")
-    return s.fn(out_dir=Path(out_dir) / name, frames=frames or s.frames, backend=backend, scale=scale,
-                progress=progress, **options)
+    if backend != "auto" and backend not in s.backends:
+        raise InvalidInputError(f"scene {name!r} runs on {' or '.join(s.backends)} only; got backend={backend!r}")
+    if backend == "auto" and s.backends == ("cpu",):
+        backend = "cpu"
+    if format not in FORMATS:
+        raise InvalidInputError(f"unknown frame format {format!r}; use one of {', '.join(FORMATS)}")
+    token = _OUTPUT.set(_Output(format=format))
+    try:
+        return s.fn(out_dir=Path(out_dir) / name, frames=frames or s.frames, backend=backend, scale=scale,
+                    progress=progress, **options)
+    finally:
+        _OUTPUT.reset(token)
 
 
 from . import mpm_scenes  # noqa: E402  (registers the MPM scenes)

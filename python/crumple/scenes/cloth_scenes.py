@@ -34,9 +34,9 @@ Shared protocol choices (spec §4.6, §8, A18):
   hold times 0, 10, 50, 200, 500 s into sub-folders ``hold_XXXXs`` and plots
   the residual metric against hold time (``sweep.png``, matplotlib Agg).
 
-``scale`` refines the mesh (spacing ∝ 1/scale). ``frames`` and ``backend``
-are accepted for the registry's signature only: the protocol fixes the
-length and the cloth solver runs on the CPU.
+``scale`` refines the mesh (spacing ∝ 1/scale). ``frames`` is the number of
+frames written over the protocol (evenly spaced; the protocol fixes the
+length). The cloth solver runs on the CPU: ``backend="gpu"`` is refused.
 
 Wall time at ``scale=1`` with the default options, on a 2-core machine,
 including the frames, the PNG and the reference runs (±20 %):
@@ -73,7 +73,7 @@ from .._checks import choice, non_negative, positive
 from .._progress import progress as _progress_bar
 from ..errors import InvalidInputError
 from ..geometry import TriMesh
-from . import register
+from . import frame_writer, register
 
 __all__ = [
     "FRAME_DT",
@@ -126,9 +126,10 @@ class _Prop:
 
 @dataclass
 class _Run:
-    """Steps a cloth simulation through a protocol, writing a frame of its
-    garment ``garment`` whenever simulated time passes a multiple of
-    :data:`FRAME_DT`."""
+    """Steps a cloth simulation through a protocol, writing a frame of the
+    simulation (through the frame stream) whenever simulated time passes a
+    multiple of the frame length: :data:`FRAME_DT`, or ``total_time /
+    frames`` when the run asks for ``frames`` frames."""
 
     name: str
     sim: cloth.Simulation
@@ -139,39 +140,28 @@ class _Run:
     props: list[_Prop] = field(default_factory=list)
     total_time: float = 1.0
     phases: list[dict[str, Any]] = field(default_factory=list)
+    frames: int = 0
 
     def __post_init__(self) -> None:
         self.out_dir = Path(self.out_dir)
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        self._writer = io.FrameWriter(self.out_dir, prefix="cloth")
-        self._prop_writers: dict[str, io.FrameWriter] = {}
-        for p in self.props:
-            self._add_prop_files(p)
+        self.frame_dt = self.total_time / self.frames if self.frames > 0 else FRAME_DT
+        self._writer = frame_writer(self.out_dir, self.name, fps=1.0 / self.frame_dt)
         self._frame = 0
         self._t_wall = time.perf_counter()
-        self._bar = _progress_bar(max(1, round(self.total_time / FRAME_DT)), self.name, enabled=self.progress)
+        self._bar = _progress_bar(max(1, round(self.total_time / self.frame_dt)), self.name,
+                                  enabled=self.progress)
         self._write()
 
-    def _add_prop_files(self, p: _Prop) -> None:
-        if p.moving:
-            self._prop_writers[p.name] = io.FrameWriter(self.out_dir, prefix=p.name)
-        else:
-            io.save_mesh(self.out_dir / f"{p.name}.ply", p.mesh())
-
     def add_prop(self, p: _Prop) -> None:
-        """Show a collider added mid-protocol."""
+        """Show a collider added mid-protocol in the pictures."""
         self.props.append(p)
-        self._add_prop_files(p)
 
     def _write(self) -> None:
-        self._writer.write(self._frame, self.garment.positions, self.garment.faces)
-        for p in self.props:
-            if p.moving and p.visible():
-                m = p.mesh()
-                self._prop_writers[p.name].write(self._frame, m.vertices, m.faces)
+        self._writer.write(self.sim.frame())
 
     def _after_step(self) -> None:
-        if self.sim.time >= (self._frame + 1) * FRAME_DT - 1e-9:
+        if self.sim.time >= (self._frame + 1) * self.frame_dt - 1e-9:
             self._frame += 1
             self._write()
             self._bar.update(1)
@@ -248,9 +238,10 @@ class _Run:
         """Write the last frame (if not written), the picture of the final state
         with the colliders still present, and ``metrics.json`` (``result`` plus
         frame count, simulated and wall time, and the phase log)."""
-        if self.sim.time > self._frame * FRAME_DT + 1e-9:
+        if self.sim.time > self._frame * self.frame_dt + 1e-9:
             self._frame += 1
             self._write()
+        self._writer.close()
         self._bar.close()
         self.picture()
         result = dict(result)
@@ -392,7 +383,7 @@ def _strip_wrinkles(mode: str) -> cloth.Wrinkles:
 
 
 @register("wrinkle_strip", "E2 (App. A.3, Fig. 21): a cotton strip folded about a crease, held, released; "
-          "residual crease angle (friction or plasticity only)", frames=150)
+          "residual crease angle (friction or plasticity only)", frames=150, backends=("cpu",))
 def wrinkle_strip(*, out_dir: Path, frames: int = 0, backend: str = "cpu", scale: float = 1.0,
                   progress: bool = False, mode: str = "friction", phi: float | None = None,
                   hold: str = "held", hold_time: float = 500.0, material: str = "cotton",
@@ -438,7 +429,7 @@ def wrinkle_strip(*, out_dir: Path, frames: int = 0, backend: str = "cpu", scale
     fixed = np.flatnonzero(X[:, 2] <= 1e-9)
     turned = np.flatnonzero(X[:, 2] > 1e-9)
     total = load_time + HOLD_STEPS * 1e-3 + settle + (stretch_time + settle if stretch else 0.0)
-    run = _Run("wrinkle_strip", sim, strip, out_dir, camera=((0.32, 0.22, 0.30), (0.0, 0.03, 0.0)),
+    run = _Run("wrinkle_strip", sim, strip, out_dir, frames=frames, camera=((0.32, 0.22, 0.30), (0.0, 0.03, 0.0)),
                progress=progress, total_time=total)
 
     strip.pin(fixed)
@@ -495,7 +486,7 @@ def wrinkle_strip(*, out_dir: Path, frames: int = 0, backend: str = "cpu", scale
 
 
 @register("cylinder_twist", "E3 (App. A.2, Fig. 20): an open tube twisted by π/4 at its top ring, held, "
-          "twisted back; residual M_abs for cotton, denim or polyester", frames=56)
+          "twisted back; residual M_abs for cotton, denim or polyester", frames=56, backends=("cpu",))
 def cylinder_twist(*, out_dir: Path, frames: int = 0, backend: str = "cpu", scale: float = 1.0,
                    progress: bool = False, material: str = "cotton", hold: str = "held", hold_time: float = 500.0,
                    twist: float = math.pi / 4, twist_time: float = 1.0, settle: float = 1.0,
@@ -550,7 +541,7 @@ def cylinder_twist(*, out_dir: Path, frames: int = 0, backend: str = "cpu", scal
     # One keyframed handle for the whole schedule: twist, hold, twist back.
     tube.add_handle(top, times=[0.0, twist_time, twist_time + hold_s, 2 * twist_time + hold_s],
                     rotations=[np.eye(3), R, R, np.eye(3)], pivot=(0.0, height, 0.0))
-    run = _Run("cylinder_twist", sim, tube, out_dir, camera=((0.12, 0.14, 0.16), (0.0, 0.05, 0.0)),
+    run = _Run("cylinder_twist", sim, tube, out_dir, frames=frames, camera=((0.12, 0.14, 0.16), (0.0, 0.05, 0.0)),
                progress=progress, total_time=2 * twist_time + hold_s + settle)
     run.seconds(twist_time, "twist")
     twisted = _metrics(tube)
@@ -571,7 +562,7 @@ def cylinder_twist(*, out_dir: Path, frames: int = 0, backend: str = "cpu", scal
 
 
 @register("flat_twist", "E6 (Figs. 11/15): a hanging rectangle twisted ±π/2 at its short edges, held, "
-          "untwisted; ours vs the time-independent hardening baseline", frames=75)
+          "untwisted; ours vs the time-independent hardening baseline", frames=75, backends=("cpu",))
 def flat_twist(*, out_dir: Path, frames: int = 0, backend: str = "cpu", scale: float = 1.0,
                progress: bool = False, baseline: bool = False, hold: str = "held", hold_time: float = 500.0,
                material: str = "cotton", angle: float = math.pi / 2, twist_time: float = 1.0,
@@ -606,7 +597,7 @@ def flat_twist(*, out_dir: Path, frames: int = 0, backend: str = "cpu", scale: f
         # Keys 45° apart: keyframed rotation follows the shortest arc.
         rots = [_rot(axis, sgn * angle * f) for f in (0.0, 0.5, 1.0, 1.0, 0.5, 0.0)]
         sheet.add_handle(idx, times=times, rotations=rots, pivot=(0.0, y0, 0.0))
-    run = _Run("flat_twist", sim, sheet, out_dir, camera=((0.45, 0.55, 0.75), (0.0, 0.35, 0.0)), progress=progress,
+    run = _Run("flat_twist", sim, sheet, out_dir, frames=frames, camera=((0.45, 0.55, 0.75), (0.0, 0.35, 0.0)), progress=progress,
                total_time=2 * T + hold_s + settle)
     run.seconds(T, "twist")
     twisted = _metrics(sheet)
@@ -628,7 +619,7 @@ def flat_twist(*, out_dir: Path, frames: int = 0, backend: str = "cpu", scale: f
 
 
 @register("pressed_square", "E7 (Fig. 12): a square pinned at its edges pressed at the centre by a plate, held, "
-          "lifted; residual centre sag from tensile friction/plasticity", frames=51)
+          "lifted; residual centre sag from tensile friction/plasticity", frames=51, backends=("cpu",))
 def pressed_square(*, out_dir: Path, frames: int = 0, backend: str = "cpu", scale: float = 1.0,
                    progress: bool = False, depth: float = 0.03, hold: str = "held", hold_time: float = 500.0,
                    material: str = "cotton", press_time: float = 1.0, lift_time: float = 0.5,
@@ -680,7 +671,7 @@ def pressed_square(*, out_dir: Path, frames: int = 0, backend: str = "cpu", scal
     half = (a_plate, rr, a_plate)
     plate = _RoundedPlate(a_plate, rr)
     shown = {"on": False}
-    run = _Run("pressed_square", sim, sheet, out_dir, camera=((0.15, 0.11, 0.2), (0.0, -0.02, 0.0)),
+    run = _Run("pressed_square", sim, sheet, out_dir, frames=frames, camera=((0.15, 0.11, 0.2), (0.0, -0.02, 0.0)),
                progress=progress,
                props=[_Prop("plate", lambda: _box_mesh(plate.parts[0], half), moving=True,
                             visible=lambda: shown["on"])],
@@ -796,7 +787,7 @@ def _container_mesh(radius: float, height: float) -> TriMesh:
 
 
 @register("crumple_in_container", "E8 (Figs. 3-4): a rectangle falls into a cylindrical container and crumples; "
-          "container removed, pressed by a plate, held, two corners lifted", frames=72)
+          "container removed, pressed by a plate, held, two corners lifted", frames=72, backends=("cpu",))
 def crumple_in_container(*, out_dir: Path, frames: int = 0, backend: str = "cpu", scale: float = 1.0,
                          progress: bool = False, hold: str = "held", hold_time: float = 500.0,
                          material: str = "cotton", plate: bool = True, self_collision: bool = True,
@@ -862,7 +853,7 @@ def crumple_in_container(*, out_dir: Path, frames: int = 0, backend: str = "cpu"
     props = [_ground_prop(0.7, -0.001),
              _Prop("container", lambda: _container_mesh(radius, ch), visible=lambda: state["container"])]
     total = drop_time + 0.1 + (0.55 if plate else 0.05) + lift_time + settle
-    run = _Run("crumple_in_container", sim, sheet, out_dir, camera=((0.75, 0.6, 1.1), (0.0, 0.3, 0.0)),
+    run = _Run("crumple_in_container", sim, sheet, out_dir, frames=frames, camera=((0.75, 0.6, 1.1), (0.0, 0.3, 0.0)),
                progress=progress, props=props, total_time=total)
     run.seconds(drop_time, "drop into the container")
     pile = _metrics(sheet)
@@ -940,7 +931,7 @@ def crumple_in_container(*, out_dir: Path, frames: int = 0, backend: str = "cpu"
 
 
 @register("knee_bend", "E10-like: a trouser-leg tube bent at a knee by two capsules, held short or long, "
-          "straightened; knee-region wrinkle metrics", frames=63)
+          "straightened; knee-region wrinkle metrics", frames=63, backends=("cpu",))
 def knee_bend(*, out_dir: Path, frames: int = 0, backend: str = "cpu", scale: float = 1.0,
               progress: bool = False, material: str = "trouser_cotton", hold: str = "held",
               hold_time: float = 500.0, angle: float = math.radians(90.0), bend_time: float = 1.0,
@@ -998,7 +989,7 @@ def knee_bend(*, out_dir: Path, frames: int = 0, backend: str = "cpu", scale: fl
     sim.add_collider(shin)
     props = [_Prop("thigh", lambda: _capsule_mesh(thigh, (length + 0.1 - knee_y) / 2, r_thigh - 0.002)),
              _Prop("shin", lambda: _capsule_mesh(shin, shin_len / 2, r_shin - 0.002), moving=True)]
-    run = _Run("knee_bend", sim, leg, out_dir, camera=((0.95, 0.5, 0.55), (0.0, 0.28, 0.05)), progress=progress,
+    run = _Run("knee_bend", sim, leg, out_dir, frames=frames, camera=((0.95, 0.5, 0.55), (0.0, 0.28, 0.05)), progress=progress,
                props=props, total_time=2 * bend_time + hold_s + settle)
     run.seconds(bend_time, "bend")
     bent = _metrics(leg, knee)

@@ -50,7 +50,7 @@ from .. import colliders, geometry, io, mpm
 from .._checks import positive
 from .._progress import progress as _progress_bar
 from ..geometry import Curves, TriMesh
-from . import register
+from . import frame_writer, register
 
 __all__ = [
     "FRAME_DT",
@@ -97,12 +97,6 @@ class _Shown:
     obj: mpm.Cloth | mpm.Strands | mpm.Particles
     color: Color
 
-    def write(self, writer: io.FrameWriter, frame: int) -> None:
-        if isinstance(self.obj, mpm.Cloth):
-            writer.write(frame, self.obj.positions, self.obj.faces)
-        else:
-            writer.write(frame, self.obj.positions)
-
     def item(self) -> Any:
         x = np.asarray(self.obj.positions, dtype=np.float64)
         if isinstance(self.obj, mpm.Cloth):
@@ -138,30 +132,20 @@ def _play(name: str, setup: _Setup, *, out_dir: Path, frames: int, progress: boo
     initial state) and a picture of the last one; returns ``out_dir``."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    writers = {s.name: io.FrameWriter(out_dir, prefix=s.name) for s in setup.shown}
-    prop_writers = {p.name: io.FrameWriter(out_dir, prefix=p.name) for p in setup.props if p.moving}
-    for p in setup.props:
-        if not p.moving:
-            io.save_mesh(out_dir / f"{p.name}.ply", p.mesh())
-
-    def write(frame: int) -> None:
-        for s in setup.shown:
-            s.write(writers[s.name], frame)
-        for p in setup.props:
-            if p.moving:
-                m = p.mesh()
-                prop_writers[p.name].write(frame, m.vertices, m.faces)
-
     sim = setup.sim
-    write(0)
-    with _progress_bar(frames, name, enabled=progress) as bar:
-        for frame in range(1, frames + 1):
-            if setup.before_frame is not None:
-                setup.before_frame(sim.time)
-            steps = sim.advance(FRAME_DT)
-            write(frame)
-            bar.set_postfix(steps=steps, refresh=False)
-            bar.update(1)
+    # The frame stream names objects as the scene shows them.
+    for s in setup.shown:
+        s.obj.name = s.name
+    with frame_writer(out_dir, name, fps=1.0 / FRAME_DT) as writer:
+        writer.write(sim.frame())
+        with _progress_bar(frames, name, enabled=progress) as bar:
+            for _ in range(1, frames + 1):
+                if setup.before_frame is not None:
+                    setup.before_frame(sim.time)
+                steps = sim.advance(FRAME_DT)
+                writer.write(sim.frame())
+                bar.set_postfix(steps=steps, refresh=False)
+                bar.update(1)
     _picture(setup, out_dir / f"{name}.png")
     return out_dir
 

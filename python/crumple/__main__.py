@@ -1,0 +1,10 @@
+"""``python -m crumple ...`` runs the ``crumple`` command."""
+
+from __future__ import annotations
+
+import sys
+
+from .cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())
