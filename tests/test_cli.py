@@ -41,7 +41,9 @@ def test_entry_point_and_demo(tmp_path: Path) -> None:
     assert (tmp_path / "cloth_on_sphere.png").stat().st_size > 10_000
     frames = scenes.default_frames("cloth_on_sphere")
     assert len(list(tmp_path.glob("cloth_*.ply"))) == frames + 1
-    assert (tmp_path / "sphere.ply").is_file() and (tmp_path / "ground.ply").is_file()
+    # The colliders are in the frame stream too, one file per frame.
+    assert (tmp_path / "sphere_00000.ply").is_file() and (tmp_path / "ground_00000.ply").is_file()
+    assert (tmp_path / "manifest.json").is_file()
     assert str(tmp_path / "cloth_on_sphere.png") in r.stdout
     assert "done in" in r.stdout
 

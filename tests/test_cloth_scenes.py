@@ -285,7 +285,7 @@ def test_knee_bend_runs_and_measures_the_knee(tmp_path: Path) -> None:
     """The trouser leg bends at the knee (sharp folds while bent) and keeps part
     of them after straightening; knee metrics come from a region mask."""
     m = _run("knee_bend", tmp_path, hold="held", settle=0.3)
-    assert (tmp_path / "knee_bend" / "thigh.ply").is_file()
+    assert (tmp_path / "knee_bend" / "thigh_00000.ply").is_file()
     assert (tmp_path / "knee_bend" / "shin_00000.ply").is_file()
     assert m["knee_hinges"] > 0
     assert m["knee_metrics_bent"]["M_sharp"] > 1.0

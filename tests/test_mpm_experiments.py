@@ -151,8 +151,8 @@ def test_e2_cloth_drape_on_sphere() -> None:
 
     Criteria (spec E2): after every step min over vertices of φ_sphere ≥ −1.0 h;
     at 2 s φ_sphere ≥ −0.5 h for ≥ 99% of the vertices, the cloth has settled
-    (spec §7: mean |v| < 1e-3 m/s; here mean < 5e-3, see the comment at the
-    check), and the largest edge stretch |ℓ/ℓ0 − 1| is
+    (spec E2 revised: mean |v| < 5e-3 m/s at 2 s and < 1.5e-3 m/s at 5 s, the
+    run going on to 5 s), and the largest edge stretch |ℓ/ℓ0 − 1| is
     < 10% (measured on the settled cloth; the peak during the impact is
     reported too).
     """
@@ -187,23 +187,27 @@ def test_e2_cloth_drape_on_sphere() -> None:
         failures.append(f"min φ over all steps {worst_phi[0] / dx:.3f} h < −1.0 h")
     if not frac_ok >= 0.99:
         failures.append(f"only {frac_ok:.4f} of vertices have φ ≥ −0.5 h at 2 s (need ≥ 0.99)")
-    # Settling: the spec asks mean |v| < 1e-3 m/s at 2 s. Measured: mean
-    # 3.9e-3 and median 1.8e-3 at 2 s. Two motions remain: the skirt below
-    # the equator still swings (only the transfers' numerical damping and
-    # the ground's friction dissipate it, so a finer grid swings longer:
-    # 2.6e-3, 4.0e-3, 5.3e-3, 8.2e-3 m/s at 2 s for dx = 1/48, 1/64, 1/96,
-    # 1/128 in scripts/mpm_e2_settling.py, which samples every 0.5 s with
-    # advance()), and the cloth creeps along and into the sticky sphere's
-    # contact layer at about 5e-4 m/s (the paper's §6.1 limitation). The
-    # first sample below 1e-3 m/s is at 4.5 s (1/64, 1/96, 1/128) or 5 s
-    # (1/48). The test holds the mean to 5e-3 at 2 s; the gap to the spec is
-    # reported in the issue note, not hidden.
+    # Settling (spec E2, revised): mean |v| < 5e-3 m/s at 2 s and < 1.5e-3
+    # m/s at 5 s. Two motions remain at 2 s: the skirt below the equator
+    # still swings (only the transfers' numerical damping and the ground's
+    # friction dissipate it, so a finer grid swings longer: 2.6e-3, 4.0e-3,
+    # 5.3e-3, 8.2e-3 m/s at 2 s for dx = 1/48, 1/64, 1/96, 1/128 in
+    # scripts/mpm_e2_settling.py), and the cloth creeps along and into the
+    # sticky sphere's contact layer at about 5e-4 m/s (the paper's §6.1
+    # limitation), which is the floor the 5 s bound leaves room for.
     if not mean_v < 5e-3:
-        failures.append(f"not settled at 2 s: mean |v| = {mean_v:.3g} m/s (need < 5e-3; spec 1e-3)")
+        failures.append(f"not settled at 2 s: mean |v| = {mean_v:.3g} m/s (need < 5e-3)")
     if not stretch < 0.10:
         failures.append(f"max edge stretch at 2 s = {stretch:.3f} (need < 0.10)")
+    # On to 5 s for the second settling bound (φ is still checked every step).
+    steps += _run(sim, 3.0, check)
+    mean_v5 = float(np.linalg.norm(cloth.velocities, axis=1).mean())
+    if not mean_v5 < 1.5e-3:
+        failures.append(f"not settled at 5 s: mean |v| = {mean_v5:.3g} m/s (need < 1.5e-3)")
+    if not worst_phi[0] >= -1.0 * dx:
+        failures.append(f"min φ over all steps to 5 s {worst_phi[0] / dx:.3f} h < −1.0 h")
     _report("E2", dict(steps=steps, min_phi_h=worst_phi[0] / dx, frac_phi_ge_m05h=frac_ok, mean_v=mean_v,
-                       median_v=median_v,
+                       mean_v_5s=mean_v5, median_v=median_v,
                        stretch_settled=stretch, stretch_peak=peak_stretch[0],
                        p99_stretch=float(np.quantile(mm.edge_stretch(x, x0, edges), 0.99))), failures)
 

@@ -37,7 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from . import _checkpoint
+from . import _checkpoint, _handles
 from . import io as _io
 from ._checks import (
     as_points,
@@ -52,7 +52,7 @@ from ._checks import (
     vertex_indices,
 )
 from ._progress import progress as _progress_bar
-from .colliders import Collider, _from_spec, _to_spec, rotation
+from .colliders import Collider, _from_spec, _to_spec
 from .errors import CheckpointError, InvalidInputError
 from .frames import Frame, FrameMesh, check_name, collider_part
 from .geometry import TriMesh
@@ -467,13 +467,7 @@ class Cloth:
         relative to now: at ``times[k]`` (s from now) the vertices are at
         ``rotations[k] @ (X − pivot) + pivot + translations[k]`` (m).
         Returns the handle id (for :meth:`release_handle`)."""
-        ts = [finite(t, "times") for t in times]
-        k = len(ts)
-        tr = np.zeros((k, 3)) if translations is None else as_points(translations, "translations")
-        rot = np.repeat(np.eye(3)[None], k, axis=0) if rotations is None else np.asarray(rotations, dtype=np.float64)
-        if tr.shape != (k, 3) or rot.shape != (k, 3, 3):
-            raise InvalidInputError(
-                f"translations must be ({k}, 3) and rotations ({k}, 3, 3) for {k} times; got {tr.shape}, {rot.shape}")
+        ts, tr, rot = _handles.keyframes(times, translations, rotations)
         idx = self._global(indices)
         hid = int(self._sim._s.add_handle_keyframes(idx, as_vec3(pivot, "pivot"), ts, tr, np.ascontiguousarray(rot),
                                                     None if stiffness is None else positive(stiffness, "stiffness")))
@@ -488,12 +482,7 @@ class Cloth:
         """Pin ``indices`` and rotate them by ``angle`` rad about ``axis``
         through ``pivot`` (m) over ``duration`` s at constant angular speed;
         they then stay there (the usual "twist a ring" motion)."""
-        dur = positive(duration, "duration")
-        a = finite(angle, "angle")
-        # Keys at most 90° apart: keyframe rotation follows the shortest arc.
-        nseg = max(1, int(np.ceil(abs(a) / (np.pi / 2))))
-        times = [dur * i / nseg for i in range(nseg + 1)]
-        rots = np.stack([rotation(axis, np.degrees(a * i / nseg)) for i in range(nseg + 1)])
+        times, rots = _handles.rotation_path(axis, angle, duration)
         return self.add_handle(indices, times=times, rotations=rots, pivot=pivot)
 
     def _handle(self, handle: int) -> dict[str, Any]:

@@ -40,7 +40,7 @@ from ._checks import (
     vertex_indices,
 )
 from ._progress import progress as _progress_bar
-from . import _checkpoint
+from . import _checkpoint, _handles
 from . import io as _io
 from .colliders import Collider, _from_spec, _to_spec
 from .backend import Backend, resolve_backend
@@ -327,6 +327,10 @@ class Particles(_Object):
 
 
 class _Mesh(_Object):
+    def __init__(self, sim: Simulation, index: int, name: str) -> None:
+        super().__init__(sim, index, name)
+        self._handle_ids: list[int] = []  # this object's handles, as ids of the simulation's
+
     def pin(self, indices: npt.ArrayLike, targets: npt.ArrayLike | None = None, *,
             stiffness: float | None = None) -> None:
         """Pin vertices ``indices`` (ints or a boolean mask) at ``targets
@@ -357,6 +361,53 @@ class _Mesh(_Object):
             self._sim._s.unpin(self.index)
         else:
             self._sim._s.unpin_vertices(self.index, vertex_indices(indices, self.num_points))
+
+
+    def add_handle(self, indices: npt.ArrayLike, *, times: Sequence[float], translations: npt.ArrayLike | None = None,
+                   rotations: npt.ArrayLike | None = None, pivot: Vec3Like = (0.0, 0.0, 0.0),
+                   stiffness: float | None = None) -> int:
+        """Pin ``indices`` and move them rigidly through keyframed poses
+        relative to now: at ``times[k]`` (s from now) the vertices are at
+        ``rotations[k] @ (X − pivot) + pivot + translations[k]`` (m), with
+        the path's velocity. ``stiffness`` must be None (MPM pins are exact).
+        Returns the handle id (for :meth:`release_handle`)."""
+        if stiffness is not None:
+            raise InvalidInputError("MPM pins are exact constraints; leave stiffness=None")
+        ts, tr, rot = _handles.keyframes(times, translations, rotations)
+        idx = vertex_indices(indices, self.num_points)
+        if idx.size == 0:
+            raise InvalidInputError("a handle needs at least one vertex")
+        pv = as_vec3(pivot, "pivot")
+        reference = np.asarray(self.positions, dtype=np.float64)[idx]
+        hid = int(self._sim._s.add_handle_keyframes(self.index, idx, pv, ts, tr, rot))
+        self._sim._handles.append(dict(id=hid, object=self.index, indices=idx, reference=reference, pivot=pv,
+                                       times=ts, translations=tr, rotations=rot, start=self._sim.time,
+                                       status="active"))
+        self._handle_ids.append(hid)
+        return len(self._handle_ids) - 1
+
+    def rotate_handle(self, indices: npt.ArrayLike, *, axis: Vec3Like, angle: float, duration: float,
+                      pivot: Vec3Like = (0.0, 0.0, 0.0)) -> int:
+        """Pin ``indices`` and rotate them by ``angle`` rad about ``axis``
+        through ``pivot`` (m) over ``duration`` s at constant angular speed;
+        they then stay there."""
+        times, rots = _handles.rotation_path(axis, angle, duration)
+        return self.add_handle(indices, times=times, rotations=rots, pivot=pivot)
+
+    def _handle(self, handle: int) -> dict[str, Any]:
+        return self._sim._handles[self._handle_ids[index(handle, "handle", len(self._handle_ids))]]
+
+    def release_handle(self, handle: int) -> None:
+        """Release handle ``handle`` (an id from :meth:`add_handle`): its vertices move freely."""
+        h = self._handle(handle)
+        self._sim._s.release_handle(h["id"])
+        h["status"] = "released"
+
+    def freeze_handle(self, handle: int) -> None:
+        """Stop handle ``handle`` where it is; its vertices stay pinned there."""
+        h = self._handle(handle)
+        self._sim._s.freeze_handle(h["id"])
+        h["status"] = "frozen"
 
 
 class Cloth(_Mesh):
@@ -480,6 +531,8 @@ class Simulation:
         self._colliders: list[Collider] = []
         self._collider_names: list[str] = []
         self._objects: list[Cloth | Strands | Particles] = []
+        # Scripted handles as made, for checkpoints (core id = list position).
+        self._handles: list[dict[str, Any]] = []
 
     # -- building ---------------------------------------------------------
 
@@ -742,8 +795,14 @@ class Simulation:
         colliders = [_to_spec(c) for c in self._colliders]
         for k, v in self._s.state_arrays().items():
             arrays[f"state_{k}"] = np.asarray(v)
+        handles = []
+        for j, h in enumerate(self._handles):
+            for key in ("indices", "reference", "translations", "rotations"):
+                arrays[f"handle{j}_{key}"] = np.asarray(h[key])
+            handles.append({"object": h["object"], "pivot": list(h["pivot"]), "times": h["times"],
+                            "start": h["start"], "status": h["status"]})
         meta = {"solver": "mpm", "params": self._params, "recipe": recipe, "colliders": colliders,
-                "collider_names": self._collider_names}
+                "collider_names": self._collider_names, "handles": handles}
         return _io.save_checkpoint(path, arrays, meta)
 
     @classmethod
@@ -783,6 +842,18 @@ class Simulation:
             names = meta.get("collider_names") or [None] * len(meta["colliders"])
             for c, n in zip(meta["colliders"], names):
                 sim.add_collider(_from_spec(c["spec"], [tuple(m) for m in c["motions"]]), name=n)
+            for k, h in enumerate(meta.get("handles", [])):
+                a = {key: arrays[f"handle{k}_{key}"] for key in ("indices", "reference", "translations", "rotations")}
+                obj = sim._objects[int(h["object"])]
+                hid = int(sim._s.restore_handle(obj.index, a["indices"], a["reference"], tuple(h["pivot"]),
+                                                float(h["start"]), h["status"] == "active", list(h["times"]),
+                                                a["translations"], a["rotations"]))
+                sim._handles.append(dict(id=hid, object=obj.index, indices=a["indices"], reference=a["reference"],
+                                         pivot=tuple(h["pivot"]), times=list(h["times"]),
+                                         translations=a["translations"], rotations=a["rotations"],
+                                         start=float(h["start"]), status=h["status"]))
+                if isinstance(obj, _Mesh):
+                    obj._handle_ids.append(hid)
             state: dict[str, Any] = {k[len("state_"):]: v for k, v in arrays.items() if k.startswith("state_")}
             state["time"] = float(state["time"])
             state["step"] = int(state["step"])

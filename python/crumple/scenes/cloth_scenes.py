@@ -842,7 +842,7 @@ def crumple_in_container(*, out_dir: Path, frames: int = 0, backend: str = "cpu"
     sim = cloth.Simulation(self_collision=self_collision)
     sheet = sim.add_cloth(mesh, cloth.Material.preset(material), wrinkles=model)
     floor = colliders.Plane(point=(0, 0, 0), normal=(0, 1, 0), friction=0.3)
-    sim.add_collider(floor)
+    sim.add_collider(floor, name="ground")
     ch = 0.55
     walls = _container(radius, ch, 24)
     for w in walls:
@@ -985,8 +985,8 @@ def knee_bend(*, out_dir: Path, frames: int = 0, backend: str = "cpu", scale: fl
     trans += trans[::-1]
     rots += rots[::-1]
     shin.set_keyframes(times, trans, rots)
-    sim.add_collider(thigh)
-    sim.add_collider(shin)
+    sim.add_collider(thigh, name="thigh")
+    sim.add_collider(shin, name="shin")
     props = [_Prop("thigh", lambda: _capsule_mesh(thigh, (length + 0.1 - knee_y) / 2, r_thigh - 0.002)),
              _Prop("shin", lambda: _capsule_mesh(shin, shin_len / 2, r_shin - 0.002), moving=True)]
     run = _Run("knee_bend", sim, leg, out_dir, frames=frames, camera=((0.95, 0.5, 0.55), (0.0, 0.28, 0.05)), progress=progress,

@@ -268,7 +268,7 @@ def cloth_on_sphere(*, out_dir: Path, frames: int, backend: str = "auto", scale:
     if spin:
         ball.set_velocity(angular=(0.0, spin, 0.0))
     sim.add_collider(ball)
-    sim.add_collider(colliders.Plane(point=(0, 0, 0), normal=(0, 1, 0), mode="separate", friction=ground_friction))
+    sim.add_collider(colliders.Plane(point=(0, 0, 0), normal=(0, 1, 0), mode="separate", friction=ground_friction), name="ground")
     setup = _Setup(sim, [_Shown("cloth", cloth, CLOTH)], [_sphere_prop("sphere", ball, r, dx), _ground_prop(1.6, -dx)],
                    camera=((0.75, 0.75, 1.05), (0.0, 0.22, 0.0)))
     return _play("cloth_on_sphere", setup, out_dir=out_dir, frames=frames, progress=progress)
@@ -292,7 +292,7 @@ def curtain_ball(*, out_dir: Path, frames: int, backend: str = "auto", scale: fl
     ball = colliders.Sphere(center=(0.1, 0.45, z0), radius=r, mode="separate", friction=0.3)
     ball.set_keyframes([0.0, t_in, t_in + (z1 - z0) / positive(ball_speed, "ball_speed")], [(0.1, 0.45, z0), (0.1, 0.45, z0), (0.1, 0.45, z1)])
     sim.add_collider(ball)
-    sim.add_collider(colliders.Plane(point=(0, 0, 0), normal=(0, 1, 0)))
+    sim.add_collider(colliders.Plane(point=(0, 0, 0), normal=(0, 1, 0)), name="ground")
     setup = _Setup(sim, [_Shown("curtain", curtain, CLOTH)],
                    [_sphere_prop("ball", ball, r, dx, moving=True), _ground_prop(1.4, -dx)],
                    camera=((1.4, 0.9, -1.5), (0.0, 0.48, 0.0)))
@@ -319,7 +319,7 @@ def cloth_stack(*, out_dir: Path, frames: int, backend: str = "auto", scale: flo
                     colliders.rotation((0, 1, 0), 45.0), (0.0, 0.0, 0.0))
     a = sim.add_cloth(lower, mat, rpic_damping=0.8)
     b = sim.add_cloth(upper, mat, rpic_damping=0.8)
-    sim.add_collider(colliders.Plane(point=(0, 0, 0), normal=(0, 1, 0), friction=0.3))
+    sim.add_collider(colliders.Plane(point=(0, 0, 0), normal=(0, 1, 0), friction=0.3), name="ground")
     props = [_ground_prop(1.4, -dx)]
     if push:
         r = 0.12
@@ -360,7 +360,7 @@ def friction_slope(*, out_dir: Path, frames: int, backend: str = "auto", scale: 
     sheet = sim.add_cloth(base, mat, rpic_damping=damping)
     slider = sim.add_cloth(top, mat, rpic_damping=damping)
     normal = rot @ np.array([0.0, 1.0, 0.0])
-    sim.add_collider(colliders.Plane(point=(0, 0, 0), normal=normal, mode="sticky"))
+    sim.add_collider(colliders.Plane(point=(0, 0, 0), normal=normal, mode="sticky"), name="ground")
     setup = _Setup(sim, [_Shown("sheet", sheet, CLOTH_2), _Shown("slider", slider, CLOTH)],
                    [_ground_prop(1.3, -dx, rotation=rot)], camera=((0.35, 0.75, 1.15), (0.0, -0.02, 0.0)))
     return _play("friction_slope", setup, out_dir=out_dir, frames=frames, progress=progress)
@@ -401,7 +401,7 @@ def hair_tubes(*, out_dir: Path, frames: int, backend: str = "auto", scale: floa
     upper = _tube((0.0, 3 * R + 0.15, 0.0), (0, 0, 1), R, L, count, segs, 2)
     a = sim.add_curves(lower, mat, rpic_damping=0.07)
     b = sim.add_curves(upper, mat, rpic_damping=0.07)
-    sim.add_collider(colliders.Plane(point=(0, 0, 0), normal=(0, 1, 0)))
+    sim.add_collider(colliders.Plane(point=(0, 0, 0), normal=(0, 1, 0)), name="ground")
     setup = _Setup(sim, [_Shown("lower", a, HAIR), _Shown("upper", b, HAIR_2)], [_ground_prop(1.0, -dx)],
                    camera=((0.5, 0.5, 0.72), (0.0, 0.08, 0.0)))
     return _play("hair_tubes", setup, out_dir=out_dir, frames=frames, progress=progress)
@@ -433,7 +433,7 @@ def sand_on_cloth(*, out_dir: Path, frames: int, backend: str = "auto", scale: f
     pts = geometry.sample_box(lower=lo, upper=hi, spacing=0.42 * dx, method="poisson", seed=7)
     sand = sim.add_granular(pts, _scaled(mpm.SandMaterial(), sand_density),
                             particle_volume=float(np.prod(np.subtract(hi, lo))) / len(pts))
-    sim.add_collider(colliders.Plane(point=(0, 0, 0), normal=(0, 1, 0)))
+    sim.add_collider(colliders.Plane(point=(0, 0, 0), normal=(0, 1, 0)), name="ground")
     setup = _Setup(sim, [_Shown("cloth", cloth, CLOTH_2), _Shown("sand", sand, SAND)], [_ground_prop(1.0, -dx)],
                    camera=((0.45, 1.25, 0.8), (0.0, 0.3, 0.0)))
     return _play("sand_on_cloth", setup, out_dir=out_dir, frames=frames, progress=progress)
@@ -500,7 +500,7 @@ def goo_on_curtain(*, out_dir: Path, frames: int, backend: str = "auto", scale: 
     pts = geometry.sample_sphere(center=(0.0, 0.65, -0.3), radius=0.08, spacing=dx / 2)
     thick = mpm.GooMaterial(yield_stress=500.0, viscosity=100.0)
     goo = sim.add_goo(pts, _scaled(thick, goo_density), velocity=(0.0, 0.5, speed))
-    sim.add_collider(colliders.Plane(point=(0, 0, 0), normal=(0, 1, 0)))
+    sim.add_collider(colliders.Plane(point=(0, 0, 0), normal=(0, 1, 0)), name="ground")
     setup = _Setup(sim, [_Shown("curtain", curtain, CLOTH), _Shown("goo", goo, GOO)], [_ground_prop(1.0, -dx)],
                    camera=((0.9, 0.8, -1.1), (0.0, 0.4, 0.0)))
     return _play("goo_on_curtain", setup, out_dir=out_dir, frames=frames, progress=progress)

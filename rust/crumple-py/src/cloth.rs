@@ -5,7 +5,7 @@
 //! from the core so the tables live in one place.
 
 use crate::collide::PyCollider;
-use crate::convert::{points_to_py, rows_to_py, to_points, v3};
+use crate::convert::{keyframes, points_to_py, rows_to_py, to_points, v3};
 use crate::errors::{IntoPy, SignalCheck, invalid};
 use crate::geometry::PyTriMesh;
 use crumple_core::cloth::material::{BendFriction, Material, PlasticConstants, Wrinkles};
@@ -14,7 +14,6 @@ use crumple_core::cloth::sim::Simulation;
 use crumple_core::cloth::solver::{ContactParams, LinearSolver, StepParams};
 use crumple_core::cloth::wrinkle::{FrictionParams, PlasticClock};
 use crumple_core::collide::Motion;
-use crumple_core::math::Mat3;
 use numpy::{
     PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArray3,
     PyUntypedArrayMethods,
@@ -376,20 +375,7 @@ impl PyClothSimulation {
         stiffness: Option<f64>,
     ) -> PyResult<usize> {
         let v = indices(&vertices, self.sim.model().num_vertices())?;
-        let tr = to_points(&translations, "translations")?;
-        let s = rotations.shape();
-        if s[1] != 3 || s[2] != 3 {
-            return Err(invalid(format!("rotations must have shape (K, 3, 3); got {s:?}")));
-        }
-        let r = rotations.as_array();
-        let rots: Vec<Mat3<f64>> = (0..s[0])
-            .map(|k| Mat3::from_rows_array(core::array::from_fn(|i| core::array::from_fn(|j| r[[k, i, j]]))))
-            .collect();
-        let motion = Motion::Keyframes {
-            times,
-            translations: tr,
-            rotations: rots,
-        };
+        let motion = keyframes(times, &translations, &rotations)?;
         self.sim.add_handle(&v, v3(pivot), motion, stiffness).py_err()
     }
 
@@ -431,24 +417,7 @@ impl PyClothSimulation {
         let v = indices(&vertices, self.sim.model().num_vertices())?;
         let reference = to_points(&reference, "reference")?;
         let motion = match (times, translations, rotations) {
-            (Some(times), Some(tr), Some(rot)) => {
-                let s = rot.shape();
-                if s[1] != 3 || s[2] != 3 {
-                    return Err(invalid(format!("rotations must have shape (K, 3, 3); got {s:?}")));
-                }
-                let r = rot.as_array();
-                Motion::Keyframes {
-                    times,
-                    translations: to_points(&tr, "translations")?,
-                    rotations: (0..s[0])
-                        .map(|k| {
-                            Mat3::from_rows_array(core::array::from_fn(|i| {
-                                core::array::from_fn(|j| r[[k, i, j]])
-                            }))
-                        })
-                        .collect(),
-                }
-            }
+            (Some(times), Some(tr), Some(rot)) => keyframes(times, &tr, &rot)?,
             _ => Motion::Constant {
                 linear_velocity: v3(linear_velocity.unwrap_or((0.0, 0.0, 0.0))),
                 angular_velocity: v3(angular_velocity.unwrap_or((0.0, 0.0, 0.0))),

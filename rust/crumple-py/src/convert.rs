@@ -3,8 +3,9 @@
 //! the last line of defence and never panic.
 
 use crate::errors::invalid;
-use crumple_core::math::Vec3;
-use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
+use crumple_core::collide::Motion;
+use crumple_core::math::{Mat3, Vec3};
+use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyReadonlyArray3, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 
 /// `(N, 3)` float64 array → points.
@@ -49,4 +50,25 @@ pub fn rows_to_py<'py, const K: usize>(
 /// A 3-tuple → `Vec3`.
 pub fn v3(t: (f64, f64, f64)) -> Vec3<f64> {
     Vec3::new(t.0, t.1, t.2)
+}
+
+/// A keyframed path from `times (K,)`, `translations (K, 3)` and
+/// `rotations (K, 3, 3)` (validated by the core when used).
+pub fn keyframes(
+    times: Vec<f64>,
+    translations: &PyReadonlyArray2<'_, f64>,
+    rotations: &PyReadonlyArray3<'_, f64>,
+) -> PyResult<Motion> {
+    let s = rotations.shape();
+    if s[1] != 3 || s[2] != 3 {
+        return Err(invalid(format!("rotations must have shape (K, 3, 3); got {s:?}")));
+    }
+    let r = rotations.as_array();
+    Ok(Motion::Keyframes {
+        times,
+        translations: to_points(translations, "translations")?,
+        rotations: (0..s[0])
+            .map(|k| Mat3::from_rows_array(core::array::from_fn(|i| core::array::from_fn(|j| r[[k, i, j]]))))
+            .collect(),
+    })
 }

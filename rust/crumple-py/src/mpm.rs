@@ -1,7 +1,7 @@
 //! Bindings of `crumple_core::mpm`: one simulation object in f32 or f64.
 
 use crate::collide::PyCollider;
-use crate::convert::{points_to_py, to_points, v3};
+use crate::convert::{keyframes, points_to_py, to_points, v3};
 use crate::errors::{IntoPy, SignalCheck, invalid};
 use crate::geometry::{PyCurves, PyTriMesh};
 use crumple_core::math::{Real, Vec3};
@@ -9,7 +9,7 @@ use crumple_core::mpm::constitutive::{CurveParams, GooParams, SandParams, Surfac
 use crumple_core::mpm::{
     CodimMaterial, EnergyWeight, Kernel, OutOfDomain, Simulation, SolverParams, Transfer, VolumeMaterial,
 };
-use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArray3};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -326,6 +326,52 @@ impl PyMpmSimulation {
 
     fn unpin(&mut self, object: usize) -> PyResult<()> {
         with_sim_mut!(self, s => s.unpin(object).py_err())
+    }
+
+    /// Pins `indices` of `object` and moves them along keyframes about
+    /// `pivot`; returns the handle id.
+    fn add_handle_keyframes(
+        &mut self,
+        object: usize,
+        indices: PyReadonlyArray1<'_, i64>,
+        pivot: (f64, f64, f64),
+        times: Vec<f64>,
+        translations: PyReadonlyArray2<'_, f64>,
+        rotations: PyReadonlyArray3<'_, f64>,
+    ) -> PyResult<usize> {
+        let idx = indices_u32(&indices)?;
+        let motion = keyframes(times, &translations, &rotations)?;
+        with_sim_mut!(self, s => s.add_handle(object, &idx, v3(pivot), motion).py_err())
+    }
+
+    /// Restores a checkpointed handle (keyframes, reference positions, start time).
+    #[allow(clippy::too_many_arguments)]
+    fn restore_handle(
+        &mut self,
+        object: usize,
+        indices: PyReadonlyArray1<'_, i64>,
+        reference: PyReadonlyArray2<'_, f64>,
+        pivot: (f64, f64, f64),
+        start: f64,
+        active: bool,
+        times: Vec<f64>,
+        translations: PyReadonlyArray2<'_, f64>,
+        rotations: PyReadonlyArray3<'_, f64>,
+    ) -> PyResult<usize> {
+        let idx = indices_u32(&indices)?;
+        let reference = to_points(&reference, "reference")?;
+        let motion = keyframes(times, &translations, &rotations)?;
+        with_sim_mut!(self, s => s
+            .restore_handle(object, &idx, reference.clone(), v3(pivot), motion.clone(), start, active)
+            .py_err())
+    }
+
+    fn release_handle(&mut self, id: usize) -> PyResult<()> {
+        with_sim_mut!(self, s => s.release_handle(id).py_err())
+    }
+
+    fn freeze_handle(&mut self, id: usize) -> PyResult<()> {
+        with_sim_mut!(self, s => s.freeze_handle(id).py_err())
     }
 
     /// Unpins the given (object-local) vertices of `object`.

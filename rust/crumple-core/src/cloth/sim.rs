@@ -4,24 +4,10 @@
 use super::material::{Material, Wrinkles};
 use super::model::{Garment, MaterialFrame, Model};
 use super::solver::{Pins, Solver, State, StepParams, StepStats};
-use crate::collide::{Collider, Kinematics, Motion};
+use crate::collide::{Collider, Motion, RigidHandle};
 use crate::geometry::TriMesh;
-use crate::math::{Mat3, Vec3};
+use crate::math::Vec3;
 use crate::{Error, Result, invalid};
-
-/// A group of vertices moved rigidly along a prescribed path (spec §6.1 step
-/// 1: "rotate a ring, pull an edge"). Target of vertex `k` at time `t`:
-/// `R(t)(X_k − pivot) + pivot + T(t)`, where `(R, T)` is the motion's pose
-/// relative to the moment the handle was created.
-#[derive(Clone, Debug)]
-struct Handle {
-    vertices: Vec<u32>,
-    reference: Vec<Vec3<f64>>,
-    pivot: Vec3<f64>,
-    motion: Motion,
-    start: f64,
-    active: bool,
-}
 
 /// Implicit cloth with persistent wrinkles: build from a mesh, pin, add
 /// colliders, step.
@@ -39,7 +25,7 @@ pub struct Simulation {
     solver: Solver,
     params: StepParams,
     pins: Pins,
-    handles: Vec<Handle>,
+    handles: Vec<RigidHandle>,
     colliders: Vec<Collider>,
     /// Hold-time warp per step (s) and the number of steps it still applies.
     warp_per_step: f64,
@@ -263,32 +249,14 @@ impl Simulation {
         stiffness: Option<f64>,
     ) -> Result<usize> {
         self.check_vertices(vertices)?;
-        if vertices.is_empty() {
-            return invalid!("a handle needs at least one vertex");
-        }
-        if !pivot.is_finite() {
-            return invalid!("handle pivot {pivot:?} is not finite");
-        }
-        let motion = motion.validated()?;
-        if matches!(motion, Motion::Scripted) {
-            return invalid!(
-                "a handle's motion cannot be 'scripted'; use pin() and set_pin_targets() instead"
-            );
-        }
         let k = self.stiffness_or_default(stiffness)?;
         let reference: Vec<Vec3<f64>> = vertices.iter().map(|&v| self.state.x[v as usize]).collect();
-        for (&v, &r) in vertices.iter().zip(&reference) {
+        let h = RigidHandle::new(vertices.to_vec(), reference, pivot, motion, self.state.time, true)?;
+        for (&v, &r) in vertices.iter().zip(&h.reference) {
             self.pins.stiffness[v as usize] = k;
             self.pins.target[v as usize] = r;
         }
-        self.handles.push(Handle {
-            vertices: vertices.to_vec(),
-            reference,
-            pivot,
-            motion,
-            start: self.state.time,
-            active: true,
-        });
+        self.handles.push(h);
         Ok(self.handles.len() - 1)
     }
 
@@ -306,25 +274,8 @@ impl Simulation {
         active: bool,
     ) -> Result<usize> {
         self.check_vertices(vertices)?;
-        if reference.len() != vertices.len() || reference.iter().any(|r| !r.is_finite()) {
-            return invalid!(
-                "handle restore: {} reference positions for {} vertices",
-                reference.len(),
-                vertices.len()
-            );
-        }
-        if !(pivot.is_finite() && start.is_finite()) {
-            return invalid!("handle restore: pivot and start time must be finite");
-        }
-        let motion = motion.validated()?;
-        self.handles.push(Handle {
-            vertices: vertices.to_vec(),
-            reference,
-            pivot,
-            motion,
-            start,
-            active,
-        });
+        let h = RigidHandle::new(vertices.to_vec(), reference, pivot, motion, start, active)?;
+        self.handles.push(h);
         Ok(self.handles.len() - 1)
     }
 
@@ -421,19 +372,11 @@ impl Simulation {
     }
 
     fn update_handle_targets(&mut self, t: f64) -> Result<()> {
-        let base = Kinematics {
-            translation: Vec3::zero(),
-            rotation: Mat3::identity(),
-            linear_velocity: Vec3::zero(),
-            angular_velocity: Vec3::zero(),
-        };
         for h in self.handles.iter().filter(|h| h.active) {
-            let Some(k) = h.motion.evaluate(t - h.start, &base, 0.0) else {
-                return Err(Error::InvalidInput("handle motion could not be evaluated".into()));
-            };
-            for (&v, &r) in h.vertices.iter().zip(&h.reference) {
+            let pose = h.pose(t)?;
+            for (k, &v) in h.vertices.iter().enumerate() {
                 if self.pins.stiffness[v as usize] > 0.0 {
-                    self.pins.target[v as usize] = k.rotation * (r - h.pivot) + h.pivot + k.translation;
+                    self.pins.target[v as usize] = h.target(&pose, k).0;
                 }
             }
         }
@@ -592,6 +535,7 @@ mod tests {
     use crate::cloth::solver::LinearSolver;
     use crate::collide::{BoundaryMode, Plane};
     use crate::geometry::grid_mesh;
+    use crate::math::Mat3;
 
     fn sheet(n: usize) -> TriMesh {
         grid_mesh((0.2, 0.2), (n, n), Vec3::new(0.0, 0.5, 0.0), 1).unwrap()

@@ -171,7 +171,7 @@ pub struct Pins {
 }
 
 /// Everything that changes while stepping (structure of arrays).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Debug, PartialEq)]
 pub struct State {
     /// Positions, m.
     pub x: Vec<Vec3<f64>>,
@@ -193,6 +193,39 @@ pub struct State {
     pub time: f64,
     /// Steps taken.
     pub step: u64,
+}
+
+/// `clone_from` copies field by field into the existing buffers (the derived
+/// one would allocate anew): the step's rollback copy relies on it to stay
+/// allocation-free.
+impl Clone for State {
+    fn clone(&self) -> Self {
+        Self {
+            x: self.x.clone(),
+            v: self.v.clone(),
+            hinge_angle: self.hinge_angle.clone(),
+            hinge_friction: self.hinge_friction.clone(),
+            hinge_plastic: self.hinge_plastic.clone(),
+            hinge_dahl: self.hinge_dahl.clone(),
+            tri_friction: self.tri_friction.clone(),
+            tri_plastic: self.tri_plastic.clone(),
+            time: self.time,
+            step: self.step,
+        }
+    }
+
+    fn clone_from(&mut self, src: &Self) {
+        self.x.clone_from(&src.x);
+        self.v.clone_from(&src.v);
+        self.hinge_angle.clone_from(&src.hinge_angle);
+        self.hinge_friction.clone_from(&src.hinge_friction);
+        self.hinge_plastic.clone_from(&src.hinge_plastic);
+        self.hinge_dahl.clone_from(&src.hinge_dahl);
+        self.tri_friction.clone_from(&src.tri_friction);
+        self.tri_plastic.clone_from(&src.tri_plastic);
+        self.time = src.time;
+        self.step = src.step;
+    }
 }
 
 impl State {

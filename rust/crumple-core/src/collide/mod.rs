@@ -8,6 +8,8 @@
 //!   by a [`Motion`] (static, constant velocity, keyframes, or scripted by
 //!   the host) and answers world-space distance, normal and surface velocity
 //!   ([`Contact`]).
+//! * A [`RigidHandle`] moves a group of pinned vertices along a [`Motion`]
+//!   (cloth handles, MPM pins that follow a path).
 //! * [`boundary_response`] is the one velocity correction every solver
 //!   applies inside colliders ([`BoundaryMode`]: sticky, slip, or separate
 //!   with Coulomb friction), per MPM spec §3.6.
@@ -19,6 +21,7 @@ mod bvh;
 mod capsule;
 mod collider;
 mod cylinder;
+mod handle;
 mod mesh_check;
 mod mesh_sampling;
 mod mesh_sdf;
@@ -38,8 +41,8 @@ pub use box_shape::BoxShape;
 pub use capsule::Capsule;
 pub use collider::{Collider, Contact};
 pub use cylinder::Cylinder;
+pub use handle::RigidHandle;
 pub use mesh_sdf::MeshSdf;
-pub(crate) use motion::Kinematics;
 pub use motion::Motion;
 pub use plane::Plane;
 pub use response::{BoundaryMode, boundary_response};

@@ -113,7 +113,7 @@ impl<T: Real> Model<T> {
 }
 
 /// What changes while stepping (spec §2.2), structure of arrays.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct State<T> {
     /// Positions, m (all particles).
     pub x: Vec<Vec3<T>>,
@@ -135,6 +135,37 @@ pub struct State<T> {
     pub time: f64,
     /// Steps taken.
     pub step: u64,
+}
+
+/// `clone_from` copies field by field into the existing buffers (the derived
+/// one would allocate anew): the step's rollback copy relies on it to stay
+/// allocation-free.
+impl<T: Clone> Clone for State<T> {
+    fn clone(&self) -> Self {
+        Self {
+            x: self.x.clone(),
+            v: self.v.clone(),
+            c: self.c.clone(),
+            f: self.f.clone(),
+            q: self.q.clone(),
+            d: self.d.clone(),
+            tangents: self.tangents.clone(),
+            time: self.time,
+            step: self.step,
+        }
+    }
+
+    fn clone_from(&mut self, src: &Self) {
+        self.x.clone_from(&src.x);
+        self.v.clone_from(&src.v);
+        self.c.clone_from(&src.c);
+        self.f.clone_from(&src.f);
+        self.q.clone_from(&src.q);
+        self.d.clone_from(&src.d);
+        self.tangents.clone_from(&src.tangents);
+        self.time = src.time;
+        self.step = src.step;
+    }
 }
 
 impl<T: Real> Default for State<T> {

@@ -5,7 +5,7 @@
 
 use std::ops::Range;
 
-use crate::collide::Collider;
+use crate::collide::{Collider, Motion, RigidHandle};
 use crate::error::{Error, Result};
 use crate::geometry::{Curves, TriMesh};
 use crate::invalid;
@@ -68,6 +68,10 @@ pub struct Simulation<T> {
     pub solver: Solver<T>,
     pub colliders: Vec<Collider>,
     pub pins: Vec<Pin>,
+    /// Scripted handles: pinned vertices (numbered in the vertex range, like
+    /// [`Pin::vertex`]) moved along a path; their pins' targets are set from
+    /// the path before every step, on both backends.
+    pub handles: Vec<RigidHandle>,
     pub objects: Vec<Object>,
     /// Volumetric particles deleted so far ([`OutOfDomain::Remove`]).
     pub removed: u64,
@@ -89,6 +93,7 @@ impl<T: Real> Clone for Simulation<T> {
             solver: self.solver.clone(),
             colliders: self.colliders.clone(),
             pins: self.pins.clone(),
+            handles: self.handles.clone(),
             objects: self.objects.clone(),
             removed: self.removed,
             backup: State::default(),
@@ -126,6 +131,7 @@ impl<T: Real> Simulation<T> {
             solver: Solver::default(),
             colliders: Vec::new(),
             pins: Vec::new(),
+            handles: Vec::new(),
             objects: Vec::new(),
             removed: 0,
             backup: State::default(),
@@ -612,6 +618,120 @@ impl<T: Real> Simulation<T> {
         Ok(())
     }
 
+    /// Pins `indices` (object-local) of a mesh or strand object and moves
+    /// them rigidly by `motion` about `pivot` (m) from now on: at time `t`
+    /// vertex `k` is at `R(t − now)(X_k − pivot) + pivot + T(t − now)`.
+    /// Returns the handle id.
+    pub fn add_handle(
+        &mut self,
+        object: usize,
+        indices: &[u32],
+        pivot: Vec3<f64>,
+        motion: Motion,
+    ) -> Result<usize> {
+        self.pin(object, indices)?;
+        let start = self.object(object)?.points.start;
+        let vertices: Vec<u32> = indices.iter().map(|&i| (start + i as usize) as u32).collect();
+        let reference = vertices
+            .iter()
+            .map(|&v| self.state.x[self.model.vert.start + v as usize].cast())
+            .collect();
+        let h = RigidHandle::new(vertices, reference, pivot, motion, self.state.time, true)?;
+        self.handles.push(h);
+        Ok(self.handles.len() - 1)
+    }
+
+    /// Restores a handle saved in a checkpoint: `reference` positions (those
+    /// its vertices had when it was made), its creation time `start` and
+    /// whether it still moves. The pins themselves come with the state.
+    #[allow(clippy::too_many_arguments)]
+    pub fn restore_handle(
+        &mut self,
+        object: usize,
+        indices: &[u32],
+        reference: Vec<Vec3<f64>>,
+        pivot: Vec3<f64>,
+        motion: Motion,
+        start: f64,
+        active: bool,
+    ) -> Result<usize> {
+        let o = self.object(object)?.clone();
+        if let Some(&i) = indices.iter().find(|&&i| i as usize >= o.points.len()) {
+            return invalid!(
+                "handle vertex {i} is out of range: object {object} has {} vertices",
+                o.points.len()
+            );
+        }
+        let vertices = indices
+            .iter()
+            .map(|&i| (o.points.start + i as usize) as u32)
+            .collect();
+        let h = RigidHandle::new(vertices, reference, pivot, motion, start, active)?;
+        self.handles.push(h);
+        Ok(self.handles.len() - 1)
+    }
+
+    fn handle_mut(&mut self, id: usize) -> Result<&mut RigidHandle> {
+        let n = self.handles.len();
+        match self.handles.get_mut(id) {
+            Some(h) => Ok(h),
+            None => invalid!("no handle {id}; {n} handles exist"),
+        }
+    }
+
+    /// Releases handle `id`: its vertices are unpinned and move freely.
+    pub fn release_handle(&mut self, id: usize) -> Result<()> {
+        let h = self.handle_mut(id)?;
+        h.active = false;
+        let mut drop = h.vertices.clone();
+        drop.sort_unstable();
+        self.pins.retain(|p| drop.binary_search(&p.vertex).is_err());
+        Ok(())
+    }
+
+    /// Stops handle `id` where it is now; its vertices stay pinned there.
+    pub fn freeze_handle(&mut self, id: usize) -> Result<()> {
+        let t = self.state.time;
+        let h = self.handle_mut(id)?;
+        let pose = if h.active { Some(h.pose(t)?) } else { None };
+        h.active = false;
+        let Some(pose) = pose else { return Ok(()) };
+        let h = self.handles[id].clone();
+        for (k, &v) in h.vertices.iter().enumerate() {
+            if let Some(p) = self.pins.iter_mut().find(|p| p.vertex == v) {
+                *p = Pin {
+                    vertex: v,
+                    x0: h.target(&pose, k).0,
+                    v: Vec3::zero(),
+                    t0: t,
+                };
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets the pins of every moving handle to its path at `t` (position and
+    /// velocity, so that `Pin::position` is exact at `t`). Handles are few
+    /// and small next to the particles: a scan of the pins per handle vertex
+    /// stays far below the step's cost.
+    fn update_handle_pins(&mut self, t: f64) -> Result<()> {
+        for h in self.handles.iter().filter(|h| h.active) {
+            let pose = h.pose(t)?;
+            for (k, &v) in h.vertices.iter().enumerate() {
+                if let Some(p) = self.pins.iter_mut().find(|p| p.vertex == v) {
+                    let (x, vel) = h.target(&pose, k);
+                    *p = Pin {
+                        vertex: v,
+                        x0: x,
+                        v: vel,
+                        t0: t,
+                    };
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Unpins `indices` (object-local vertices) of `object`; vertices that
     /// are not pinned are ignored.
     pub fn unpin_vertices(&mut self, object: usize, indices: &[u32]) -> Result<()> {
@@ -664,6 +784,9 @@ impl<T: Real> Simulation<T> {
         }
         if self.model.num_particles() == 0 {
             return invalid!("the simulation has no particles; add cloth, strands or a volume first");
+        }
+        if !self.handles.is_empty() {
+            self.update_handle_pins(self.state.time + dt)?;
         }
         if self.gpu.is_some() {
             return self.step_gpu(dt);
@@ -734,11 +857,8 @@ impl<T: Real> Simulation<T> {
             {
                 Ok(o) => o,
                 Err(Error::Diverged { what, .. }) => {
-                    // The device ran the step, as the CPU does before its
-                    // check: the host copy and the clock follow it.
-                    g.host_stale = true;
-                    self.state.time = t_new;
-                    self.state.step += 1;
+                    // The device restored the start of the step (as the CPU
+                    // backend does): the clock stays where it was.
                     return Err(Error::Diverged {
                         step: self.state.step,
                         time: self.state.time,
@@ -749,6 +869,18 @@ impl<T: Real> Simulation<T> {
             };
             match outcome {
                 StepOutcome::Done(stats) => {
+                    if stats.max_speed > DIVERGED_SPEED {
+                        // Undo the step on the device, as the CPU backend does.
+                        g.mpm.restore_backup()?;
+                        return Err(Error::Diverged {
+                            step: self.state.step,
+                            time: self.state.time,
+                            what: format!(
+                                "a particle reached {:.3e} m/s; lower dt_max, raise damping or lower the stiffness",
+                                stats.max_speed
+                            ),
+                        });
+                    }
                     g.host_stale = true;
                     g.max_speed = stats.max_speed;
                     let ne = self.model.elements.len() as u64;
@@ -762,16 +894,6 @@ impl<T: Real> Simulation<T> {
                     g.active_blocks = stats.active_blocks as usize;
                     self.state.time = t_new;
                     self.state.step += 1;
-                    if stats.max_speed > DIVERGED_SPEED {
-                        return Err(Error::Diverged {
-                            step: self.state.step,
-                            time: self.state.time,
-                            what: format!(
-                                "a particle reached {:.3e} m/s; lower dt_max, raise damping or lower the stiffness",
-                                stats.max_speed
-                            ),
-                        });
-                    }
                     return Ok(());
                 }
                 StepOutcome::OutsideDomain(p) => {

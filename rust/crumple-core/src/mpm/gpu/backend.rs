@@ -394,6 +394,10 @@ pub struct GpuMpm {
     sdf_ids_now: Vec<usize>,
     collider_recs: Vec<[f32; 32]>,
     pin_recs: Vec<[u32; 8]>,
+    /// The particle state at the start of the step in progress, on the
+    /// device (one buffer per state buffer, same size): a diverged step is
+    /// undone by copying it back, as the CPU backend restores its host copy.
+    backup: Vec<wgpu::Buffer>,
 }
 
 impl std::fmt::Debug for GpuMpm {
@@ -559,6 +563,7 @@ impl GpuMpm {
             sdf_ids_now: Vec::new(),
             collider_recs: Vec::new(),
             pin_recs: Vec::new(),
+            backup: Vec::new(),
         };
         gpu.upload(model, state)?;
         Ok(gpu)
@@ -908,6 +913,7 @@ impl GpuMpm {
             if self.plan.is_none() {
                 self.make_plan()?;
             }
+            self.ensure_backup()?;
             let stats = self.run_step(model, params, colliders.len(), pins.len(), dt)?;
             if stats[ST_OVERFLOW] & 2 != 0 {
                 return Ok(StepOutcome::OutsideDomain(stats[ST_BAD_DOMAIN] as usize));
@@ -919,6 +925,7 @@ impl GpuMpm {
                 continue;
             }
             if stats[ST_BAD_FINITE] != u32::MAX {
+                self.restore_backup()?;
                 return Err(Error::Diverged {
                     step: 0, // the caller fills in its step count and time
                     time: 0.0,
@@ -1008,6 +1015,10 @@ impl GpuMpm {
         let (nvol, nvert, nelem) = (model.vol.len(), model.vert.len(), model.elem.len());
         let slots = self.hash_slots;
         let mut encoder = ctx.encoder("mpm step");
+        // Keep the start of the step (device-side copy, no host sync).
+        for (src, dst) in self.state_buffers().into_iter().zip(&self.backup) {
+            encoder.copy_buffer_to_buffer(src, 0, dst, 0, src.size());
+        }
         encoder.clear_buffer(self.bufs.hash_keys.raw(), 0, None);
         encoder.clear_buffer(self.bufs.hash_ranges.raw(), 0, None);
         {
@@ -1071,6 +1082,47 @@ impl GpuMpm {
             ctx.queue().submit([encoder.finish()]);
         })?;
         self.read_stats()
+    }
+
+    /// The buffers a step changes that make up the particle state.
+    fn state_buffers(&self) -> [&wgpu::Buffer; 7] {
+        let b = &self.bufs;
+        [
+            b.x.raw(),
+            b.v.raw(),
+            b.c.raw(),
+            b.f.raw(),
+            b.d.raw(),
+            b.tangents.raw(),
+            b.q.raw(),
+        ]
+    }
+
+    /// (Re)allocates the backup buffers to the state buffers' sizes.
+    fn ensure_backup(&mut self) -> Result<()> {
+        let sizes: Vec<u64> = self.state_buffers().iter().map(|b| b.size()).collect();
+        if self.backup.iter().map(|b| b.size()).eq(sizes.iter().copied()) {
+            return Ok(());
+        }
+        let usage = wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
+        self.backup = sizes
+            .iter()
+            .map(|&bytes| raw_buffer(&self.ctx, bytes, usage, "mpm state backup"))
+            .collect::<Result<_>>()?;
+        Ok(())
+    }
+
+    /// Copies the state saved at the start of the last step back (after a
+    /// diverged step).
+    pub fn restore_backup(&self) -> Result<()> {
+        let ctx = &self.ctx;
+        let mut encoder = ctx.encoder("mpm rollback");
+        for (dst, src) in self.state_buffers().into_iter().zip(&self.backup) {
+            encoder.copy_buffer_to_buffer(src, 0, dst, 0, dst.size());
+        }
+        ctx.capture("restoring the MPM state", || {
+            ctx.queue().submit([encoder.finish()]);
+        })
     }
 
     fn read_stats(&self) -> Result<[u32; STATS_WORDS]> {
