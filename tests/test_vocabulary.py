@@ -387,3 +387,17 @@ def test_scripted_handles_in_both_modules(tmp_path: Path) -> None:
         cloth.add_handle([0], times=[0.0], stiffness=1.0)
     with pytest.raises(cr.InvalidInputError, match="handle"):
         cloth.release_handle(7)
+
+
+def test_remove_collider_in_both_modules() -> None:
+    """remove_collider(i) exists in both modules: without its sphere the
+    cloth falls past where the sphere was."""
+    for sim, obj in (_mpm_sim(), _cloth_sim(self_collision=False)):
+        n = len(sim.colliders)
+        sim.remove_collider(0)
+        assert len(sim.colliders) == n - 1 and "sphere" not in sim.frame().colliders
+        sim.advance(0.2)
+        y0 = 0.6 if isinstance(sim, cr.mpm.Simulation) else 0.3
+        assert np.asarray(obj.positions)[:, 1].max() < y0 - 0.1
+        with pytest.raises(cr.InvalidInputError):
+            sim.remove_collider(5)

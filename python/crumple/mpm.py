@@ -676,6 +676,13 @@ class Simulation:
         """The colliders, in the order added."""
         return tuple(self._colliders)
 
+    def remove_collider(self, index_: int) -> None:
+        """Remove collider ``index_`` (later ones shift down)."""
+        i = index(index_, "collider index", len(self._colliders))
+        self._s.remove_collider(i)
+        del self._colliders[i]
+        del self._collider_names[i]
+
     # -- stepping ---------------------------------------------------------
 
     def _push_colliders(self) -> None:

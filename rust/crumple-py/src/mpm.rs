@@ -287,6 +287,10 @@ impl PyMpmSimulation {
         with_sim_mut!(self, s => s.add_collider(c).py_err())
     }
 
+    fn remove_collider(&mut self, index: usize) -> PyResult<()> {
+        with_sim_mut!(self, s => s.remove_collider(index).map(|_| ()).py_err())
+    }
+
     /// Replaces collider `index` with the state of `collider` (pose, motion, response).
     fn set_collider(&mut self, index: usize, collider: &PyCollider) -> PyResult<()> {
         let c = collider.inner.clone();

@@ -533,6 +533,14 @@ impl<T: Real> Simulation<T> {
         Ok(self.colliders.len() - 1)
     }
 
+    /// Removes collider `i` (later ones shift down).
+    pub fn remove_collider(&mut self, i: usize) -> Result<Collider> {
+        if i >= self.colliders.len() {
+            return invalid!("no collider {i}; {} colliders exist", self.colliders.len());
+        }
+        Ok(self.colliders.remove(i))
+    }
+
     fn object(&self, object: usize) -> Result<&Object> {
         self.objects.get(object).ok_or_else(|| {
             Error::InvalidInput(format!(
