@@ -87,3 +87,15 @@ def test_cloth_scenes_refuse_the_gpu_and_honour_frames(tmp_path: Path) -> None:
     run = cr.io.open_run(d)
     assert run.num_frames == 5
     assert len(sorted(d.glob("cloth_*.ply"))) == 5
+
+
+def test_run_with_video_writes_a_movie(tmp_path: Path) -> None:
+    """crumple run SCENE --video renders the run into OUT/SCENE/SCENE.mp4
+    with one picture per frame."""
+    assert main(["run", "cloth_on_sphere", "--frames", "2", "--scale", "0.25", "--backend", "cpu",
+                 "--out", str(tmp_path), "--video"]) == 0
+    movie = tmp_path / "cloth_on_sphere" / "cloth_on_sphere.mp4"
+    import imageio.v3 as iio
+
+    frames = list(iio.imiter(movie))
+    assert len(frames) == 3 and frames[0].std() > 5

@@ -537,7 +537,8 @@ class Simulation:
     solve plus a continuous-collision fail-safe, so no garment passes
     through itself or another; turn off only to time the solver alone);
     ``repulsion_distance`` (m, 5e-3), ``repulsion_stiffness`` (3e3),
-    ``thickness`` (m, 1e-3), ``self_friction`` (0.01) of the contact model
+    ``contact_thickness`` (m, 1e-3: the gap the post-step projection keeps
+    from colliders and between layers), ``self_friction`` (0.01) of the contact model
     (spec §6.3); ``linear_solver`` "lagged" (default: CG to
     ``cg_tolerance`` preconditioned by a single-precision sparse Cholesky
     factor refreshed only when CG slows down), "cholesky" (exact sparse
@@ -556,7 +557,7 @@ class Simulation:
         self_collision: bool = True,
         repulsion_distance: float = 0.005,
         repulsion_stiffness: float = 3e3,
-        thickness: float = 0.001,
+        contact_thickness: float = 0.001,
         self_friction: float = 0.01,
         linear_solver: Literal["lagged", "cholesky", "cg"] = "lagged",
         cg_tolerance: float = 1e-8,
@@ -564,7 +565,8 @@ class Simulation:
     ) -> None:
         self._params: dict[str, Any] = self._checked(dict(
             dt=dt, gravity=gravity, rayleigh_damping=rayleigh_damping, handle_stiffness=handle_stiffness,
-            repulsion_distance=repulsion_distance, repulsion_stiffness=repulsion_stiffness, thickness=thickness,
+            repulsion_distance=repulsion_distance, repulsion_stiffness=repulsion_stiffness,
+            contact_thickness=contact_thickness,
             self_friction=self_friction, self_collision=self_collision, linear_solver=linear_solver,
             cg_tolerance=cg_tolerance, cg_max_iterations=cg_max_iterations))
         self._s: Any = None  # the core simulation, made by the first add_cloth
@@ -586,7 +588,7 @@ class Simulation:
             handle_stiffness=positive(p["handle_stiffness"], "handle_stiffness"),
             repulsion_distance=positive(p["repulsion_distance"], "repulsion_distance"),
             repulsion_stiffness=non_negative(p["repulsion_stiffness"], "repulsion_stiffness"),
-            thickness=non_negative(p["thickness"], "thickness"),
+            contact_thickness=non_negative(p["contact_thickness"], "contact_thickness"),
             self_friction=non_negative(p["self_friction"], "self_friction"),
             self_collision=bool(p["self_collision"]),
             linear_solver=choice(p["linear_solver"], "linear_solver", ("lagged", "cholesky", "cg")),
@@ -595,9 +597,11 @@ class Simulation:
         )
 
     def _core_params(self, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        # The core calls the Rayleigh coefficient "damping".
+        # The core calls the Rayleigh coefficient "damping" and the contact
+        # thickness "thickness".
         p = dict(self._params if params is None else params)
         p["damping"] = p.pop("rayleigh_damping")
+        p["thickness"] = p.pop("contact_thickness")
         return p
 
     # -- building --------------------------------------------------------------
@@ -700,7 +704,7 @@ class Simulation:
         """Add a kinematic collider (plane, sphere, box, capsule, cylinder,
         mesh SDF) and return its index. Contact uses the spec's cubic
         repulsion with the collider's friction, plus a post-step projection
-        to ``thickness``. ``name``: its name in frames (default its type)."""
+        to ``contact_thickness``. ``name``: its name in frames (default its type)."""
         if not isinstance(collider, Collider):
             raise InvalidInputError(f"collider must be a crumple.colliders.Collider; got {type(collider).__name__}")
         collider.advance_to(self.time)

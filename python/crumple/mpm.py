@@ -63,6 +63,12 @@ __all__ = [
 Vec3Like = Sequence[float] | npt.ArrayLike
 
 
+def _flag(x: Any, name: str) -> bool:
+    if not isinstance(x, (bool, np.bool_)):
+        raise InvalidInputError(f"{name} must be True or False; got {x!r}")
+    return bool(x)
+
+
 def _angle(x: float, name: str) -> float:
     f = finite(x, name)
     if not 0.0 <= f < 90.0:
@@ -519,7 +525,7 @@ class Simulation:
             finite(cfl, "cfl"), positive(dt_max, "dt_max"), choice(kernel, "kernel", ("quadratic", "cubic")),
             index(boundary_padding, "boundary_padding"), choice(out_of_domain, "out_of_domain", ("error", "clamp", "remove")),
             choice(precision, "precision", ("f32", "f64")), choice(transfer, "transfer", ("apic", "mls")),
-            bool(return_map), choice(tangents, "tangents", ("mesh", "eulerian")) == "eulerian",
+            _flag(return_map, "return_map"), choice(tangents, "tangents", ("mesh", "eulerian")) == "eulerian",
         )
         if self.backend == "gpu":
             if precision != "f32":
