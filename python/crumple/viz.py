@@ -291,7 +291,10 @@ class _RunScene:
         _look(ps, (lo, hi), camera)
         # The ground (a shadow catcher) at the lowest point of anything,
         # colliders included, so that it does not move with the material.
-        ground = min(float(f.bounds()[0][1]) for f in refs)
+        # A little below it: a plane collider drawn at the very height of the
+        # shadow catcher flickers in stripes (depth fighting).
+        size = float(np.max(np.asarray(hi) - np.asarray(lo)))
+        ground = min(float(f.bounds()[0][1]) for f in refs) - 5e-3 * size
         ps.set_ground_plane_height_mode("manual")
         ps.set_ground_plane_height(ground)
 
