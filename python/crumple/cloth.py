@@ -274,7 +274,7 @@ def count_triangle_intersections(positions: npt.ArrayLike, faces: npt.ArrayLike)
     return int(_core.count_triangle_intersections(as_points(positions, "positions"), as_faces(faces)))
 
 
-class Cloth:
+class Cloth(_handles.Scripted):
     """One garment in a :class:`Simulation`, returned by
     :meth:`Simulation.add_cloth`. Its arrays use the garment's own vertex,
     face and hinge numbering (that of the mesh it was made from).
@@ -291,9 +291,7 @@ class Cloth:
         self.mesh = mesh
         self.material = material
         self.wrinkles = wrinkles
-        # Handles as created, for checkpoints: options, reference positions,
-        # creation time and status ("active", "frozen", "released").
-        self._handles: list[dict[str, Any]] = []
+        self._handle_ids: list[int] = []  # this garment's handles (positions in sim._handles)
 
     def __repr__(self) -> str:
         return f"Cloth(name={self.name!r}, vertices={self.num_vertices}, faces={self.mesh.num_faces})"
@@ -460,45 +458,16 @@ class Cloth:
                else self._global(indices))
         self._sim._s.release(idx)
 
-    def add_handle(self, indices: npt.ArrayLike, *, times: Sequence[float], translations: npt.ArrayLike | None = None,
-                   rotations: npt.ArrayLike | None = None, pivot: Vec3Like = (0.0, 0.0, 0.0),
-                   stiffness: float | None = None) -> int:
-        """Pin ``indices`` and move them rigidly through keyframed poses
-        relative to now: at ``times[k]`` (s from now) the vertices are at
-        ``rotations[k] @ (X − pivot) + pivot + translations[k]`` (m).
-        Returns the handle id (for :meth:`release_handle`)."""
-        ts, tr, rot = _handles.keyframes(times, translations, rotations)
-        idx = self._global(indices)
-        hid = int(self._sim._s.add_handle_keyframes(idx, as_vec3(pivot, "pivot"), ts, tr, np.ascontiguousarray(rot),
-                                                    None if stiffness is None else positive(stiffness, "stiffness")))
-        self._sim._handle_owner.append((self, len(self._handles)))
-        self._handles.append(dict(id=hid, indices=idx, reference=np.asarray(self._sim._s.positions)[idx],
-                                  pivot=as_vec3(pivot, "pivot"), times=ts, translations=tr,
-                                  rotations=np.ascontiguousarray(rot), start=self._sim.time, status="active"))
-        return len(self._handles) - 1
+    @property
+    def num_points(self) -> int:
+        """Number of vertices (the name every module's objects share)."""
+        return self.mesh.num_vertices
 
-    def rotate_handle(self, indices: npt.ArrayLike, *, axis: Vec3Like, angle: float, duration: float,
-                      pivot: Vec3Like = (0.0, 0.0, 0.0)) -> int:
-        """Pin ``indices`` and rotate them by ``angle`` rad about ``axis``
-        through ``pivot`` (m) over ``duration`` s at constant angular speed;
-        they then stay there (the usual "twist a ring" motion)."""
-        times, rots = _handles.rotation_path(axis, angle, duration)
-        return self.add_handle(indices, times=times, rotations=rots, pivot=pivot)
-
-    def _handle(self, handle: int) -> dict[str, Any]:
-        return self._handles[index(handle, "handle", len(self._handles))]
-
-    def release_handle(self, handle: int) -> None:
-        """Release handle ``handle`` (an id from :meth:`add_handle`): its vertices become free."""
-        h = self._handle(handle)
-        self._sim._s.release_handle(h["id"])
-        h["status"] = "released"
-
-    def freeze_handle(self, handle: int) -> None:
-        """Stop handle ``handle`` where it is; its vertices stay pinned there."""
-        h = self._handle(handle)
-        self._sim._s.freeze_handle(h["id"])
-        h["status"] = "frozen"
+    def _add_core_handle(self, idx: npt.NDArray[np.int64], pivot: tuple[float, float, float], times: list[float],
+                         translations: npt.NDArray[np.float64], rotations: npt.NDArray[np.float64],
+                         stiffness: float | None) -> int:
+        return int(self._sim._s.add_handle_keyframes(idx + self._ranges()[0].start, pivot, times, translations,
+                                                     rotations, stiffness))
 
     # -- frames --------------------------------------------------------------
 
@@ -573,7 +542,8 @@ class Simulation:
         self._objects: list[Cloth] = []
         self._colliders: list[Collider] = []
         self._collider_names: list[str] = []
-        self._handle_owner: list[tuple[Cloth, int]] = []
+        # Scripted handles as made, for checkpoints (core id order).
+        self._handles: list[dict[str, Any]] = []
         # What add_cloth was given, per garment, for checkpoints.
         self._garment_args: list[dict[str, Any]] = []
 
@@ -842,12 +812,7 @@ class Simulation:
             garments.append({"name": o.name, "material": dataclasses.asdict(o.material),
                              "wrinkles": o.wrinkles._dict(), "warp_direction": ga["warp_direction"],
                              "init_rest": ga["init_rest"], "uv": ga["uv"] is not None})
-        for k, (o, j) in enumerate(self._handle_owner):
-            h = o._handles[j]
-            for key in ("indices", "reference", "translations", "rotations"):
-                arrays[f"handle{k}_{key}"] = np.asarray(h[key])
-            handles.append({"object": o.index, "pivot": list(h["pivot"]), "times": h["times"], "start": h["start"],
-                            "status": h["status"]})
+        handles = _handles.save(self._handles, arrays)
         for k, v in s.state_arrays().items():
             arrays[f"state_{k}"] = np.asarray(v)
         meta = {"solver": "cloth", "params": self._params, "garments": garments, "handles": handles,
@@ -870,17 +835,12 @@ class Simulation:
                               init_rest_from_mesh=g["init_rest"], name=g["name"])
             for c, n in zip(meta["colliders"], meta["collider_names"]):
                 sim.add_collider(_from_spec(c["spec"], [tuple(m) for m in c["motions"]]), name=n)
-            for k, h in enumerate(meta["handles"]):
-                a = {key: arrays[f"handle{k}_{key}"] for key in ("indices", "reference", "translations", "rotations")}
-                hid = sim._s.restore_handle(a["indices"], a["reference"], tuple(h["pivot"]), float(h["start"]),
-                                            h["status"] == "active", list(h["times"]), a["translations"],
-                                            a["rotations"])
-                o = sim._objects[int(h["object"])]
-                sim._handle_owner.append((o, len(o._handles)))
-                o._handles.append(dict(id=int(hid), indices=a["indices"], reference=a["reference"],
-                                       pivot=tuple(h["pivot"]), times=list(h["times"]),
-                                       translations=a["translations"], rotations=a["rotations"],
-                                       start=float(h["start"]), status=h["status"]))
+            def core_restore(o: Cloth, a: dict[str, Any], h: dict[str, Any]) -> int:
+                return int(sim._s.restore_handle(a["indices"] + o._ranges()[0].start, a["reference"],
+                                                 tuple(h["pivot"]), float(h["start"]), h["status"] == "active",
+                                                 list(h["times"]), a["translations"], a["rotations"]))
+
+            _handles.restore(sim, meta["handles"], arrays, core_restore)
             state: dict[str, Any] = {k[len("state_"):]: v for k, v in arrays.items() if k.startswith("state_")}
             for key in ("time", "warp_per_step"):
                 state[key] = float(state[key])

@@ -332,10 +332,10 @@ class Particles(_Object):
         return FramePoints(positions=x, radii=r, point_data={"speed": speed})
 
 
-class _Mesh(_Object):
+class _Mesh(_Object, _handles.Scripted):
     def __init__(self, sim: Simulation, index: int, name: str) -> None:
         super().__init__(sim, index, name)
-        self._handle_ids: list[int] = []  # this object's handles, as ids of the simulation's
+        self._handle_ids: list[int] = []  # this object's handles (positions in sim._handles)
 
     def pin(self, indices: npt.ArrayLike, targets: npt.ArrayLike | None = None, *,
             stiffness: float | None = None) -> None:
@@ -369,51 +369,12 @@ class _Mesh(_Object):
             self._sim._s.unpin_vertices(self.index, vertex_indices(indices, self.num_points))
 
 
-    def add_handle(self, indices: npt.ArrayLike, *, times: Sequence[float], translations: npt.ArrayLike | None = None,
-                   rotations: npt.ArrayLike | None = None, pivot: Vec3Like = (0.0, 0.0, 0.0),
-                   stiffness: float | None = None) -> int:
-        """Pin ``indices`` and move them rigidly through keyframed poses
-        relative to now: at ``times[k]`` (s from now) the vertices are at
-        ``rotations[k] @ (X − pivot) + pivot + translations[k]`` (m), with
-        the path's velocity. ``stiffness`` must be None (MPM pins are exact).
-        Returns the handle id (for :meth:`release_handle`)."""
+    def _add_core_handle(self, idx: npt.NDArray[np.int64], pivot: tuple[float, float, float], times: list[float],
+                         translations: npt.NDArray[np.float64], rotations: npt.NDArray[np.float64],
+                         stiffness: float | None) -> int:
         if stiffness is not None:
             raise InvalidInputError("MPM pins are exact constraints; leave stiffness=None")
-        ts, tr, rot = _handles.keyframes(times, translations, rotations)
-        idx = vertex_indices(indices, self.num_points)
-        if idx.size == 0:
-            raise InvalidInputError("a handle needs at least one vertex")
-        pv = as_vec3(pivot, "pivot")
-        reference = np.asarray(self.positions, dtype=np.float64)[idx]
-        hid = int(self._sim._s.add_handle_keyframes(self.index, idx, pv, ts, tr, rot))
-        self._sim._handles.append(dict(id=hid, object=self.index, indices=idx, reference=reference, pivot=pv,
-                                       times=ts, translations=tr, rotations=rot, start=self._sim.time,
-                                       status="active"))
-        self._handle_ids.append(hid)
-        return len(self._handle_ids) - 1
-
-    def rotate_handle(self, indices: npt.ArrayLike, *, axis: Vec3Like, angle: float, duration: float,
-                      pivot: Vec3Like = (0.0, 0.0, 0.0)) -> int:
-        """Pin ``indices`` and rotate them by ``angle`` rad about ``axis``
-        through ``pivot`` (m) over ``duration`` s at constant angular speed;
-        they then stay there."""
-        times, rots = _handles.rotation_path(axis, angle, duration)
-        return self.add_handle(indices, times=times, rotations=rots, pivot=pivot)
-
-    def _handle(self, handle: int) -> dict[str, Any]:
-        return self._sim._handles[self._handle_ids[index(handle, "handle", len(self._handle_ids))]]
-
-    def release_handle(self, handle: int) -> None:
-        """Release handle ``handle`` (an id from :meth:`add_handle`): its vertices move freely."""
-        h = self._handle(handle)
-        self._sim._s.release_handle(h["id"])
-        h["status"] = "released"
-
-    def freeze_handle(self, handle: int) -> None:
-        """Stop handle ``handle`` where it is; its vertices stay pinned there."""
-        h = self._handle(handle)
-        self._sim._s.freeze_handle(h["id"])
-        h["status"] = "frozen"
+        return int(self._sim._s.add_handle_keyframes(self.index, idx, pivot, times, translations, rotations))
 
 
 class Cloth(_Mesh):
@@ -808,12 +769,7 @@ class Simulation:
         colliders = [_to_spec(c) for c in self._colliders]
         for k, v in self._s.state_arrays().items():
             arrays[f"state_{k}"] = np.asarray(v)
-        handles = []
-        for j, h in enumerate(self._handles):
-            for key in ("indices", "reference", "translations", "rotations"):
-                arrays[f"handle{j}_{key}"] = np.asarray(h[key])
-            handles.append({"object": h["object"], "pivot": list(h["pivot"]), "times": h["times"],
-                            "start": h["start"], "status": h["status"]})
+        handles = _handles.save(self._handles, arrays)
         meta = {"solver": "mpm", "params": self._params, "recipe": recipe, "colliders": colliders,
                 "collider_names": self._collider_names, "handles": handles}
         return _io.save_checkpoint(path, arrays, meta)
@@ -855,18 +811,12 @@ class Simulation:
             names = meta.get("collider_names") or [None] * len(meta["colliders"])
             for c, n in zip(meta["colliders"], names):
                 sim.add_collider(_from_spec(c["spec"], [tuple(m) for m in c["motions"]]), name=n)
-            for k, h in enumerate(meta.get("handles", [])):
-                a = {key: arrays[f"handle{k}_{key}"] for key in ("indices", "reference", "translations", "rotations")}
-                obj = sim._objects[int(h["object"])]
-                hid = int(sim._s.restore_handle(obj.index, a["indices"], a["reference"], tuple(h["pivot"]),
-                                                float(h["start"]), h["status"] == "active", list(h["times"]),
-                                                a["translations"], a["rotations"]))
-                sim._handles.append(dict(id=hid, object=obj.index, indices=a["indices"], reference=a["reference"],
-                                         pivot=tuple(h["pivot"]), times=list(h["times"]),
-                                         translations=a["translations"], rotations=a["rotations"],
-                                         start=float(h["start"]), status=h["status"]))
-                if isinstance(obj, _Mesh):
-                    obj._handle_ids.append(hid)
+            def core_restore(o: Any, a: dict[str, Any], h: dict[str, Any]) -> int:
+                return int(sim._s.restore_handle(o.index, a["indices"], a["reference"], tuple(h["pivot"]),
+                                                 float(h["start"]), h["status"] == "active", list(h["times"]),
+                                                 a["translations"], a["rotations"]))
+
+            _handles.restore(sim, meta.get("handles", []), arrays, core_restore)
             state: dict[str, Any] = {k[len("state_"):]: v for k, v in arrays.items() if k.startswith("state_")}
             state["time"] = float(state["time"])
             state["step"] = int(state["step"])
