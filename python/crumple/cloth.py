@@ -54,7 +54,7 @@ from ._checks import (
 from ._progress import progress as _progress_bar
 from .colliders import Collider, _from_spec, _to_spec
 from .errors import CheckpointError, InvalidInputError
-from .frames import Frame, FrameMesh, check_name, collider_part
+from .frames import Frame, FrameMesh, check_name, collider_part, unique_name
 from .geometry import TriMesh
 
 __all__ = [
@@ -486,15 +486,6 @@ class Cloth(_handles.Scripted):
                          vertex_data={"speed": speed, "plastic_angle": vert_pa})
 
 
-def _unique_name(name: str, taken: set[str]) -> str:
-    if name not in taken:
-        return name
-    k = 1
-    while f"{name}_{k}" in taken:
-        k += 1
-    return f"{name}_{k}"
-
-
 class Simulation:
     """Implicit persistent-wrinkle cloth: garments added with
     :meth:`add_cloth`, solved together in one sparse system per step.
@@ -633,7 +624,7 @@ class Simulation:
         else:
             self._s.add_garment(mesh._m, material._dict(), wrinkles._dict(), uv_arr, wd, init_rest)
         taken = {o.name for o in self._objects} | set(self._collider_names)
-        obj = Cloth(self, len(self._objects), _unique_name(name, taken), mesh, material, wrinkles)
+        obj = Cloth(self, len(self._objects), unique_name(name, taken), mesh, material, wrinkles)
         self._objects.append(obj)
         self._garment_args.append(dict(uv=uv_arr, warp_direction=wd, init_rest=init_rest))
         if np.any(vel != 0):
@@ -682,7 +673,7 @@ class Simulation:
         if name is not None:
             check_name(name, "name")
         taken = {o.name for o in self._objects} | set(self._collider_names)
-        self._collider_names.append(_unique_name(name or type(collider).__name__.lower(), taken))
+        self._collider_names.append(unique_name(name or type(collider).__name__.lower(), taken))
         if self._s is not None:
             self._s.add_collider(collider._c)
         return len(self._colliders) - 1

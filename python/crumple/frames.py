@@ -36,6 +36,7 @@ __all__ = [
     "FrameObject",
     "collider_part",
     "check_name",
+    "unique_name",
 ]
 
 F64 = npt.NDArray[np.float64]
@@ -45,6 +46,17 @@ I64 = npt.NDArray[np.int64]
 # names, which must be identifiers; checking here keeps every writer simple
 # and the error early.
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def unique_name(name: str, taken: set[str]) -> str:
+    """``name``, or ``name_1``, ``name_2``, ... : the first not in ``taken``
+    (objects and colliders of one simulation share one name space)."""
+    if name not in taken:
+        return name
+    k = 1
+    while f"{name}_{k}" in taken:
+        k += 1
+    return f"{name}_{k}"
 
 
 def check_name(name: Any, what: str = "object") -> str:

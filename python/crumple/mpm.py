@@ -45,7 +45,7 @@ from . import io as _io
 from .colliders import Collider, _from_spec, _to_spec
 from .backend import Backend, resolve_backend
 from .errors import CheckpointError, InvalidInputError
-from .frames import Frame, FrameCurves, FrameMesh, FramePoints, check_name, collider_part
+from .frames import Frame, FrameCurves, FrameMesh, FramePoints, check_name, collider_part, unique_name
 from .geometry import Curves, TriMesh
 
 __all__ = [
@@ -420,15 +420,6 @@ class Strands(_Mesh):
                            point_data={"speed": speed})
 
 
-def _unique_name(name: str, taken: set[str]) -> str:
-    if name not in taken:
-        return name
-    k = 1
-    while f"{name}_{k}" in taken:
-        k += 1
-    return f"{name}_{k}"
-
-
 class Simulation:
     """An MPM simulation in the box ``[lower, upper]`` (m) with grid spacing ``dx`` (m).
 
@@ -505,7 +496,7 @@ class Simulation:
 
     def _name(self, name: str) -> str:
         check_name(name, "name")
-        return _unique_name(name, {o.name for o in self._objects} | set(self._collider_names))
+        return unique_name(name, {o.name for o in self._objects} | set(self._collider_names))
 
     @staticmethod
     def _rpic(rpic_damping: float) -> float:
