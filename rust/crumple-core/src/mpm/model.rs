@@ -113,7 +113,7 @@ impl<T: Real> Model<T> {
 }
 
 /// What changes while stepping (spec §2.2), structure of arrays.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct State<T> {
     /// Positions, m (all particles).
     pub x: Vec<Vec3<T>>,
@@ -137,34 +137,54 @@ pub struct State<T> {
     pub step: u64,
 }
 
-/// `clone_from` copies field by field into the existing buffers (the derived
-/// one would allocate anew): the step's rollback copy relies on it to stay
-/// allocation-free.
-impl<T: Clone> Clone for State<T> {
-    fn clone(&self) -> Self {
-        Self {
-            x: self.x.clone(),
-            v: self.v.clone(),
-            c: self.c.clone(),
-            f: self.f.clone(),
-            q: self.q.clone(),
-            d: self.d.clone(),
-            tangents: self.tangents.clone(),
-            time: self.time,
-            step: self.step,
+/// Copies `src` into `dst` in place, in parallel chunks (a plain copy: the
+/// result does not depend on the thread count).
+fn copy_par<V: Copy + Send + Sync>(dst: &mut Vec<V>, src: &[V]) {
+    use rayon::prelude::*;
+    const CHUNK: usize = 1 << 14;
+    if dst.len() != src.len() {
+        dst.clear();
+        dst.extend_from_slice(src);
+        return;
+    }
+    dst.par_chunks_mut(CHUNK)
+        .zip(src.par_chunks(CHUNK))
+        .for_each(|(d, s)| d.copy_from_slice(s));
+}
+
+impl<T: Real> State<T> {
+    /// Copies into `backup` what a step changes, for the step's rollback:
+    /// the tangent columns only when they are advected (`with_tangents`,
+    /// the Eulerian ablation); otherwise the step never writes them. In
+    /// place (no allocation once `backup` has its size) and in parallel,
+    /// since it runs every step.
+    pub fn save_into(&self, backup: &mut State<T>, with_tangents: bool) {
+        copy_par(&mut backup.x, &self.x);
+        copy_par(&mut backup.v, &self.v);
+        copy_par(&mut backup.c, &self.c);
+        copy_par(&mut backup.f, &self.f);
+        copy_par(&mut backup.q, &self.q);
+        copy_par(&mut backup.d, &self.d);
+        if with_tangents {
+            copy_par(&mut backup.tangents, &self.tangents);
         }
+        backup.time = self.time;
+        backup.step = self.step;
     }
 
-    fn clone_from(&mut self, src: &Self) {
-        self.x.clone_from(&src.x);
-        self.v.clone_from(&src.v);
-        self.c.clone_from(&src.c);
-        self.f.clone_from(&src.f);
-        self.q.clone_from(&src.q);
-        self.d.clone_from(&src.d);
-        self.tangents.clone_from(&src.tangents);
-        self.time = src.time;
-        self.step = src.step;
+    /// Undoes a step: puts back what [`save_into`](Self::save_into) saved.
+    pub fn restore_from(&mut self, backup: &State<T>, with_tangents: bool) {
+        copy_par(&mut self.x, &backup.x);
+        copy_par(&mut self.v, &backup.v);
+        copy_par(&mut self.c, &backup.c);
+        copy_par(&mut self.f, &backup.f);
+        copy_par(&mut self.q, &backup.q);
+        copy_par(&mut self.d, &backup.d);
+        if with_tangents {
+            copy_par(&mut self.tangents, &backup.tangents);
+        }
+        self.time = backup.time;
+        self.step = backup.step;
     }
 }
 

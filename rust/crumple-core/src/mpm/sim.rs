@@ -804,7 +804,8 @@ impl<T: Real> Simulation<T> {
         }
         // Keep the start of the step: a diverged step is undone, so the
         // caller can lower dt_max or a stiffness and continue the run.
-        self.backup.clone_from(&self.state);
+        let tangents = self.params.eulerian_tangents;
+        self.state.save_into(&mut self.backup, tangents);
         let result = self
             .solver
             .step(
@@ -829,7 +830,7 @@ impl<T: Real> Simulation<T> {
                 Ok(())
             });
         if let Err(e) = result {
-            core::mem::swap(&mut self.state, &mut self.backup);
+            self.state.restore_from(&self.backup, tangents);
             for c in self.colliders.iter_mut() {
                 c.advance_to(self.state.time)?;
             }
