@@ -211,13 +211,19 @@ def pressed(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[float, str],
 def test_pressed_square_large_press_leaves_more_sag(pressed: dict[tuple[float, str], dict[str, Any]]) -> None:
     """E7: residual centre sag minus the elastic-only sag, large (3 cm) > small (1 cm)."""
     for hold in ("immediate", "held"):
+        print(f"E7 {hold}: residual sag excess 3 cm {pressed[0.03, hold]['residual_sag_excess'] * 1e3:.3f} mm, "
+              f"1 cm {pressed[0.01, hold]['residual_sag_excess'] * 1e3:.3f} mm")
         assert pressed[0.03, hold]["residual_sag_excess"] > pressed[0.01, hold]["residual_sag_excess"] > 0.0
 
 
-def test_pressed_square_held_sags_at_least_as_much(pressed: dict[tuple[float, str], dict[str, Any]]) -> None:
-    """E7: held ≥ immediate residual sag, for both depths."""
+def test_pressed_square_held_sags_more(pressed: dict[tuple[float, str], dict[str, Any]]) -> None:
+    """E7: residual centre sag minus the elastic-only sag, held > immediate
+    (strictly), for both depths. Measured at this size: 5.36 vs 4.96 mm
+    (1 cm press) and 26.30 vs 24.32 mm (3 cm press)."""
     for depth in (0.01, 0.03):
-        assert pressed[depth, "held"]["residual_sag"] >= pressed[depth, "immediate"]["residual_sag"]
+        held, imm = pressed[depth, "held"]["residual_sag_excess"], pressed[depth, "immediate"]["residual_sag_excess"]
+        print(f"E7 depth {depth} m: residual sag excess held {held * 1e3:.3f} mm, immediate {imm * 1e3:.3f} mm")
+        assert held > imm, depth
 
 
 # -- E8 ------------------------------------------------------------------------------

@@ -793,7 +793,8 @@ def crumple_in_container(*, out_dir: Path, frames: int = 0, backend: str = "cpu"
                          material: str = "cotton", plate: bool = True, self_collision: bool = True,
                          radius: float = 0.08, drop_time: float = 1.2, press: float = 0.4,
                          lift_height: float = 0.6, lift_time: float = 0.8, settle: float = 1.0,
-                         spread: bool = True, wrinkles: bool = True, sweep: bool = False) -> Path:
+                         spread: bool = True, wrinkles: bool = True, bend_friction: str = "dwell",
+                         bend_plasticity: bool = True, sweep: bool = False) -> Path:
     """Spec E8. The 0.25 × 0.5 m rectangle (12.5 mm grid at scale 1: 21 × 41 =
     861 vertices) starts rolled into a vertical half-open tube of radius
     0.065 m (0.25 m around, 0.5 m tall, standing on the floor) inside a
@@ -815,14 +816,18 @@ def crumple_in_container(*, out_dir: Path, frames: int = 0, backend: str = "cpu"
     damping). ``self_collision`` is the cloth–cloth repulsion + continuous
     collision fail-safe. ``wrinkles=False`` turns every wrinkle element off
     (friction and plasticity, bending and tensile): the same protocol then
-    gives §8's no-memory reference ``M_elastic``. Read-outs: §8 metrics
-    after lifting (``M_sharp``, ``M_anchor``, ``M_plastic``), metrics in
-    the pile, and ``self_intersections`` at the end. ~60 s at scale 1."""
+    gives §8's no-memory reference ``M_elastic``. ``bend_friction``
+    ("dwell", "dahl", "off") and ``bend_plasticity`` choose the hinge
+    elements otherwise (E9: "dahl" with plasticity off is the Dahl
+    baseline). Read-outs: §8 metrics after lifting (``M_sharp``,
+    ``M_anchor``, ``M_plastic``), metrics in the pile, ``self_intersections``
+    and ``positions_sha`` (a hash of the final positions) at the end. ~60 s
+    at scale 1."""
     _check_options(radius=radius, drop_time=drop_time, press=press, lift_height=lift_height, lift_time=lift_time,
                    settle=settle)
     kwargs = dict(scale=scale, material=material, plate=plate, self_collision=self_collision, radius=radius,
                   drop_time=drop_time, press=press, lift_height=lift_height, lift_time=lift_time, settle=settle,
-                  spread=spread, wrinkles=wrinkles)
+                  spread=spread, wrinkles=wrinkles, bend_friction=bend_friction, bend_plasticity=bend_plasticity)
     if sweep:
         return _sweep("crumple_in_container", crumple_in_container, out_dir, "M_sharp",
                       "M_sharp after lifting (rad)", progress=progress, kwargs=kwargs)
@@ -838,7 +843,8 @@ def crumple_in_container(*, out_dir: Path, frames: int = 0, backend: str = "cpu"
     ang = F[:, 0] / roll
     Y = np.stack([roll * np.sin(ang), F[:, 1] + L / 2 + 0.003, roll * np.cos(ang)], axis=1)
     mesh = TriMesh(Y, flat.faces)
-    model = cloth.Wrinkles() if wrinkles else cloth.Wrinkles.off()
+    model = (cloth.Wrinkles(bend_friction=bend_friction, bend_plasticity=bend_plasticity)  # type: ignore[arg-type]
+             if wrinkles else cloth.Wrinkles.off())
     sim = cloth.Simulation(self_collision=self_collision)
     sheet = sim.add_cloth(mesh, cloth.Material.preset(material), wrinkles=model)
     floor = colliders.Plane(point=(0, 0, 0), normal=(0, 1, 0), friction=0.3)
@@ -915,7 +921,8 @@ def crumple_in_container(*, out_dir: Path, frames: int = 0, backend: str = "cpu"
     m = _metrics(sheet)
     result = dict(
         protocol=_protocol(hold, hold_time, material, variant="b (plate)" if plate else "a (container only)",
-                           self_collision=self_collision, wrinkles=wrinkles, container_radius_m=radius,
+                           self_collision=self_collision, wrinkles=wrinkles, bend_friction=bend_friction,
+                           bend_plasticity=bend_plasticity, container_radius_m=radius,
                            container="24 boxes + floor",
                            drop_time_s=drop_time, press_fraction=press, lift_height_m=lift_height,
                            lift_time_s=lift_time, lift_spread=spread, settle_max_s=settle, grid_m=W / nu,
@@ -923,6 +930,7 @@ def crumple_in_container(*, out_dir: Path, frames: int = 0, backend: str = "cpu"
         metrics_pile=pile, metrics_pressed=pressed, pile_height_m=pile_height, settle=hang, metrics=m,
         M_sharp=m["M_sharp"], M_anchor=m["M_anchor"], M_plastic=m["M_plastic"], M_abs=m["M_abs"],
         self_intersections=inter, max_radius_in_container_m=in_container,
+        positions_sha=hashlib.sha256(np.ascontiguousarray(sheet.positions).tobytes()).hexdigest(),
     )
     return run.finish(result)
 
