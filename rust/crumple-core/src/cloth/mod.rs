@@ -33,6 +33,7 @@ pub mod material;
 pub mod membrane;
 pub mod model;
 pub mod params;
+pub mod pattern;
 pub mod selfcollide;
 pub mod sim;
 pub mod solver;

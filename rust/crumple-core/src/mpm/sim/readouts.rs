@@ -73,7 +73,14 @@ impl<T: Real> Simulation<T> {
             .enumerate()
             .map(|(e, el)| {
                 let x = |k: usize| self.state.x[vs + el.vertices[k] as usize];
-                qr3(&crate::mpm::solver::element_f(el, x(0), x(1), x(2), &self.state.d[e])).r
+                qr3(&crate::mpm::solver::element_f(
+                    el,
+                    x(0),
+                    x(1),
+                    x(2),
+                    &self.state.d[e],
+                ))
+                .r
             })
             .collect()
     }
