@@ -1,28 +1,24 @@
 //! Test helpers: a small deterministic RNG, finite-difference checks and
 //! simple closed triangle meshes (icosphere, UV sphere, box), built here so
-//! the collide tests do not depend on `geometry/`.
+//! the collide tests do not depend on `geometry/`'s mesh generators.
 
 use super::Sdf;
+use crate::geometry::SplitMix64;
 use crate::math::Vec3;
 
-/// SplitMix64: deterministic, dependency-free random numbers for tests.
-pub(crate) struct Rng(u64);
+/// The crate's generator ([`SplitMix64`]) with the draws the collide tests use.
+pub(crate) struct Rng(SplitMix64);
 
 impl Rng {
     pub(crate) fn new(seed: u64) -> Self {
-        Rng(seed)
+        Rng(SplitMix64::new(seed))
     }
     pub(crate) fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
     /// Uniform in `[lo, hi)`.
     pub(crate) fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
-        let u = (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-        lo + (hi - lo) * u
+        lo + (hi - lo) * self.0.next_f64()
     }
     /// Uniform in the box `[lo, hi)`.
     pub(crate) fn point(&mut self, lo: Vec3<f64>, hi: Vec3<f64>) -> Vec3<f64> {
