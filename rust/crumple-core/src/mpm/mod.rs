@@ -13,7 +13,6 @@ pub mod kernel;
 pub mod material;
 pub mod model;
 pub mod params;
-pub mod planar;
 pub mod sim;
 pub mod solver;
 

@@ -1,8 +1,11 @@
 //! The 2-D curve variant of the anisotropic MPM method (spec `mpm_anisotropic.md` §2.6 "2-D
 //! variant", §4.5, §5.3; paper Figs. 12, 16): polylines (m = 1) in the x–y plane (d = 2).
 //!
-//! This is a separate, compact solver; it shares no state with the 3-D [`Solver`](super::Solver)
-//! and changes nothing there. It follows the same step (spec §3):
+//! Test support, not part of the library: the reference 2-D solver of spec E5 (paper Figs. 12, 16),
+//! used by `tests/mpm_planar_e5.rs`. It stays out of the public API because a user-facing 2-D
+//! module would need the whole shared vocabulary (objects, frames, checkpoints, pins) for a second
+//! MPM solver, and the 3-D solver runs the same physics (a curve scene in a thin slab). It is a
+//! separate, compact solver; it shares no state with the 3-D `mpm::Solver`. It follows the same step (spec §3):
 //!
 //! 1. Δt = min(Δt_max, CFL·h / max|v_p|, time left) — every `advance` lands exactly.
 //! 2. Stress pre-pass per segment: `F̃ = [(x1 − x0)/L | d₂]` (2×2), `(Q, R̃) = qr2(F̃)` with
@@ -36,10 +39,10 @@
 //! * No allocation happens in the step loop: all particle buffers are sized by
 //!   [`PlanarSimulation::add_curves`] and the grid by [`PlanarSimulation::new`].
 
-use crate::Result;
-use crate::collide::{BoundaryMode, boundary_response};
-use crate::error::Error;
-use crate::math::{Mat2, Vec3, qr2};
+use crumple_core::Error;
+use crumple_core::Result;
+use crumple_core::collide::{BoundaryMode, boundary_response};
+use crumple_core::math::{Mat2, Vec3, qr2};
 
 /// Number of node layers next to each domain face that get the slip wall condition.
 const WALL_LAYERS: usize = 3;
@@ -290,22 +293,22 @@ impl PlanarSimulation {
     ) -> Result<Self> {
         let all = [lower[0], lower[1], upper[0], upper[1], gravity[0], gravity[1]];
         if all.iter().any(|v| !v.is_finite()) {
-            return crate::invalid!("planar MPM: domain bounds and gravity must be finite");
+            return crumple_core::invalid!("planar MPM: domain bounds and gravity must be finite");
         }
         if !(dx.is_finite() && dx > 0.0) {
-            return crate::invalid!("planar MPM: dx must be positive and finite, got {dx}");
+            return crumple_core::invalid!("planar MPM: dx must be positive and finite, got {dx}");
         }
         if !(dt_max.is_finite() && dt_max > 0.0) {
-            return crate::invalid!("planar MPM: dt_max must be positive and finite, got {dt_max}");
+            return crumple_core::invalid!("planar MPM: dt_max must be positive and finite, got {dt_max}");
         }
         if !(cfl.is_finite() && cfl > 0.0 && cfl <= 1.0) {
-            return crate::invalid!("planar MPM: cfl must be in (0, 1], got {cfl}");
+            return crumple_core::invalid!("planar MPM: cfl must be in (0, 1], got {cfl}");
         }
         let mut n = [0usize; 2];
         for a in 0..2 {
             let cells = (upper[a] - lower[a]) / dx;
             if cells < (2 * WALL_LAYERS + 2) as f64 {
-                return crate::invalid!(
+                return crumple_core::invalid!(
                     "planar MPM: the domain must span at least {} cells along axis {a} \
                      (upper > lower + {}·dx)",
                     2 * WALL_LAYERS + 2,
@@ -313,7 +316,7 @@ impl PlanarSimulation {
                 );
             }
             if cells > 16384.0 {
-                return crate::invalid!(
+                return crumple_core::invalid!(
                     "planar MPM: {cells:.0} cells along axis {a} is too many for the dense 2-D \
                      grid (max 16384); increase dx"
                 );
@@ -368,41 +371,41 @@ impl PlanarSimulation {
         let p = params;
         let ok = |v: f64| v.is_finite() && v >= 0.0;
         if !(p.density.is_finite() && p.density > 0.0) {
-            return crate::invalid!("planar MPM: density must be positive, got {}", p.density);
+            return crumple_core::invalid!("planar MPM: density must be positive, got {}", p.density);
         }
         if !(ok(p.youngs_modulus) && ok(p.gamma) && ok(p.k)) {
-            return crate::invalid!(
+            return crumple_core::invalid!(
                 "planar MPM: youngs_modulus, gamma and k must be finite and non-negative"
             );
         }
         if !(p.friction_angle_deg.is_finite() && (0.0..90.0).contains(&p.friction_angle_deg)) {
-            return crate::invalid!(
+            return crumple_core::invalid!(
                 "planar MPM: friction_angle_deg must be in [0, 90), got {}",
                 p.friction_angle_deg
             );
         }
         if !(p.damping.is_finite() && (0.0..=1.0).contains(&p.damping)) {
-            return crate::invalid!("planar MPM: damping must be in [0, 1], got {}", p.damping);
+            return crumple_core::invalid!("planar MPM: damping must be in [0, 1], got {}", p.damping);
         }
         if offsets.len() < 2 || offsets[0] != 0 || *offsets.last().unwrap_or(&0) != points.len() {
-            return crate::invalid!(
+            return crumple_core::invalid!(
                 "planar MPM: offsets must start at 0, end at points.len() = {} and name at least \
                  one curve",
                 points.len()
             );
         }
         if let Some(c) = offsets.windows(2).position(|w| w[1] < w[0] + 2) {
-            return crate::invalid!(
+            return crumple_core::invalid!(
                 "planar MPM: offsets must increase by at least 2 (curve {c} has fewer than 2 points)"
             );
         }
         let (lo, hi) = self.safe_band();
         for (i, q) in points.iter().enumerate() {
             if !(q[0].is_finite() && q[1].is_finite()) {
-                return crate::invalid!("planar MPM: point {i} is not finite");
+                return crumple_core::invalid!("planar MPM: point {i} is not finite");
             }
             if q[0] < lo[0] || q[0] > hi[0] || q[1] < lo[1] || q[1] > hi[1] {
-                return crate::invalid!(
+                return crumple_core::invalid!(
                     "planar MPM: point {i} = {q:?} is outside the usable domain \
                      [{lo:?}, {hi:?}] (one cell inside the box)"
                 );
@@ -413,7 +416,7 @@ impl PlanarSimulation {
                 let (a, b) = (points[i], points[i + 1]);
                 let len = (b[0] - a[0]).hypot(b[1] - a[1]);
                 if len <= 1e-12 * self.h {
-                    return crate::invalid!("planar MPM: segment {i}–{} has zero length", i + 1);
+                    return crumple_core::invalid!("planar MPM: segment {i}–{} has zero length", i + 1);
                 }
             }
         }
@@ -466,7 +469,7 @@ impl PlanarSimulation {
             && lower[0] < upper[0]
             && lower[1] < upper[1])
         {
-            return crate::invalid!("planar MPM: box obstacle needs finite lower < upper");
+            return crumple_core::invalid!("planar MPM: box obstacle needs finite lower < upper");
         }
         self.obstacles.push(Obstacle::Box { lower, upper });
         Ok(())
@@ -475,7 +478,7 @@ impl PlanarSimulation {
     /// A static ground line `y = const` (solid below).
     pub fn add_ground(&mut self, y: f64) -> Result<()> {
         if !y.is_finite() {
-            return crate::invalid!("planar MPM: ground height must be finite");
+            return crumple_core::invalid!("planar MPM: ground height must be finite");
         }
         self.obstacles.push(Obstacle::Ground(y));
         Ok(())
@@ -484,7 +487,7 @@ impl PlanarSimulation {
     /// Coulomb coefficient μ_b of the obstacles (default 0.3); 0 makes them frictionless.
     pub fn set_obstacle_friction(&mut self, mu: f64) -> Result<()> {
         if !(mu.is_finite() && mu >= 0.0) {
-            return crate::invalid!("planar MPM: obstacle friction must be finite and >= 0");
+            return crumple_core::invalid!("planar MPM: obstacle friction must be finite and >= 0");
         }
         self.obstacle_friction = mu;
         Ok(())
@@ -493,7 +496,7 @@ impl PlanarSimulation {
     /// Sets every vertex and segment velocity to `v` (APIC matrices to 0).
     pub fn set_velocity(&mut self, v: [f64; 2]) -> Result<()> {
         if !(v[0].is_finite() && v[1].is_finite()) {
-            return crate::invalid!("planar MPM: velocity must be finite");
+            return crumple_core::invalid!("planar MPM: velocity must be finite");
         }
         self.vv.iter_mut().chain(self.ve.iter_mut()).for_each(|x| *x = v);
         self.cv
@@ -542,7 +545,7 @@ impl PlanarSimulation {
     /// steps taken.
     pub fn advance(&mut self, duration: f64) -> Result<u64> {
         if !(duration.is_finite() && duration >= 0.0) {
-            return crate::invalid!("planar MPM: duration must be finite and >= 0");
+            return crumple_core::invalid!("planar MPM: duration must be finite and >= 0");
         }
         let t0 = self.time;
         let mut elapsed = 0.0;

@@ -1,7 +1,7 @@
 //! Tests of `planar.rs` (kept out of the source file).
 
 use super::*;
-use crate::geometry::SplitMix64;
+use crumple_core::geometry::SplitMix64;
 
 /// The crate's generator ([`SplitMix64`]), uniform in [−1, 1).
 struct Rng(SplitMix64);
