@@ -74,6 +74,7 @@ from .._progress import progress as _progress_bar
 from ..errors import InvalidInputError
 from ..geometry import TriMesh
 from . import frame_writer, register
+from ._harness import GROUND, OBSTACLE, Prop, write_json
 
 __all__ = [
     "FRAME_DT",
@@ -105,23 +106,9 @@ Color = tuple[float, float, float]
 Vec3 = tuple[float, float, float]
 
 CLOTH: Color = (0.86, 0.37, 0.34)
-OBSTACLE: Color = (0.62, 0.62, 0.64)
-GROUND: Color = (0.80, 0.80, 0.78)
 
 
 # -- shared machinery --------------------------------------------------------
-
-
-@dataclass
-class _Prop:
-    """A collider drawn as a mesh: ``mesh()`` builds it at its current pose;
-    ``visible()`` says whether it is still in the scene (final picture)."""
-
-    name: str
-    mesh: Callable[[], TriMesh]
-    color: Color = OBSTACLE
-    moving: bool = False
-    visible: Callable[[], bool] = lambda: True
 
 
 @dataclass
@@ -137,7 +124,7 @@ class _Run:
     out_dir: Path
     camera: tuple[Vec3, Vec3]
     progress: bool = False
-    props: list[_Prop] = field(default_factory=list)
+    props: list[Prop] = field(default_factory=list)
     total_time: float = 1.0
     phases: list[dict[str, Any]] = field(default_factory=list)
     frames: int = 0
@@ -153,7 +140,7 @@ class _Run:
                                   enabled=self.progress)
         self._write()
 
-    def add_prop(self, p: _Prop) -> None:
+    def add_prop(self, p: Prop) -> None:
         """Show a collider added mid-protocol in the pictures."""
         self.props.append(p)
 
@@ -251,7 +238,7 @@ class _Run:
         result["steps"] = self.sim.step_count
         result["wall_time_s"] = time.perf_counter() - self._t_wall
         result["phases"] = self.phases
-        _write_json(self.out_dir / "metrics.json", result)
+        write_json(self.out_dir / "metrics.json", result)
         return self.out_dir
 
 
@@ -265,19 +252,6 @@ def wrinkle_map(garment: cloth.Cloth) -> F64:
     np.maximum.at(out, h[:, 0], a)
     np.maximum.at(out, h[:, 1], a)
     return out
-
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    def conv(o: Any) -> Any:
-        if isinstance(o, (np.floating, np.integer)):
-            return o.item()
-        if isinstance(o, np.ndarray):
-            return o.tolist()
-        if isinstance(o, Path):
-            return str(o)
-        raise TypeError(f"not JSON-able: {type(o).__name__}")
-
-    path.write_text(json.dumps(data, indent=2, default=conv, allow_nan=True) + "\n")
 
 
 def _hold_per_step(hold: str, hold_time: float) -> float:
@@ -304,8 +278,8 @@ def _rot(axis: Sequence[float], angle: float) -> F64:
     return np.asarray(colliders.rotation(axis, math.degrees(angle)))
 
 
-def _ground_prop(size: float, height: float = 0.0) -> _Prop:
-    return _Prop("ground", lambda: geometry.grid_mesh(size=(size, size), resolution=(1, 1),
+def _ground_prop(size: float, height: float = 0.0) -> Prop:
+    return Prop("ground", lambda: geometry.grid_mesh(size=(size, size), resolution=(1, 1),
                                                      center=(0.0, height, 0.0)), color=GROUND)
 
 
@@ -341,7 +315,7 @@ def _sweep(name: str, fn: Callable[..., Path], out_dir: Path, key: str, label: s
                 ylabel=label, title=f"{name}: {label} vs hold time")
     # The picture of the longest hold stands for the sweep.
     shutil.copyfile(out_dir / rows[-1]["folder"] / f"{name}.png", out_dir / f"{name}.png")
-    _write_json(out_dir / "metrics.json", dict(scene=name, sweep=True, key=key, options=kwargs, rows=rows))
+    write_json(out_dir / "metrics.json", dict(scene=name, sweep=True, key=key, options=kwargs, rows=rows))
     return out_dir
 
 
@@ -673,7 +647,7 @@ def pressed_square(*, out_dir: Path, frames: int = 0, backend: str = "cpu", scal
     shown = {"on": False}
     run = _Run("pressed_square", sim, sheet, out_dir, frames=frames, camera=((0.15, 0.11, 0.2), (0.0, -0.02, 0.0)),
                progress=progress,
-               props=[_Prop("plate", lambda: _box_mesh(plate.parts[0], half), moving=True,
+               props=[Prop("plate", lambda: _box_mesh(plate.parts[0], half),
                             visible=lambda: shown["on"])],
                total_time=1.0 + press_time + 0.05 + lift_time + settle)
     run.settle(1.0, "gravity sag")
@@ -857,7 +831,7 @@ def crumple_in_container(*, out_dir: Path, frames: int = 0, backend: str = "cpu"
     plate_half = (0.12, 0.005, 0.12)
     plate_c = colliders.Box(center=(0.0, 1.0, 0.0), half_extents=plate_half, friction=0.3)
     props = [_ground_prop(0.7, -0.001),
-             _Prop("container", lambda: _container_mesh(radius, ch), visible=lambda: state["container"])]
+             Prop("container", lambda: _container_mesh(radius, ch), visible=lambda: state["container"])]
     total = drop_time + 0.1 + (0.55 if plate else 0.05) + lift_time + settle
     run = _Run("crumple_in_container", sim, sheet, out_dir, frames=frames, camera=((0.75, 0.6, 1.1), (0.0, 0.3, 0.0)),
                progress=progress, props=props, total_time=total)
@@ -883,7 +857,7 @@ def crumple_in_container(*, out_dir: Path, frames: int = 0, backend: str = "cpu"
                               [(0, y_start, 0), (0, y_press, 0), (0, y_press, 0), (0, y_start + 0.15, 0)])
         ip = sim.add_collider(plate_c)
         state["plate"] = True
-        run.add_prop(_Prop("plate", lambda: _box_mesh(plate_c, plate_half), moving=True,
+        run.add_prop(Prop("plate", lambda: _box_mesh(plate_c, plate_half),
                            visible=lambda: state["plate"]))
         run.seconds(0.3, "press")
         pressed = _metrics(sheet)
@@ -995,8 +969,8 @@ def knee_bend(*, out_dir: Path, frames: int = 0, backend: str = "cpu", scale: fl
     shin.set_keyframes(times, trans, rots)
     sim.add_collider(thigh, name="thigh")
     sim.add_collider(shin, name="shin")
-    props = [_Prop("thigh", lambda: _capsule_mesh(thigh, (length + 0.1 - knee_y) / 2, r_thigh - 0.002)),
-             _Prop("shin", lambda: _capsule_mesh(shin, shin_len / 2, r_shin - 0.002), moving=True)]
+    props = [Prop("thigh", lambda: _capsule_mesh(thigh, (length + 0.1 - knee_y) / 2, r_thigh - 0.002)),
+             Prop("shin", lambda: _capsule_mesh(shin, shin_len / 2, r_shin - 0.002))]
     run = _Run("knee_bend", sim, leg, out_dir, frames=frames, camera=((0.95, 0.5, 0.55), (0.0, 0.28, 0.05)), progress=progress,
                props=props, total_time=2 * bend_time + hold_s + settle)
     run.seconds(bend_time, "bend")

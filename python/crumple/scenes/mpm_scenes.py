@@ -51,6 +51,7 @@ from .._checks import positive
 from .._progress import progress as _progress_bar
 from ..geometry import Curves, TriMesh
 from . import frame_writer, register
+from ._harness import GROUND, OBSTACLE, Prop, write_json
 
 __all__ = [
     "FRAME_DT",
@@ -73,8 +74,6 @@ Vec3 = tuple[float, float, float]
 
 CLOTH: Color = (0.86, 0.37, 0.34)
 CLOTH_2: Color = (0.30, 0.55, 0.80)
-OBSTACLE: Color = (0.62, 0.62, 0.64)
-GROUND: Color = (0.80, 0.80, 0.78)
 SAND: Color = (0.93, 0.76, 0.38)
 GOO: Color = (0.20, 0.45, 0.90)
 HAIR: Color = (0.55, 0.33, 0.17)
@@ -107,22 +106,12 @@ class _Shown:
 
 
 @dataclass
-class _Prop:
-    """A collider drawn as a mesh: ``mesh()`` builds it at the collider's current pose."""
-
-    name: str
-    mesh: Callable[[], TriMesh]
-    color: Color = OBSTACLE
-    moving: bool = False
-
-
-@dataclass
 class _Setup:
     """What a scene function builds; :func:`_play` runs it."""
 
     sim: mpm.Simulation
     shown: list[_Shown]
-    props: list[_Prop]
+    props: list[Prop]
     camera: tuple[Vec3, Vec3]
     before_frame: Callable[[float], None] | None = None
 
@@ -184,12 +173,12 @@ def _res(n: float, scale: float, least: int = 4) -> int:
     return max(least, int(round(n * scale)))
 
 
-def _sphere_prop(name: str, ball: colliders.Sphere, radius: float, dx: float, *, moving: bool = False) -> _Prop:
-    return _Prop(name, lambda: geometry.uv_sphere(center=ball.translation, radius=radius - _INSET * dx,
-                                                  n_lat=32, n_lon=64), moving=moving)
+def _sphere_prop(name: str, ball: colliders.Sphere, radius: float, dx: float) -> Prop:
+    return Prop(name, lambda: geometry.uv_sphere(center=ball.translation, radius=radius - _INSET * dx,
+                                                  n_lat=32, n_lon=64))
 
 
-def _bar_prop(name: str, ends: Callable[[], F64], radius: float, *, moving: bool = False) -> _Prop:
+def _bar_prop(name: str, ends: Callable[[], F64], radius: float) -> Prop:
     """A thin rod between the two points ``ends() (2, 3)``: draws a held edge."""
 
     def mesh() -> TriMesh:
@@ -197,11 +186,11 @@ def _bar_prop(name: str, ends: Callable[[], F64], radius: float, *, moving: bool
         return geometry.cylinder_mesh(center=0.5 * (a + b), axis=b - a, radius=radius,
                                       height=float(np.linalg.norm(b - a)) + 4 * radius, n_around=16, n_along=1)
 
-    return _Prop(name, mesh, moving=moving)
+    return Prop(name, mesh)
 
 
 def _ground_prop(size: float, height: float, *, rotation: F64 | None = None,
-                 origin: Sequence[float] = (0.0, 0.0, 0.0)) -> _Prop:
+                 origin: Sequence[float] = (0.0, 0.0, 0.0)) -> Prop:
     """A square floor of side ``size`` (m) centred under the origin at ``height``
     (scenes draw it a cell below the real ground), turned by ``rotation`` about
     ``origin``."""
@@ -210,7 +199,7 @@ def _ground_prop(size: float, height: float, *, rotation: F64 | None = None,
         g = geometry.grid_mesh(size=(size, size), resolution=(1, 1), center=(0.0, height, 0.0))
         return g if rotation is None else _turned(g, rotation, origin)
 
-    return _Prop("ground", mesh, color=GROUND)
+    return Prop("ground", mesh, color=GROUND)
 
 
 def _edge(mesh: TriMesh, axis: int, side: str) -> npt.NDArray[np.int64]:
@@ -294,7 +283,7 @@ def curtain_ball(*, out_dir: Path, frames: int, backend: str = "auto", scale: fl
     sim.add_collider(ball)
     sim.add_collider(colliders.Plane(point=(0, 0, 0), normal=(0, 1, 0)), name="ground")
     setup = _Setup(sim, [_Shown("curtain", curtain, CLOTH)],
-                   [_sphere_prop("ball", ball, r, dx, moving=True), _ground_prop(1.4, -dx)],
+                   [_sphere_prop("ball", ball, r, dx), _ground_prop(1.4, -dx)],
                    camera=((1.4, 0.9, -1.5), (0.0, 0.48, 0.0)))
     return _play("curtain_ball", setup, out_dir=out_dir, frames=frames, progress=progress)
 
@@ -326,7 +315,7 @@ def cloth_stack(*, out_dir: Path, frames: int, backend: str = "auto", scale: flo
         ball = colliders.Sphere(center=(-0.55, r, 0.0), radius=r, mode="separate", friction=0.3)
         ball.set_keyframes([0.0, 0.4, 2.0], [(-0.55, r, 0.0), (-0.55, r, 0.0), (0.2, r, 0.0)])
         sim.add_collider(ball)
-        props.append(_sphere_prop("ball", ball, r, dx, moving=True))
+        props.append(_sphere_prop("ball", ball, r, dx))
     setup = _Setup(sim, [_Shown("lower", a, CLOTH), _Shown("upper", b, CLOTH_2)], props,
                    camera=((0.55, 0.7, 0.9), (0.22, 0.03, 0.0)))
     return _play("cloth_stack", setup, out_dir=out_dir, frames=frames, progress=progress)
@@ -471,8 +460,7 @@ def cloth_twister(*, out_dir: Path, frames: int, backend: str = "auto", scale: f
 
     top_ends = mesh.vertices[[top[0], top[-1]]]
     bars = [_bar_prop("top_bar", lambda: top_ends, 0.012),
-            _bar_prop("bottom_bar", lambda: cloth.positions[[bottom[0], bottom[-1]]].astype(np.float64), 0.012,
-                      moving=True)]
+            _bar_prop("bottom_bar", lambda: cloth.positions[[bottom[0], bottom[-1]]].astype(np.float64), 0.012)]
     setup = _Setup(sim, [_Shown("cloth", cloth, CLOTH)], bars, camera=((0.55, 0.75, 0.85), (0.0, 0.6, 0.0)),
                    before_frame=turn)
     return _play("cloth_twister", setup, out_dir=out_dir, frames=frames, progress=progress)
