@@ -48,3 +48,103 @@ fn bindings_are_parsed_with_their_access() {
     assert!(b.contains(&(9, BindKind::ReadWrite)));
     assert!(b.len() >= 10);
 }
+
+/// Size (and member offsets, where both sides name them) of the WGSL
+/// `name` struct in the stage `stage`, computed by naga's layouter: the
+/// Rust mirrors are checked against the shaders themselves, not against a
+/// number written by hand.
+fn wgsl_layout(stage: &str, name: &str) -> (u32, Vec<(String, u32)>) {
+    let src = stage_wgsl(stage);
+    let module = naga::front::wgsl::parse_str(src).unwrap_or_else(|e| panic!("{}", e.emit_to_string(src)));
+    let mut layouter = naga::proc::Layouter::default();
+    layouter.update(module.to_ctx()).unwrap();
+    for (h, ty) in module.types.iter() {
+        if ty.name.as_deref() == Some(name)
+            && let naga::TypeInner::Struct { members, .. } = &ty.inner
+        {
+            let offsets = members
+                .iter()
+                .map(|m| (m.name.clone().unwrap_or_default(), m.offset))
+                .collect();
+            return (layouter[h].size, offsets);
+        }
+    }
+    panic!("struct {name} not found in stage {stage}");
+}
+
+/// Rust ↔ WGSL layouts: `StepParams` field by field, and the packed records
+/// the buffers hold (`Pin`, `Element`, `PackedCollider`, `PackedMaterial`)
+/// by size, so a field added on one side only fails here instead of
+/// shifting every value after it on the device.
+#[test]
+fn rust_mirrors_match_the_wgsl_layouts() {
+    use core::mem::{offset_of, size_of};
+    let (size, members) = wgsl_layout("advect", "StepParams");
+    assert_eq!(size as usize, size_of::<StepParams>(), "StepParams size");
+    macro_rules! offsets {
+        ($($f:ident),* $(,)?) => { vec![$((stringify!($f), offset_of!(StepParams, $f))),*] };
+    }
+    let rust = offsets!(
+        lower,
+        dx,
+        inv_dx,
+        dt,
+        d_inv,
+        kernel_k,
+        gravity,
+        mls,
+        hi,
+        lo,
+        wall_hi,
+        pad,
+        hash_mask,
+        lo_clamp,
+        hash_pad1,
+        n_particles,
+        vol_start,
+        vol_end,
+        vert_start,
+        vert_end,
+        elem_start,
+        elem_end,
+        flags,
+        n_colliders,
+        n_pins,
+        block_capacity,
+        clamp,
+        kernel_shift,
+    );
+    assert_eq!(
+        members.len(),
+        rust.len(),
+        "StepParams has {} members in WGSL",
+        members.len()
+    );
+    for ((wname, woff), (rname, roff)) in members.iter().zip(&rust) {
+        assert_eq!(
+            (wname.as_str(), *woff as usize),
+            (*rname, *roff),
+            "StepParams member"
+        );
+    }
+    assert_eq!(
+        wgsl_layout("advect", "Pin").0 as usize,
+        size_of::<[u32; 8]>(),
+        "Pin record"
+    );
+    assert_eq!(
+        wgsl_layout("stress", "Element").0 as usize,
+        size_of::<[u32; 8]>(),
+        "Element record"
+    );
+    assert_eq!(
+        wgsl_layout("grid_update", "PackedCollider").0 as usize,
+        size_of::<[f32; 32]>(),
+        "collider record"
+    );
+    assert_eq!(
+        wgsl_layout("stress", "PackedMaterial").0 as usize,
+        size_of::<[f32; 16]>(),
+        "material record"
+    );
+}
