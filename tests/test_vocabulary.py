@@ -401,3 +401,28 @@ def test_remove_collider_in_both_modules() -> None:
         assert np.asarray(obj.positions)[:, 1].max() < y0 - 0.1
         with pytest.raises(cr.InvalidInputError):
             sim.remove_collider(5)
+
+
+def test_bad_handle_path_leaves_no_pins_and_rollback_restores_colliders() -> None:
+    """A handle whose path the core refuses (times not increasing) pins
+    nothing; after a diverged step the colliders are back at the start of
+    that step too; advance lands on t + d even for durations far below dt."""
+    m, cloth = _mpm_sim()
+    with pytest.raises(cr.InvalidInputError):
+        cloth.add_handle([3], times=[0.1, 0.05], translations=[[0, 0, 0], [0.01, 0, 0]])
+    assert len(np.asarray(m._s.state_arrays()["pins"])) == 0
+    sim, c = _cloth_sim(self_collision=False)
+    ball = sim.colliders[0].set_velocity(linear=(0.0, 0.5, 0.0))
+    sim.advance(0.01)
+    y0 = float(ball.translation[1])
+    v = c.velocities
+    v[3] = (5e5, 0.0, 0.0)
+    c.velocities = v
+    with pytest.raises(cr.SimulationDiverged):
+        sim.step()
+    assert float(ball.translation[1]) == y0 and ball.time == sim.time
+    c.velocities = np.zeros((c.num_vertices, 3))
+    t = sim.time
+    assert sim.advance(1e-13) == 0 and sim.time == t + 1e-13
+    sim.advance(0.002 + 1e-12)  # the 1e-12 s rest is merged into the last step
+    assert sim.time == pytest.approx(t + 0.002, abs=1e-11) and np.isfinite(c.positions).all()

@@ -177,7 +177,10 @@ def vertex_indices(a: Any, count: int, name: str = "indices") -> npt.NDArray[np.
 def velocity_field(v: Any, count: int, name: str = "velocity") -> npt.NDArray[np.float64]:
     """One velocity (m/s) for every vertex or particle: a 3-vector (all the
     same) or a ``(count, 3)`` array. Returns ``(count, 3)`` float64."""
-    arr = np.asarray(v, dtype=np.float64) if not isinstance(v, np.ndarray) else v
+    try:
+        arr = np.asarray(v, dtype=np.float64) if not isinstance(v, np.ndarray) else v
+    except (TypeError, ValueError) as e:
+        raise InvalidInputError(f"{name} must be one 3-vector or a ({count}, 3) array of numbers; got {v!r}") from e
     if np.ndim(arr) == 1 or (np.ndim(arr) == 2 and np.shape(arr) == (1, 3)):
         return np.tile(np.asarray(as_vec3(arr, name)), (count, 1))
     out = as_points(arr, name, allow_empty=count == 0)

@@ -28,8 +28,11 @@ def keyframes(times: Sequence[float], translations: npt.ArrayLike | None,
     if k == 0:
         raise InvalidInputError("a handle needs at least one keyframe time")
     tr = np.zeros((k, 3)) if translations is None else as_points(translations, "translations")
-    rot = (np.repeat(np.eye(3)[None], k, axis=0) if rotations is None
-           else np.ascontiguousarray(np.asarray(rotations, dtype=np.float64)))
+    try:
+        rot = (np.repeat(np.eye(3)[None], k, axis=0) if rotations is None
+               else np.ascontiguousarray(np.asarray(rotations, dtype=np.float64)))
+    except (TypeError, ValueError) as e:
+        raise InvalidInputError(f"rotations must be a ({k}, 3, 3) array of numbers; got {rotations!r}") from e
     if tr.shape != (k, 3) or rot.shape != (k, 3, 3):
         raise InvalidInputError(
             f"translations must be ({k}, 3) and rotations ({k}, 3, 3) for {k} times; got {tr.shape}, {rot.shape}")

@@ -319,8 +319,11 @@ class Cloth(_handles.Scripted):
 
     @positions.setter
     def positions(self, x: npt.ArrayLike) -> None:
+        xs = as_points(x, "positions")
+        if xs.shape[0] != self.num_vertices:
+            raise InvalidInputError(f"positions must have shape ({self.num_vertices}, 3); got {xs.shape}")
         all_x = np.asarray(self._sim._s.positions)
-        all_x[self._ranges()[0]] = velocity_field(x, self.num_vertices, "positions")
+        all_x[self._ranges()[0]] = xs
         self._sim._s.set_positions(all_x)
 
     @property
@@ -445,7 +448,8 @@ class Cloth(_handles.Scripted):
         now. Cloth pins hold still between calls: ``velocities`` must be
         None or zero (call this once per frame for scripted motion, or use
         :meth:`add_handle` for a keyframed path)."""
-        if velocities is not None and np.any(np.asarray(velocities, dtype=np.float64) != 0):
+        if velocities is not None and np.any(velocity_field(velocities, len(np.atleast_1d(np.asarray(indices))),
+                                                            "velocities") != 0):
             raise InvalidInputError(
                 "cloth pin targets do not move by themselves: pass velocities=None and update the targets "
                 "every frame, or use add_handle(...) for a keyframed path")
@@ -841,7 +845,7 @@ class Simulation:
             sim._s.set_state(state)
         except CheckpointError:
             raise
-        except (KeyError, TypeError, ValueError, IndexError) as e:
+        except (KeyError, TypeError, ValueError, IndexError, OverflowError, AttributeError) as e:
             raise CheckpointError(f"{str(path)!r} is not a usable cloth checkpoint: {type(e).__name__}: {e}") from e
         for c in sim._colliders:
             c.advance_to(sim.time)

@@ -346,9 +346,12 @@ class _Mesh(_Object, _handles.Scripted):
             raise InvalidInputError("MPM pins are exact constraints; leave stiffness=None "
                                     "(cloth.Simulation pins are springs and take a stiffness)")
         idx = vertex_indices(indices, self.num_points)
+        t = None if targets is None else as_points(targets, "targets", allow_empty=idx.size == 0)
+        if t is not None and t.shape[0] != idx.size:
+            raise InvalidInputError(f"targets must have one row per pinned vertex ({idx.size}); got {t.shape[0]}")
         self._sim._s.pin(self.index, idx)
-        if targets is not None:
-            self.set_pin_targets(idx, targets)
+        if t is not None:
+            self.set_pin_targets(idx, t)
 
     def set_pin_targets(self, indices: npt.ArrayLike, positions: npt.ArrayLike,
                         velocities: npt.ArrayLike | None = None) -> None:
@@ -660,7 +663,7 @@ class Simulation:
         time and on ``time + duration``. Ctrl-C stops it at a step boundary
         with the state intact. A diverging step raises
         :class:`SimulationDiverged` with the state rolled back to the start of
-        that step (CPU backend). Returns the number of steps taken."""
+        that step (on either backend). Returns the number of steps taken."""
         d = non_negative(duration, "duration")
         frames = positive_int(frames, "frames")
         steps = 0
@@ -814,7 +817,7 @@ class Simulation:
             sim._s.set_state_arrays(state)
         except CheckpointError:
             raise
-        except (KeyError, TypeError, ValueError, IndexError) as e:
+        except (KeyError, TypeError, ValueError, IndexError, OverflowError, AttributeError) as e:
             raise CheckpointError(f"{str(path)!r} is not a usable MPM checkpoint: {type(e).__name__}: {e}") from e
         for i, c in enumerate(sim._colliders):
             c._c.advance_to(sim.time)

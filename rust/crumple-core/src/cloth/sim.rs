@@ -217,6 +217,7 @@ impl Simulation {
                 vertices.len()
             );
         }
+        // Check everything first, so that an error leaves the targets untouched.
         for (&v, t) in vertices.iter().zip(targets) {
             if !t.is_finite() {
                 return invalid!("pin target {t:?} is not finite");
@@ -224,6 +225,8 @@ impl Simulation {
             if self.pins.stiffness[v as usize] <= 0.0 {
                 return invalid!("vertex {v} is not pinned; call pin() first");
             }
+        }
+        for (&v, t) in vertices.iter().zip(targets) {
             self.pins.target[v as usize] = *t;
         }
         Ok(())
@@ -410,8 +413,11 @@ impl Simulation {
             // The failed step's factor and Δv are not a good start.
             self.solver.invalidate_factor();
             self.solver.set_warm_start(&self.backup_dv)?;
-            // Handle targets at the restored time.
+            // Handle targets and colliders at the restored time.
             self.update_handle_targets(time)?;
+            for c in &mut self.colliders {
+                c.advance_to(time)?;
+            }
             if let Error::Diverged { what, .. } = e {
                 return Err(Error::Diverged {
                     step,
@@ -468,23 +474,26 @@ impl Simulation {
         }
         let dt = self.params.dt;
         let end = self.state.time + duration;
-        let whole = (duration / dt + 1e-9).floor();
-        let partial = duration - whole * dt > 1e-9 * dt;
-        let steps = whole as u64 + u64::from(partial);
-        for k in 0..steps {
+        // Steps of dt; a remainder below 1e-6 dt is merged into the step
+        // before it (a vanishing step would divide by ~0 in the fail-safe's
+        // velocity update), and one below 1e-9 dt is rounding.
+        let tiny = 1e-9 * dt;
+        let merge = 1e-6 * dt;
+        let mut steps = 0;
+        while end - self.state.time > tiny {
             if stop() {
-                return Ok((k, true));
+                return Ok((steps, true));
             }
-            if partial && k + 1 == steps {
-                // The shortened last step ends on `end`.
-                self.step_dt((end - self.state.time).max(f64::MIN_POSITIVE))?;
-            } else {
-                self.step_dt(dt)?;
-            }
+            let remaining = end - self.state.time;
+            let h = if remaining - dt <= merge { remaining } else { dt };
+            // A whole step of exactly dt when the remainder is dt (up to the
+            // rounding of the summed time), so that advancing by a multiple
+            // of dt takes the same steps as calling step().
+            let h = if (h - dt).abs() <= tiny { dt } else { h };
+            self.step_dt(h)?;
+            steps += 1;
         }
-        if steps > 0 {
-            self.state.time = end;
-        }
+        self.state.time = end;
         Ok((steps, false))
     }
 

@@ -303,7 +303,11 @@ impl<T: Real> Simulation<T> {
                 Ok(o) => o,
                 Err(Error::Diverged { what, .. }) => {
                     // The device restored the start of the step (as the CPU
-                    // backend does): the clock stays where it was.
+                    // backend does): the clock and the colliders stay where
+                    // they were.
+                    for c in self.colliders.iter_mut() {
+                        c.advance_to(self.state.time)?;
+                    }
                     return Err(Error::Diverged {
                         step: self.state.step,
                         time: self.state.time,
@@ -317,6 +321,9 @@ impl<T: Real> Simulation<T> {
                     if stats.max_speed > DIVERGED_SPEED {
                         // Undo the step on the device, as the CPU backend does.
                         g.mpm.restore_backup()?;
+                        for c in self.colliders.iter_mut() {
+                            c.advance_to(self.state.time)?;
+                        }
                         return Err(Error::Diverged {
                             step: self.state.step,
                             time: self.state.time,

@@ -75,6 +75,9 @@ impl<T: Real> Simulation<T> {
     /// Removes all pins of `object` (its vertices move freely again).
     pub fn unpin(&mut self, object: usize) -> Result<()> {
         let o = self.object(object)?.clone();
+        if o.kind == ObjectKind::Volume {
+            return invalid!("object {object} is a particle volume: it has no pins");
+        }
         self.pins.retain(|p| !(o.points.contains(&(p.vertex as usize))));
         Ok(())
     }
@@ -90,14 +93,31 @@ impl<T: Real> Simulation<T> {
         pivot: Vec3<f64>,
         motion: Motion,
     ) -> Result<usize> {
-        self.pin(object, indices)?;
-        let start = self.object(object)?.points.start;
-        let vertices: Vec<u32> = indices.iter().map(|&i| (start + i as usize) as u32).collect();
+        self.sync_host()?; // the reference positions are the current ones
+        let o = self.object(object)?.clone();
+        if o.kind == ObjectKind::Volume {
+            return invalid!(
+                "only mesh and strand vertices can be moved by a handle; object {object} is a particle volume"
+            );
+        }
+        if let Some(&i) = indices.iter().find(|&&i| i as usize >= o.points.len()) {
+            return invalid!(
+                "handle vertex {i} is out of range: object {object} has {} vertices",
+                o.points.len()
+            );
+        }
+        let vertices: Vec<u32> = indices
+            .iter()
+            .map(|&i| (o.points.start + i as usize) as u32)
+            .collect();
         let reference = vertices
             .iter()
             .map(|&v| self.state.x[self.model.vert.start + v as usize].cast())
             .collect();
+        // Check the handle (its path) before pinning, so a bad path leaves
+        // the pins as they were.
         let h = RigidHandle::new(vertices, reference, pivot, motion, self.state.time, true)?;
+        self.pin(object, indices)?;
         self.handles.push(h);
         Ok(self.handles.len() - 1)
     }
@@ -197,6 +217,9 @@ impl<T: Real> Simulation<T> {
     /// are not pinned are ignored.
     pub fn unpin_vertices(&mut self, object: usize, indices: &[u32]) -> Result<()> {
         let o = self.object(object)?.clone();
+        if o.kind == ObjectKind::Volume {
+            return invalid!("object {object} is a particle volume: it has no pins");
+        }
         let n = o.points.len();
         if let Some(&i) = indices.iter().find(|&&i| i as usize >= n) {
             return invalid!("vertex {i} is out of range: object {object} has {n} vertices");
