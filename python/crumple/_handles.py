@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Sequence
 from typing import Any
 
@@ -53,7 +54,7 @@ def rotation_path(axis: Any, angle: float, duration: float) -> tuple[list[float]
     return times, rots
 
 
-class Scripted:
+class Scripted(abc.ABC):
     """The scripted-handle methods of an object handle, the same in every
     module. The simulation keeps every handle's record in ``sim._handles``
     (in the core's id order, for checkpoints); the object keeps the ids of
@@ -68,13 +69,14 @@ class Scripted:
     _handle_ids: list[int]
 
     @property
+    @abc.abstractmethod
     def num_points(self) -> int:
-        raise NotImplementedError  # provided by the object class
+        """Number of vertices of the object (provided by the object class)."""
 
+    @abc.abstractmethod
     def _add_core_handle(self, idx: npt.NDArray[np.int64], pivot: tuple[float, float, float], times: list[float],
                          translations: F64, rotations: F64, stiffness: float | None) -> int:
         """Create the handle in the core; returns its core id."""
-        raise NotImplementedError  # each module's object says how
 
     def add_handle(self, indices: npt.ArrayLike, *, times: Sequence[float], translations: npt.ArrayLike | None = None,
                    rotations: npt.ArrayLike | None = None, pivot: Any = (0.0, 0.0, 0.0),

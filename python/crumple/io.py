@@ -222,7 +222,7 @@ def _as_frame(frame: Any) -> Frame:
     return frame
 
 
-class _RunWriter:
+class _RunWriter(abc.ABC):
     """What both writers share: frame counting, ``fps`` and the context manager."""
 
     fps: float
@@ -250,11 +250,13 @@ class _RunWriter:
             self._kinds[name] = part.kind
         return f
 
-    def write(self, frame: Frame) -> int:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abc.abstractmethod
+    def write(self, frame: Frame) -> int:
+        """Write ``frame``; returns its frame index."""
 
-    def close(self) -> None:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Finish the run's files."""
 
     def __enter__(self) -> Any:
         return self

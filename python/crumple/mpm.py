@@ -313,9 +313,6 @@ class _Object:
     def velocities(self, v: npt.ArrayLike) -> None:
         self._sim._s.set_velocities(self.index, velocity_field(v, self.num_points, "velocities"))
 
-    def _frame_part(self) -> Any:
-        raise NotImplementedError  # each kind below says what it shows
-
 
 class Particles(_Object):
     """Volumetric particles (sand, goo, elastic solid)."""
