@@ -46,5 +46,6 @@ pub use mesh_sdf::MeshSdf;
 pub use motion::Motion;
 pub use plane::Plane;
 pub use response::{BoundaryMode, boundary_response};
+pub(crate) use sdf::FALLBACK_NORMAL;
 pub use sdf::{Sdf, Shape};
 pub use sphere::Sphere;

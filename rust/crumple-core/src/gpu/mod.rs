@@ -14,13 +14,19 @@
 //! - [`scan_exclusive_u32`] / [`GpuScan`]: exclusive prefix sum of u32.
 //! - [`radix_sort_pairs_u32`] / [`GpuRadixSort`]: stable sort of
 //!   (u32 key, u32 value) pairs.
+//! - [`wgsl`]: the WGSL twins of `math/` and `collide/` (one file per CPU
+//!   file, under `shaders/math/` and `shaders/collide/`), the prelude of
+//!   constants generated from the Rust side, and binding reflection.
+//! - [`colliders`]: the GPU record of a collider.
 
 mod buffer;
+pub mod colliders;
 mod context;
 pub(crate) mod dispatch;
 pub mod radix_sort;
 pub mod scan;
 pub(crate) mod uniforms;
+pub mod wgsl;
 
 pub use buffer::GpuBuffer;
 pub use context::{AdapterSummary, GpuContext, probe};

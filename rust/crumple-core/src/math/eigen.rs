@@ -11,7 +11,13 @@ use super::{Mat3, Real, Vec3};
 /// over millions of test matrices (random, near-singular, repeated, rank-deficient) both solvers
 /// stopped after at most 6 sweeps including the final check, in f32 and f64, so this bound is only
 /// a safety net.
-pub(super) const MAX_SWEEPS: usize = 16;
+pub(crate) const MAX_SWEEPS: usize = 16;
+
+/// Beyond this `|ζ|` (1/ε) [`jacobi_rotation`] uses `t = 1/(2ζ)`, so `ζ²` cannot overflow.
+#[inline]
+pub(crate) fn jacobi_big<T: Real>() -> T {
+    T::ONE / T::EPSILON
+}
 
 /// Cosine and sine of the Jacobi rotation that zeroes the off-diagonal `g` of the symmetric 2×2
 /// `[[a, g], [g, b]]` (the smaller of the two angles, |θ| ≤ π/4).
@@ -23,7 +29,7 @@ pub(super) const MAX_SWEEPS: usize = 16;
 #[inline]
 pub(super) fn jacobi_rotation<T: Real>(a: T, b: T, g: T) -> (T, T, T) {
     let zeta = (b - a) / (T::TWO * g);
-    let big = T::ONE / T::EPSILON;
+    let big = jacobi_big::<T>();
     let t = if zeta.abs() > big {
         T::HALF / zeta
     } else {

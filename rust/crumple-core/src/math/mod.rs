@@ -29,6 +29,16 @@ pub use qr::{Qr3, qr3};
 pub use svd::{Svd3, polar3, svd3};
 pub use vec3::Vec3;
 
+/// What the WGSL twins of these files read through the generated prelude
+/// (`gpu/wgsl.rs`): the same constants and tolerance expressions the CPU uses.
+pub(crate) mod wgsl_shared {
+    pub(crate) use super::eigen::{MAX_SWEEPS, jacobi_big};
+    pub(crate) use super::polar::{MAX_ITERS as POLAR_MAX_ITERS, det_floor as polar_det_floor};
+    pub(crate) use super::polar::{minus_third as polar_minus_third, tolerance as polar_tolerance};
+    pub(crate) use super::qr::REORTH_PASSES;
+    pub(crate) use super::svd::svd_tolerances;
+}
+
 use core::fmt::Debug;
 use core::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssign};
 

@@ -12,7 +12,25 @@
 use super::{Mat3, Real, polar3};
 
 /// Largest number of Newton iterations before falling back to the SVD.
-const MAX_ITERS: usize = 12;
+pub(crate) const MAX_ITERS: usize = 12;
+
+/// Newton stops at a change of at most 16ε (max-abs of the update).
+#[inline]
+pub(crate) fn tolerance<T: Real>() -> T {
+    T::EPSILON * T::from_f64(16.0)
+}
+
+/// Inverted or nearly singular input (det ≤ 1e-3·max|a|³) goes to the SVD path.
+#[inline]
+pub(crate) fn det_floor<T: Real>() -> T {
+    T::from_f64(1e-3)
+}
+
+/// The exponent of γ = |det X|^(−1/3), rounded once to `T`.
+#[inline]
+pub(crate) fn minus_third<T: Real>() -> T {
+    T::from_f64(-1.0 / 3.0)
+}
 
 /// `R` of the polar decomposition `a = R S` with `R ∈ SO(3)`; equal to
 /// `polar3(a).0` up to rounding. Deterministic (a pure function of `a`).
@@ -25,14 +43,14 @@ pub fn polar_rotation<T: Real>(a: &Mat3<T>) -> Mat3<T> {
     let det = a.determinant();
     // Inverted or nearly singular (relative to the entry scale): the SVD
     // path handles the sign convention and the conditioning.
-    if !det.is_finite() || det <= T::from_f64(1e-3) * scale * scale * scale {
+    if !det.is_finite() || det <= det_floor::<T>() * scale * scale * scale {
         return polar3(a).0;
     }
-    let tol = T::EPSILON * T::from_f64(16.0);
+    let tol = tolerance::<T>();
     let mut x = *a;
     let mut d = det;
     for _ in 0..MAX_ITERS {
-        let gamma = (d.abs().ln() * T::from_f64(-1.0 / 3.0)).exp();
+        let gamma = (d.abs().ln() * minus_third::<T>()).exp();
         // (γX)^{-T} = cof(X) / (γ det X)
         let next = (x * gamma + x.cofactor() * (T::ONE / (gamma * d))) * T::HALF;
         let change = (next - x).max_abs();

@@ -40,7 +40,7 @@ impl<T: Real> Qr3<T> {
 
 /// Extra Gram–Schmidt passes allowed for the second column of [`qr3`] (each runs only while the
 /// previous projection cancelled more than half of the vector).
-const REORTH_PASSES: usize = 3;
+pub(crate) const REORTH_PASSES: usize = 3;
 
 /// `|v|` without under- or overflow of the squares (0 for the zero vector).
 #[inline]

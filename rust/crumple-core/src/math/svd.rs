@@ -50,6 +50,20 @@ impl<T: Real> Svd3<T> {
     }
 }
 
+/// `(tol, floor)` of the one-sided Jacobi sweeps of [`svd3`] (and of its WGSL twin, through the
+/// generated prelude): a pair counts as orthogonal at |γ| ≤ 2ε|b_p||b_q| (the rounding error of the
+/// dot product itself is about ε|b_p||b_q|; a tolerance of exactly ε could rotate on noise until
+/// the sweep limit). Columns whose squared length is below ε⁴ (length below ε²·max|a|) are left
+/// alone: their squares approach the underflow threshold in f32 and they are a factor ε below the
+/// accuracy promised here.
+#[inline]
+pub(crate) fn svd_tolerances<T: Real>() -> (T, T) {
+    (
+        T::TWO * T::EPSILON,
+        T::EPSILON * T::EPSILON * T::EPSILON * T::EPSILON,
+    )
+}
+
 /// Signed singular value decomposition `a = U diag(σ) Vᵀ`, `U, V ∈ SO(3)`, `σ1 ≥ σ2 ≥ |σ3|`, the sign
 /// of `det a` carried by `σ3` (the convention of spec `mpm_anisotropic.md` §4.6/§5.4 and of
 /// McAdams et al. 2011).
@@ -93,12 +107,7 @@ pub fn svd3<T: Real>(a: &Mat3<T>) -> Svd3<T> {
         }
     }
 
-    // A pair counts as orthogonal at |γ| ≤ 2ε|b_p||b_q| (the rounding error of the dot product itself
-    // is about ε|b_p||b_q|; a tolerance of exactly ε could rotate on noise until the sweep limit).
-    // Columns shorter than ε²·max|a| are left alone: their squares approach the underflow threshold
-    // in f32 and they are a factor ε below the accuracy promised here.
-    let tol = T::TWO * T::EPSILON;
-    let floor = T::EPSILON * T::EPSILON * T::EPSILON * T::EPSILON;
+    let (tol, floor) = svd_tolerances::<T>();
     for _ in 0..MAX_SWEEPS {
         let mut rotated = false;
         for (p, q) in [(0usize, 1usize), (0, 2), (1, 2)] {

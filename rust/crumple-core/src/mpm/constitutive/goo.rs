@@ -19,7 +19,7 @@
 //! viscosity `η` and relaxation time `η/μ`.
 
 use super::hencky::hencky_strain;
-use super::{check_non_negative, is_positive, lame_parameters};
+use super::{SQRT_2_3, check_non_negative, is_positive, lame_parameters};
 use crate::Result;
 use crate::math::{Mat3, Real, Vec3, svd3};
 
@@ -73,7 +73,7 @@ pub fn goo_return_map<T: Real>(p: &GooParams<T>, f: &Mat3<T>, dt: T) -> Mat3<T> 
     let third = (eps.x + eps.y + eps.z) / T::from_f64(3.0);
     let e = eps - Vec3::splat(third);
     let e_norm = e.norm();
-    let e_yield = T::from_f64((2.0f64 / 3.0).sqrt()) * p.yield_stress / (T::TWO * p.mu);
+    let e_yield = T::from_f64(SQRT_2_3) * p.yield_stress / (T::TWO * p.mu);
     // Also true for a NaN strain (non-finite input), which is then left for the solver to report.
     if !is_positive(e_norm - e_yield) {
         return *f;

@@ -56,6 +56,14 @@ use crate::math::{Mat3, Qr3, Real};
 /// so Hencky strains stay finite for collapsed or inverted elements.
 pub const LOG_CLAMP: f64 = 1e-4;
 
+/// `sqrt(2/3)` of the von Mises and Drucker–Prager forms (Klár et al. 2016; spec §5.4), rounded
+/// once to `T` where used.
+pub const SQRT_2_3: f64 = 0.816_496_580_927_726;
+
+/// Degrees to radians for the hardened friction angle of sand (`SandParams::alpha`), rounded once
+/// to `T` where used.
+pub const DEG_TO_RAD: f64 = core::f64::consts::PI / 180.0;
+
 /// What a return map did to one particle (spec §5.1, §5.2, §5.5), so the solver can count events
 /// (a high `Inverted` rate means `Δt` is too large; `Degenerate` elements get no stress).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -191,7 +199,7 @@ pub(crate) fn friction_angle_radians(degrees: f64) -> Result<f64> {
 #[inline]
 pub fn drucker_prager_alpha<T: Real>(friction_angle_rad: T) -> T {
     let s = friction_angle_rad.sin();
-    T::from_f64((2.0f64 / 3.0).sqrt()) * T::TWO * s / (T::from_f64(3.0) - s)
+    T::from_f64(SQRT_2_3) * T::TWO * s / (T::from_f64(3.0) - s)
 }
 
 #[cfg(test)]
@@ -222,6 +230,9 @@ mod tests {
         assert!((drucker_prager_alpha(10f64.to_radians()) - 0.1003).abs() < 5e-5);
         assert_eq!(default_degenerate_eps::<f64>(), 1e-10);
         assert_eq!(default_degenerate_eps::<f32>(), 1e-6);
+        // The named constants are the expressions they stand for, to the bit.
+        assert_eq!(SQRT_2_3, (2.0f64 / 3.0).sqrt());
+        assert_eq!(DEG_TO_RAD, 1f64.to_radians());
     }
 
     #[test]

@@ -13,7 +13,7 @@
 //! No cohesion (spec §5.4, §9 A22).
 
 use super::hencky::hencky_strain;
-use super::{check_non_negative, drucker_prager_alpha, is_positive, lame_parameters};
+use super::{DEG_TO_RAD, check_non_negative, drucker_prager_alpha, is_positive, lame_parameters};
 use crate::Result;
 use crate::math::{Mat3, Real, Vec3, svd3};
 
@@ -117,7 +117,7 @@ impl<T: Real> SandParams<T> {
     /// Drucker–Prager coefficient `α_q = sqrt(2/3)·2 sin φ_q/(3 − sin φ_q)` (spec §5.4).
     #[inline]
     pub fn alpha(&self, q: T) -> T {
-        drucker_prager_alpha(self.friction_angle_deg(q) * T::from_f64(core::f64::consts::PI / 180.0))
+        drucker_prager_alpha(self.friction_angle_deg(q) * T::from_f64(DEG_TO_RAD))
     }
 }
 

@@ -1,10 +1,11 @@
 //! Packed materials and the per-particle constitutive math of the GPU backend.
 //!
-//! [`CONSTITUTIVE_WGSL`] (`shaders/constitutive.wgsl`) is a WGSL library, concatenated in front of
-//! the kernels that evaluate stresses and return maps. It is the twin of the f32 CPU path
-//! ([`crate::math::svd3`], [`crate::math::qr3`], [`crate::math::polar_rotation`] and
-//! [`crate::mpm::material`]): same algorithms, branches, sweep limits, tolerances and operation
-//! order, so both agree to f32 rounding (the tests below compare them). Its public functions:
+//! The constitutive WGSL library ([`super::stages::constitutive_wgsl`]: `shaders/constitutive/*.wgsl`
+//! and `shaders/material.wgsl`, one file per CPU file, on the math library of `gpu/shaders/math/`)
+//! is concatenated in front of the kernels that evaluate stresses and return maps. It is the twin of
+//! the f32 CPU path ([`crate::math::svd3`], [`crate::math::qr3`], [`crate::math::polar_rotation`]
+//! and [`crate::mpm::material`]): same algorithms, branches, sweep limits, tolerances and operation
+//! order, so both agree to f32 rounding (the tests compare them). Its public functions:
 //!
 //! ```text
 //! fn volume_kirchhoff(m: PackedMaterial, F: mat3x3<f32>) -> mat3x3<f32>
@@ -23,9 +24,6 @@
 
 use crate::mpm::constitutive::default_degenerate_eps;
 use crate::mpm::material::{CodimMaterial, VolumeMaterial};
-
-/// The WGSL constitutive library (no bindings, no entry points; helpers are prefixed `cm_`).
-pub const CONSTITUTIVE_WGSL: &str = include_str!("shaders/constitutive.wgsl");
 
 /// f32 values per packed material record (`PackedMaterial { v: array<vec4<f32>, 4> }`).
 pub const MATERIAL_RECORD_LEN: usize = 16;

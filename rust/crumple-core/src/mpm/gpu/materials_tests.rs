@@ -6,6 +6,7 @@ use rand::RngExt;
 use rand::rngs::StdRng;
 
 use super::*;
+use crate::gpu::wgsl::MATH_WGSL;
 use crate::gpu::{GpuBuffer, GpuContext};
 use crate::math::{Mat3, Real, Vec3, qr3, svd3};
 use crate::mpm::constitutive::test_util::{near_identity, normal, rng, rotation};
@@ -13,6 +14,7 @@ use crate::mpm::constitutive::{
     CurveParams, GooParams, LOG_CLAMP, ReturnEvent, SandParams, SurfaceParams, lame_parameters,
     sand_return_map,
 };
+use crate::mpm::gpu::stages::{CONSTITUTIVE, constitutive_wgsl, mpm_prelude};
 use crate::mpm::material::{codim_piola, codim_return_map, volume_kirchhoff, volume_plasticity};
 
 /// Test entry points appended to the library: F's (row-major), materials and outputs.
@@ -125,7 +127,7 @@ const OUT_LEN: usize = 40;
 /// Library + test entry points, built once (`GpuContext::pipeline` wants `&'static str`).
 fn test_source() -> &'static str {
     static SOURCE: OnceLock<String> = OnceLock::new();
-    SOURCE.get_or_init(|| format!("{CONSTITUTIVE_WGSL}\n{TEST_ENTRIES_WGSL}"))
+    SOURCE.get_or_init(|| format!("{}\n{TEST_ENTRIES_WGSL}", constitutive_wgsl()))
 }
 
 fn naga_validate(source: &str, name: &str) -> naga::Module {
@@ -422,7 +424,7 @@ fn stiffness_codim(m: &CodimMaterial<f32>) -> f64 {
 
 #[test]
 fn constitutive_wgsl_validates_with_naga() {
-    let module = naga_validate(CONSTITUTIVE_WGSL, "constitutive.wgsl");
+    let module = naga_validate(constitutive_wgsl(), "constitutive library");
     assert!(
         module.entry_points.is_empty(),
         "the library must have no entry points"
@@ -452,7 +454,8 @@ fn constitutive_wgsl_validates_with_naga() {
         "CodimPiola",
         "CodimReturn",
     ];
-    for line in CONSTITUTIVE_WGSL.lines() {
+    // Constants are never declared in a library file: they come from the generated prelude.
+    for line in MATH_WGSL.iter().chain(&CONSTITUTIVE).flat_map(|f| f.lines()) {
         let name = |rest: &str| {
             rest.split(|c: char| !(c.is_alphanumeric() || c == '_'))
                 .next()
@@ -465,20 +468,22 @@ fn constitutive_wgsl_validates_with_naga() {
         } else if let Some(rest) = line.strip_prefix("struct ") {
             let n = name(rest);
             assert!(n.starts_with("Cm") || public_structs.contains(&n.as_str()), "{n}");
-        } else if let Some(rest) = line.strip_prefix("const ") {
-            assert!(rest.starts_with("CM_"), "{line}");
+        } else if line.starts_with("const ") {
+            panic!("a constant declared in a library file instead of the prelude: {line}");
         } else if line.starts_with("var") || line.starts_with('@') || line.starts_with("alias") {
             panic!("unexpected global in the library: {line}");
         }
     }
 }
 
-/// Literal `f32` constants of the shader are exactly the CPU's `T::from_f64(..)` values, and the
-/// kind and event numbering matches the Rust side.
+/// The generated constants are exactly the CPU's `T::from_f64(..)` values (written so that the
+/// literal converts without rounding), and the kind and event numbering matches the Rust side.
 #[test]
 fn constitutive_wgsl_constants_match_cpu() {
     let value = |name: &str| -> f64 {
-        let line = CONSTITUTIVE_WGSL
+        let prelude = mpm_prelude();
+        let line = prelude
+            .as_str()
             .lines()
             .find(|l| l.starts_with(&format!("const {name}:")))
             .unwrap_or_else(|| panic!("no const {name}"));

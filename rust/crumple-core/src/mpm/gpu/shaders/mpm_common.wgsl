@@ -48,15 +48,8 @@ struct StepParams {
     kernel_shift: f32,
 }
 
-// Indices into the stats block (atomic<u32>), reset by the host before each step.
-const ST_MAX_SPEED: u32 = 0u;   // bits of the largest |v| (non-negative floats order like their bits)
-const ST_BAD_DOMAIN: u32 = 1u;  // lowest particle outside the domain (0xffffffff: none)
-const ST_BAD_FINITE: u32 = 2u;  // lowest particle with a non-finite x or v
-const ST_BLOCKS: u32 = 3u;      // active blocks this step
-const ST_OVERFLOW: u32 = 4u;    // 1: more active blocks than allocated; the step is a no-op
-const ST_EVENTS: u32 = 5u;      // 5..9: return-map events by ReturnEvent discriminant
-const ST_NUM_BLOCKS: u32 = 10u; // active blocks in use: min(ST_BLOCKS, capacity)
-const NO_BLOCK: u32 = 0xffffffffu;
+// The stats slots (`ST_*`, an `array<atomic<u32>>` reset by the host before each step) and
+// `NO_BLOCK` come from the generated prelude (`mpm/gpu/stages.rs` `mpm_prelude`).
 
 fn grid_units(x: vec3<f32>) -> vec3<f32> {
     return (x - params.lower) * params.inv_dx;

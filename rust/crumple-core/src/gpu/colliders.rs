@@ -1,6 +1,6 @@
-//! Packed colliders for the GPU grid update: the records that
-//! `shaders/colliders.wgsl` reads, and the mesh distance grids they point
-//! into.
+//! Packed colliders for GPU solvers: the records that the collide WGSL
+//! library (`shaders/collide/*.wgsl`, [`super::wgsl::COLLIDE_WGSL`]) reads,
+//! and the mesh distance grids they point into.
 //!
 //! [`pack_collider`] writes a [`Collider`]'s *current* state (pose and rigid
 //! velocity as of its last [`Collider::advance_to`] or
@@ -10,30 +10,26 @@
 //! colliders into the `collider_sdf` array and passes each collider its
 //! offset in that array.
 //!
-//! The WGSL function `collider_response(c, x, v)` of [`COLLIDERS_WGSL`] is
+//! The WGSL function `collider_response(c, x, v)` of the library is
 //! `Collider::query` followed by `boundary_response` in f32: the step the
-//! CPU `grid_update` applies per grid node and collider, in collider order.
-//! The record layout is documented at the top of the shader.
+//! CPU MPM `grid_update` applies per grid node and collider, in collider
+//! order. The record layout is documented in `shaders/collide/collider.wgsl`;
+//! the kind and mode codes reach it through the generated prelude
+//! ([`wgsl_constants`]).
 
 use crate::collide::{BoundaryMode, Collider, Shape};
 use crate::{Error, Result};
-
-/// The WGSL library (no bindings, no entry points): `struct PackedCollider`
-/// and `fn collider_response(c: PackedCollider, x: vec3<f32>, v: vec3<f32>)
-/// -> vec3<f32>`. The shader it is concatenated with must declare
-/// `var<storage, read> collider_sdf: array<f32>;` (at least one element).
-pub const COLLIDERS_WGSL: &str = include_str!("shaders/colliders.wgsl");
 
 /// Floats per packed collider (`array<vec4<f32>, 8>` in the shader).
 pub const COLLIDER_WORDS: usize = 32;
 
 /// Shape kinds, as stored in word 3 (`v[0].w`).
-const KIND_PLANE: f64 = 0.0;
-const KIND_SPHERE: f64 = 1.0;
-const KIND_BOX: f64 = 2.0;
-const KIND_CAPSULE: f64 = 3.0;
-const KIND_CYLINDER: f64 = 4.0;
-const KIND_MESH: f64 = 5.0;
+const KIND_PLANE: u32 = 0;
+const KIND_SPHERE: u32 = 1;
+const KIND_BOX: u32 = 2;
+const KIND_CAPSULE: u32 = 3;
+const KIND_CYLINDER: u32 = 4;
+const KIND_MESH: u32 = 5;
 
 /// The mesh offset is stored as two exactly representable f32 values,
 /// `offset / 2¹⁶` and `offset % 2¹⁶`, so every u32 offset round-trips.
@@ -42,12 +38,28 @@ const OFFSET_SPLIT: u32 = 1 << 16;
 const F32_EXACT_INT: usize = 1 << 24;
 
 /// Boundary modes, as stored in word 7 (`v[1].w`).
-fn mode_code(mode: BoundaryMode) -> f32 {
+fn mode_code(mode: BoundaryMode) -> u32 {
     match mode {
-        BoundaryMode::Sticky => 0.0,
-        BoundaryMode::Slip => 1.0,
-        BoundaryMode::Separate => 2.0,
+        BoundaryMode::Sticky => 0,
+        BoundaryMode::Slip => 1,
+        BoundaryMode::Separate => 2,
     }
+}
+
+/// The record codes and the fallback normal, as WGSL constants.
+pub(crate) fn wgsl_constants(p: &mut super::wgsl::Prelude) {
+    let n = crate::collide::FALLBACK_NORMAL;
+    p.u32("CO_KIND_PLANE", KIND_PLANE)
+        .u32("CO_KIND_SPHERE", KIND_SPHERE)
+        .u32("CO_KIND_BOX", KIND_BOX)
+        .u32("CO_KIND_CAPSULE", KIND_CAPSULE)
+        .u32("CO_KIND_CYLINDER", KIND_CYLINDER)
+        .u32("CO_KIND_MESH", KIND_MESH)
+        .u32("CO_MODE_STICKY", mode_code(BoundaryMode::Sticky))
+        .u32("CO_MODE_SLIP", mode_code(BoundaryMode::Slip))
+        .u32("CO_MODE_SEPARATE", mode_code(BoundaryMode::Separate))
+        // `collide::sdf::FALLBACK_NORMAL`: +y where a gradient is undefined.
+        .vec3("CO_FALLBACK_NORMAL", [n.x as f32, n.y as f32, n.z as f32]);
 }
 
 /// Fills a record, converting each value to f32 and refusing values f32
@@ -126,7 +138,7 @@ pub fn pack_collider(c: &Collider, sdf_offset: u32) -> Result<[f32; COLLIDER_WOR
     {
         r.put_vec(4 + 4 * j, name, rot.col(j))?;
     }
-    r.words[7] = mode_code(c.mode());
+    r.words[7] = mode_code(c.mode()) as f32;
     r.put(11, format_args!("friction"), c.friction())?;
     r.put_vec(16, "linear_velocity", c.linear_velocity())?;
     r.put_vec(20, "angular_velocity", c.angular_velocity())?;

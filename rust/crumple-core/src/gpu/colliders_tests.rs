@@ -5,6 +5,7 @@ use std::sync::{Arc, OnceLock};
 use super::*;
 use crate::collide::{BoxShape, Capsule, Cylinder, MeshSdf, Motion, Plane, Sphere, boundary_response};
 use crate::geometry::{SplitMix64, box_mesh, uv_sphere};
+use crate::gpu::wgsl::{COLLIDE_WGSL, concat, shared_prelude};
 use crate::gpu::{GpuBuffer, GpuContext};
 use crate::math::{Mat3, Vec3};
 
@@ -37,9 +38,15 @@ co_test_out[i] = vec4<f32>(v, 0.0);
 }
 ";
 
+/// The collide library after its generated prelude.
+fn library() -> &'static str {
+    static SOURCE: OnceLock<String> = OnceLock::new();
+    SOURCE.get_or_init(|| concat(&shared_prelude(), &COLLIDE_WGSL))
+}
+
 fn test_shader() -> &'static str {
     static SOURCE: OnceLock<String> = OnceLock::new();
-    SOURCE.get_or_init(|| format!("{COLLIDERS_WGSL}\n{TEST_ENTRY}"))
+    SOURCE.get_or_init(|| format!("{}\n{TEST_ENTRY}", library()))
 }
 
 // ---------------------------------------------------------------- helpers
@@ -443,9 +450,12 @@ fn check_shape(label: &str, colliders: &[Collider], seed: u64) {
 fn wgsl_library_validates_and_keeps_its_namespace() {
     // Alone plus the required declaration, it is a valid module without
     // bindings or entry points of its own.
-    assert!(!COLLIDERS_WGSL.contains("@group") && !COLLIDERS_WGSL.contains("@compute"));
+    assert!(!library().contains("@group") && !library().contains("@compute"));
     for source in [
-        format!("{COLLIDERS_WGSL}\n@group(0) @binding(0) var<storage, read> collider_sdf: array<f32>;\n"),
+        format!(
+            "{}\n@group(0) @binding(0) var<storage, read> collider_sdf: array<f32>;\n",
+            library()
+        ),
         test_shader().to_owned(),
     ] {
         let module =
@@ -458,7 +468,12 @@ fn wgsl_library_validates_and_keeps_its_namespace() {
         .unwrap_or_else(|e| panic!("{}", e.emit_to_string(&source)));
     }
     // Every name it defines besides the public two is co_/CO_-prefixed.
-    for line in COLLIDERS_WGSL.lines() {
+    // Constants come only from the generated prelude.
+    for line in COLLIDE_WGSL.iter().flat_map(|f| f.lines()) {
+        assert!(
+            !line.starts_with("const "),
+            "constant declared in a library file: {line}"
+        );
         for kw in ["fn ", "const ", "struct ", "var<private> ", "alias "] {
             if let Some(rest) = line.strip_prefix(kw) {
                 let name: String = rest
