@@ -842,7 +842,7 @@ class Simulation:
             for key in ("step", "warp_steps_left"):
                 state[key] = int(state[key])
             sim._push_colliders()
-            sim._s.set_state(state)
+            sim._s.set_state_arrays(state)
         except CheckpointError:
             raise
         except (KeyError, TypeError, ValueError, IndexError, OverflowError, AttributeError) as e:

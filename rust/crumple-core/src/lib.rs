@@ -3,9 +3,11 @@
 //! Layout follows the pipeline: [`math`] (small fixed-size linear algebra),
 //! [`geometry`] (meshes, strands, generators, sampling), [`collide`]
 //! (colliders, kinematic motion, the shared boundary response), [`gpu`]
-//! (wgpu context and primitives). The solvers (`mpm`, `cloth`, `pbd`, `eol`)
+//! (wgpu context and primitives), [`checkpoint`] (state as named arrays).
+//! The solvers (`mpm`, `cloth`, `pbd`, `eol`)
 //! build on these.
 
+pub mod checkpoint;
 pub mod cloth;
 pub mod collide;
 pub mod error;

@@ -5,7 +5,7 @@
 //! from the core so the tables live in one place.
 
 use crate::collide::PyCollider;
-use crate::convert::{keyframes, points_to_py, rows_to_py, to_points, v3};
+use crate::convert::{arrays_from_py, arrays_to_py, keyframes, points_to_py, rows_to_py, to_points, v3};
 use crate::errors::{IntoPy, SignalCheck, invalid};
 use crate::geometry::PyTriMesh;
 use crumple_core::cloth::material::{BendFriction, Material, PlasticConstants, Wrinkles};
@@ -433,160 +433,16 @@ impl PyClothSimulation {
         self.sim.invalidate_solver_cache();
     }
 
-    /// Every state array, for checkpoints.
+    /// Every state array, for checkpoints (layout: `crumple_core::cloth::checkpoint`).
     fn state_arrays<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let st = self.sim.state();
-        let d = PyDict::new(py);
-        d.set_item("x", points_to_py(py, &st.x)?)?;
-        d.set_item("v", points_to_py(py, &st.v)?)?;
-        d.set_item("hinge_angle", f64_array(py, st.hinge_angle.clone()))?;
-        let hp: Vec<f64> = st
-            .hinge_plastic
-            .iter()
-            .flat_map(|p| [p.theta_p, p.eps_hp, p.eps_y, p.dir as f64, p.t_plastic])
-            .collect();
-        d.set_item(
-            "hinge_plastic",
-            PyArray1::from_vec(py, hp).reshape([st.hinge_plastic.len(), 5])?,
-        )?;
-        let hf: Vec<f64> = st
-            .hinge_friction
-            .iter()
-            .flat_map(|f| [f.anchor, f.t_stick])
-            .collect();
-        d.set_item(
-            "hinge_friction",
-            PyArray1::from_vec(py, hf).reshape([st.hinge_friction.len(), 2])?,
-        )?;
-        d.set_item("hinge_dahl", f64_array(py, st.hinge_dahl.clone()))?;
-        let tp: Vec<f64> = st
-            .tri_plastic
-            .iter()
-            .flat_map(|t| {
-                t.iter()
-                    .flat_map(|p| [p.theta_p, p.eps_hp, p.eps_y, p.dir as f64, p.t_plastic])
-                    .collect::<Vec<_>>()
-            })
-            .collect();
-        d.set_item(
-            "tri_plastic",
-            PyArray1::from_vec(py, tp).reshape([st.tri_plastic.len(), 15])?,
-        )?;
-        let tf: Vec<f64> = st
-            .tri_friction
-            .iter()
-            .flat_map(|t| t.iter().flat_map(|f| [f.anchor, f.t_stick]).collect::<Vec<_>>())
-            .collect();
-        d.set_item(
-            "tri_friction",
-            PyArray1::from_vec(py, tf).reshape([st.tri_friction.len(), 6])?,
-        )?;
-        d.set_item("time", st.time)?;
-        d.set_item("step", st.step)?;
-        d.set_item("pin_stiffness", f64_array(py, self.sim.pins().stiffness.clone()))?;
-        d.set_item("pin_target", points_to_py(py, &self.sim.pins().target)?)?;
-        let (wp, wl) = self.sim.hold_warp();
-        d.set_item("warp_per_step", wp)?;
-        d.set_item("warp_steps_left", wl)?;
-        d.set_item("warm_start", f64_array(py, self.sim.warm_start().to_vec()))?;
-        Ok(d)
+        arrays_to_py(py, &self.sim.checkpoint())
     }
 
-    /// Restores the arrays written by `state_arrays` (shapes checked).
-    fn set_state(&mut self, d: &Bound<'_, PyDict>) -> PyResult<()> {
-        use crumple_core::cloth::solver::Pins;
-        use crumple_core::cloth::wrinkle::{FrictionState, PlasticState};
-        let n = self.sim.model().num_vertices();
-        let nh = self.sim.model().hinges.len();
-        let nt = self.sim.model().faces.len();
-        let arr2 = |k: &str, cols: usize, rows: usize| -> PyResult<Vec<f64>> {
-            let a: PyReadonlyArray2<'_, f64> = get(d, k)?;
-            let sh = a.shape();
-            if sh != [rows, cols] {
-                return Err(invalid(format!(
-                    "checkpoint array {k:?} has shape {sh:?}, expected ({rows}, {cols})"
-                )));
-            }
-            let v: Vec<f64> = a.as_array().iter().copied().collect();
-            if v.iter().any(|x| !x.is_finite()) {
-                return Err(invalid(format!("checkpoint array {k:?} contains NaN or inf")));
-            }
-            Ok(v)
-        };
-        let arr1 = |k: &str, len: usize| -> PyResult<Vec<f64>> {
-            let a: PyReadonlyArray1<'_, f64> = get(d, k)?;
-            let v: Vec<f64> = a.as_array().iter().copied().collect();
-            if v.len() != len || v.iter().any(|x| !x.is_finite()) {
-                return Err(invalid(format!(
-                    "checkpoint array {k:?} must have {len} finite values"
-                )));
-            }
-            Ok(v)
-        };
-        let pts = |v: Vec<f64>| -> Vec<crumple_core::math::Vec3<f64>> {
-            v.chunks_exact(3)
-                .map(|c| crumple_core::math::Vec3::new(c[0], c[1], c[2]))
-                .collect()
-        };
-        let plastic = |c: &[f64]| PlasticState {
-            theta_p: c[0],
-            eps_hp: c[1],
-            eps_y: c[2],
-            dir: c[3] as i8,
-            t_plastic: c[4],
-        };
-        let x = pts(arr2("x", 3, n)?);
-        let v = pts(arr2("v", 3, n)?);
-        let ha = arr1("hinge_angle", nh)?;
-        let hp = arr2("hinge_plastic", 5, nh)?;
-        let hf = arr2("hinge_friction", 2, nh)?;
-        let hd = arr1("hinge_dahl", nh)?;
-        let tp = arr2("tri_plastic", 15, nt)?;
-        let tf = arr2("tri_friction", 6, nt)?;
-        let ps = arr1("pin_stiffness", n)?;
-        let pt = pts(arr2("pin_target", 3, n)?);
-        let ws = arr1("warm_start", 3 * n)?;
-        let time: f64 = get(d, "time")?;
-        let step: u64 = get(d, "step")?;
-        let wp: f64 = get(d, "warp_per_step")?;
-        let wl: u64 = get(d, "warp_steps_left")?;
-        self.sim
-            .set_pins(Pins {
-                stiffness: ps,
-                target: pt,
-            })
-            .py_err()?;
-        self.sim.set_hold_warp(wp, wl).py_err()?;
-        self.sim.set_warm_start(&ws).py_err()?;
-        let st = self.sim.state_mut();
-        st.x = x;
-        st.v = v;
-        st.hinge_angle = ha;
-        st.hinge_plastic = hp.chunks_exact(5).map(plastic).collect();
-        st.hinge_friction = hf
-            .chunks_exact(2)
-            .map(|c| FrictionState {
-                anchor: c[0],
-                t_stick: c[1],
-            })
-            .collect();
-        st.hinge_dahl = hd;
-        st.tri_plastic = tp
-            .chunks_exact(15)
-            .map(|c| [plastic(&c[0..5]), plastic(&c[5..10]), plastic(&c[10..15])])
-            .collect();
-        st.tri_friction = tf
-            .chunks_exact(6)
-            .map(|c| {
-                core::array::from_fn(|k| FrictionState {
-                    anchor: c[2 * k],
-                    t_stick: c[2 * k + 1],
-                })
-            })
-            .collect();
-        st.time = time;
-        st.step = step;
-        Ok(())
+    /// Restores the arrays written by `state_arrays` (every shape and value
+    /// checked before anything changes).
+    fn set_state_arrays(&mut self, d: &Bound<'_, PyDict>) -> PyResult<()> {
+        let a = arrays_from_py(d)?;
+        self.sim.restore(&a).py_err()
     }
 
     fn release_handle(&mut self, id: usize) -> PyResult<()> {

@@ -3,10 +3,15 @@
 //! the last line of defence and never panic.
 
 use crate::errors::invalid;
+use crumple_core::checkpoint::{Array, Arrays, Data};
 use crumple_core::collide::Motion;
 use crumple_core::math::{Mat3, Vec3};
-use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyReadonlyArray3, PyUntypedArrayMethods};
+use numpy::{
+    PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyReadonlyArray3, PyReadonlyArrayDyn,
+    PyUntypedArrayMethods,
+};
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
 /// `(N, 3)` float64 array → points.
 pub fn to_points(a: &PyReadonlyArray2<'_, f64>, name: &str) -> PyResult<Vec<Vec3<f64>>> {
@@ -71,4 +76,55 @@ pub fn keyframes(
             .map(|k| Mat3::from_rows_array(core::array::from_fn(|i| core::array::from_fn(|j| r[[k, i, j]]))))
             .collect(),
     })
+}
+
+/// A core checkpoint → dict of float64 arrays (scalars as Python floats,
+/// counters as Python ints). The layout is the core's (`checkpoint` of each
+/// solver); this only moves values.
+pub fn arrays_to_py<'py>(py: Python<'py>, a: &Arrays) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (name, arr) in a.iter() {
+        match (&arr.data, arr.shape.is_empty()) {
+            (Data::F64(v), true) => d.set_item(name, v[0])?,
+            (Data::U64(v), true) => d.set_item(name, v[0])?,
+            (Data::F64(v), false) => {
+                d.set_item(name, PyArray1::from_slice(py, v).reshape(arr.shape.clone())?)?
+            }
+            (Data::U64(v), false) => {
+                d.set_item(name, PyArray1::from_slice(py, v).reshape(arr.shape.clone())?)?
+            }
+        }
+    }
+    Ok(d)
+}
+
+/// A dict written by [`arrays_to_py`] (or loaded from a file) → core
+/// checkpoint: float arrays of any shape, Python or numpy scalars. Which
+/// names, shapes and values are acceptable is the core's to check.
+pub fn arrays_from_py(d: &Bound<'_, PyDict>) -> PyResult<Arrays> {
+    let mut out = Arrays::new();
+    for (k, v) in d.iter() {
+        let name: String = k
+            .extract()
+            .map_err(|_| invalid("checkpoint array names must be strings"))?;
+        let np = v.py().import("numpy")?;
+        let a = np
+            .call_method1("asarray", (&v, "float64"))
+            .map_err(|e| invalid(format!("checkpoint array {name:?} is not numeric: {e}")))?;
+        let a: PyReadonlyArrayDyn<'_, f64> = a
+            .extract()
+            .map_err(|e: pyo3::PyErr| invalid(format!("checkpoint array {name:?}: {e}")))?;
+        let shape = a.shape().to_vec();
+        // A Python or numpy integer scalar is a counter; everything else is f64.
+        let counter = match shape.is_empty() && !v.is_instance_of::<pyo3::types::PyFloat>() {
+            true => v.extract::<u64>().ok(),
+            false => None,
+        };
+        let data = match counter {
+            Some(c) => Data::U64(vec![c]),
+            None => Data::F64(a.as_array().iter().copied().collect()),
+        };
+        out.insert(&name, Array { shape, data });
+    }
+    Ok(out)
 }

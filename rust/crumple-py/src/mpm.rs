@@ -1,7 +1,7 @@
 //! Bindings of `crumple_core::mpm`: one simulation object in f32 or f64.
 
 use crate::collide::PyCollider;
-use crate::convert::{keyframes, points_to_py, to_points, v3};
+use crate::convert::{arrays_from_py, arrays_to_py, keyframes, points_to_py, to_points, v3};
 use crate::errors::{IntoPy, SignalCheck, invalid};
 use crate::geometry::{PyCurves, PyTriMesh};
 use crumple_core::math::{Real, Vec3};
@@ -514,101 +514,18 @@ impl PyMpmSimulation {
     fn gpu_adapter(&self) -> Option<String> {
         with_sim!(self, s => s.gpu_adapter().map(str::to_owned))
     }
-    /// The whole mutable state as float64 arrays (for checkpoints): x, v (N,3),
-    /// c (N,3,3), f (Nv,3,3), q (Nv,), d (Ne,2,3), pins (P,8), time, step.
+    /// The whole mutable state as float64 arrays (for checkpoints; layout:
+    /// `crumple_core::mpm::sim::checkpoint`).
     fn state_arrays<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        with_host!(self, s => {
-            let st = &s.state;
-            d.set_item("x", PyArray1::from_vec(py, v3s(&st.x)).reshape([st.x.len(), 3])?)?;
-            d.set_item("v", PyArray1::from_vec(py, v3s(&st.v)).reshape([st.v.len(), 3])?)?;
-            d.set_item("c", PyArray1::from_vec(py, m3s(&st.c)).reshape([st.c.len(), 3, 3])?)?;
-            d.set_item("f", PyArray1::from_vec(py, m3s(&st.f)).reshape([st.f.len(), 3, 3])?)?;
-            d.set_item("q", PyArray1::from_vec(py, st.q.iter().map(|v| v.to_f64()).collect()))?;
-            let dd: Vec<f64> = st.d.iter().flat_map(|c| v3s(c)).collect();
-            d.set_item("d", PyArray1::from_vec(py, dd).reshape([st.d.len(), 2, 3])?)?;
-            let tt: Vec<f64> = st.tangents.iter().flat_map(|c| v3s(c)).collect();
-            d.set_item("tangents", PyArray1::from_vec(py, tt).reshape([st.tangents.len(), 2, 3])?)?;
-            let pins: Vec<f64> = s.pins.iter().flat_map(|p| [p.vertex as f64, p.x0.x, p.x0.y, p.x0.z, p.v.x, p.v.y, p.v.z, p.t0]).collect();
-            d.set_item("pins", PyArray1::from_vec(py, pins).reshape([s.pins.len(), 8])?)?;
-            d.set_item("time", st.time)?;
-            d.set_item("step", st.step)?;
-            Ok(d)
-        })
+        let a = with_sim_mut!(self, s => s.checkpoint().py_err()?);
+        arrays_to_py(py, &a)
     }
 
-    /// Restores a state written by `state_arrays` into a simulation built the same way.
+    /// Restores a state written by `state_arrays` into a simulation built the
+    /// same way (every shape and value checked before anything changes).
     fn set_state_arrays(&mut self, arrays: &Bound<'_, PyDict>) -> PyResult<()> {
-        let get = |k: &str| -> PyResult<Vec<f64>> {
-            let a = arrays
-                .get_item(k)?
-                .ok_or_else(|| invalid(format!("checkpoint lacks {k:?}")))?;
-            let a: PyReadonlyArray1<'_, f64> = a.call_method0("ravel")?.extract()?;
-            Ok(a.as_array().to_vec())
-        };
-        let (x, v, c, f, q, d, pins) = (
-            get("x")?,
-            get("v")?,
-            get("c")?,
-            get("f")?,
-            get("q")?,
-            get("d")?,
-            get("pins")?,
-        );
-        let tangents = get("tangents")?;
-        let time: f64 = arrays
-            .get_item("time")?
-            .ok_or_else(|| invalid("checkpoint lacks time"))?
-            .extract()?;
-        let step: u64 = arrays
-            .get_item("step")?
-            .ok_or_else(|| invalid("checkpoint lacks step"))?
-            .extract()?;
-        with_edit!(self, s => {
-            let st = &mut s.state;
-            if x.len() != 3 * st.x.len() || v.len() != x.len() || c.len() != 9 * st.c.len() || f.len() != 9 * st.f.len()
-                || q.len() != st.q.len() || d.len() != 6 * st.d.len() || pins.len() % 8 != 0
-                || tangents.len() != 6 * st.tangents.len()
-            {
-                return Err(invalid("checkpoint arrays do not match this simulation's objects (was it built with the same recipe?)"));
-            }
-            let nvert = s.model.vert.len() as f64;
-            if let Some(p) = pins.chunks_exact(8).find(|p| {
-                !(p.iter().all(|v| v.is_finite()) && p[0] >= 0.0 && p[0] < nvert && p[0].fract() == 0.0)
-            }) {
-                return Err(invalid(format!(
-                    "checkpoint pin {:?} is not a finite pin of one of the {nvert} mesh vertices (was the checkpoint built with the same recipe?)",
-                    p
-                )));
-            }
-            let cast = |v: f64| Real::from_f64(v);
-            for (i, a) in st.x.iter_mut().enumerate() { *a = Vec3::new(cast(x[3 * i]), cast(x[3 * i + 1]), cast(x[3 * i + 2])); }
-            for (i, a) in st.v.iter_mut().enumerate() { *a = Vec3::new(cast(v[3 * i]), cast(v[3 * i + 1]), cast(v[3 * i + 2])); }
-            for (i, a) in st.c.iter_mut().enumerate() { for r in 0..3 { for k in 0..3 { a.m[r][k] = cast(c[9 * i + 3 * r + k]); } } }
-            for (i, a) in st.f.iter_mut().enumerate() { for r in 0..3 { for k in 0..3 { a.m[r][k] = cast(f[9 * i + 3 * r + k]); } } }
-            for (i, a) in st.q.iter_mut().enumerate() { *a = cast(q[i]); }
-            for (i, a) in st.d.iter_mut().enumerate() {
-                for j in 0..2 { a[j] = Vec3::new(cast(d[6 * i + 3 * j]), cast(d[6 * i + 3 * j + 1]), cast(d[6 * i + 3 * j + 2])); }
-            }
-            for (i, a) in st.tangents.iter_mut().enumerate() {
-                for j in 0..2 {
-                    let t = &tangents[6 * i + 3 * j..6 * i + 3 * j + 3];
-                    a[j] = Vec3::new(cast(t[0]), cast(t[1]), cast(t[2]));
-                }
-            }
-            st.time = time;
-            st.step = step;
-            s.pins = pins
-                .chunks_exact(8)
-                .map(|p| crumple_core::mpm::Pin {
-                    vertex: p[0] as u32,
-                    x0: Vec3::new(p[1], p[2], p[3]),
-                    v: Vec3::new(p[4], p[5], p[6]),
-                    t0: p[7],
-                })
-                .collect();
-            Ok(())
-        })
+        let a = arrays_from_py(arrays)?;
+        with_sim_mut!(self, s => s.restore(&a).py_err())
     }
 
     /// Seconds spent per solver stage since the start (profiling).
@@ -649,18 +566,6 @@ fn energy_weight_of(name: &str) -> PyResult<EnergyWeight> {
             "unknown energy_weight {k:?}; use 'split' or 'full'"
         ))),
     }
-}
-
-fn v3s<T: Real>(v: &[Vec3<T>]) -> Vec<f64> {
-    v.iter()
-        .flat_map(|a| [a.x.to_f64(), a.y.to_f64(), a.z.to_f64()])
-        .collect()
-}
-
-fn m3s<T: Real>(m: &[crumple_core::math::Mat3<T>]) -> Vec<f64> {
-    m.iter()
-        .flat_map(|a| a.m.iter().flatten().map(|v| v.to_f64()).collect::<Vec<_>>())
-        .collect()
 }
 
 fn indices_u32(a: &PyReadonlyArray1<'_, i64>) -> PyResult<Vec<u32>> {

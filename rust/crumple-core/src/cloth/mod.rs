@@ -24,6 +24,7 @@
 //! handles, colliders, rollback, exact `advance`).
 
 mod assemble;
+pub mod checkpoint;
 mod contact;
 mod elements;
 pub mod hinge;

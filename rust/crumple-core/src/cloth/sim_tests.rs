@@ -341,3 +341,37 @@ fn self_collision_keeps_stacked_sheets_apart() {
         "without self-collision the sheets should pass through"
     );
 }
+
+/// `checkpoint` → `restore` into a fresh simulation of the same garment
+/// continues bit-identically, and a refused checkpoint changes nothing.
+#[test]
+fn checkpoint_restores_bit_identically_and_refusals_change_nothing() {
+    let mesh = sheet(8);
+    let mut a = twisted(&mesh, Wrinkles::default(), LinearSolver::Cg);
+    for _ in 0..15 {
+        a.step().unwrap();
+    }
+    let saved = a.checkpoint();
+    let mut b = twisted(&mesh, Wrinkles::default(), LinearSolver::Cg);
+    b.restore(&saved).unwrap();
+    assert_eq!(b.checkpoint(), saved);
+    for _ in 0..10 {
+        a.step().unwrap();
+        b.step().unwrap();
+    }
+    assert_eq!(a.state(), b.state());
+
+    let before = b.checkpoint();
+    let mut bad = saved.clone();
+    let mut hp = bad.get("hinge_plastic").unwrap().clone();
+    if let crate::checkpoint::Data::F64(v) = &mut hp.data {
+        v[3] = 0.5; // a direction that is not -1, 0 or 1
+    }
+    bad.insert("hinge_plastic", hp);
+    let err = b.restore(&bad).unwrap_err().to_string();
+    assert!(
+        err.contains("hinge_plastic") && err.contains("direction"),
+        "{err}"
+    );
+    assert_eq!(b.checkpoint(), before);
+}

@@ -11,6 +11,7 @@ use crate::geometry::{Curves, TriMesh};
 use crate::invalid;
 use crate::math::{Mat3, Real, Vec3, qr3};
 
+mod checkpoint;
 mod objects;
 mod pins;
 mod readouts;
