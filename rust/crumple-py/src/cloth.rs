@@ -440,8 +440,8 @@ impl PyClothSimulation {
 
     /// Restores the arrays written by `state_arrays` (every shape and value
     /// checked before anything changes).
-    fn set_state_arrays(&mut self, d: &Bound<'_, PyDict>) -> PyResult<()> {
-        let a = arrays_from_py(d)?;
+    fn set_state_arrays(&mut self, arrays: &Bound<'_, PyDict>) -> PyResult<()> {
+        let a = arrays_from_py(arrays)?;
         self.sim.restore(&a).py_err()
     }
 
