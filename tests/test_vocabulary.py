@@ -426,3 +426,33 @@ def test_bad_handle_path_leaves_no_pins_and_rollback_restores_colliders() -> Non
     assert sim.advance(1e-13) == 0 and sim.time == t + 1e-13
     sim.advance(0.002 + 1e-12)  # the 1e-12 s rest is merged into the last step
     assert sim.time == pytest.approx(t + 0.002, abs=1e-11) and np.isfinite(c.positions).all()
+
+
+def test_parameter_records_are_named_once_and_checked_by_the_core() -> None:
+    """Materials and settings cross to the core by their Python names: the
+    core's field list accepts exactly the dataclass fields, refuses an unknown
+    or missing key by name, and gives presets back under the same names."""
+    from crumple import _core
+
+    mesh = cr.geometry.grid_mesh(size=(0.1, 0.1), resolution=(3, 3), center=(0, 0.5, 0))
+    mat = cr.cloth.Material.preset("denim")
+    assert set(_core.cloth_preset("denim")) == {f.name for f in dataclasses.fields(cr.cloth.Material)}
+    assert cr.cloth.Material(**_core.cloth_preset("denim")) == mat
+    sim = cr.cloth.Simulation(dt=1e-3)
+    params = dict(sim._params)
+    with pytest.raises(cr.InvalidInputError, match="bogus"):
+        _core.ClothSimulation(mesh._m, {**mat._dict(), "bogus": 1.0}, cr.cloth.Wrinkles()._dict(), params)
+    missing = mat._dict()
+    del missing["areal_density"]
+    with pytest.raises(cr.InvalidInputError, match="areal_density"):
+        _core.ClothSimulation(mesh._m, missing, cr.cloth.Wrinkles()._dict(), params)
+    with pytest.raises(cr.InvalidInputError, match="linear_solver"):
+        _core.ClothSimulation(mesh._m, mat._dict(), cr.cloth.Wrinkles()._dict(), {**params, "linear_solver": "lu"})
+    # MPM: a misspelt material field is refused by the core's spec, naming the material.
+    m = cr.mpm.Simulation(lower=(0, 0, 0), upper=(1, 1, 1), dx=0.1)
+    pts = np.array([[0.5, 0.5, 0.5]])
+    with pytest.raises(cr.InvalidInputError, match="SandMaterial.*hardening"):
+        m._s.add_volume(pts, "sand", {**cr.mpm.SandMaterial()._params(), "hardening": 1.0}, 2200.0, 1e-6,
+                        (0.0, 0.0, 0.0), 0.0)
+    assert set(cr.mpm.CurveMaterial()._params()) == {
+        "youngs_modulus", "poisson_ratio", "stretch_stiffness", "shear_stiffness", "friction_angle"}

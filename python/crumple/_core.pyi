@@ -171,22 +171,7 @@ def boundary_response(v: _F64_2D, v_co: _F64_2D, n: _F64_2D, mode: str, friction
 
 @final
 class MpmSimulation:
-    def __new__(
-        cls,
-        lower: _T3,
-        upper: _T3,
-        dx: float,
-        gravity: _T3,
-        cfl: float,
-        dt_max: float,
-        kernel: str,
-        boundary_padding: int,
-        out_of_domain: str,
-        precision: str,
-        transfer: str,
-        return_map: bool,
-        eulerian_tangents: bool,
-    ) -> MpmSimulation: ...
+    def __new__(cls, params: dict[str, Any], precision: str) -> MpmSimulation: ...
     def add_volume(
         self,
         points: _F64_2D,

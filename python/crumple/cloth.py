@@ -69,11 +69,6 @@ __all__ = [
 Vec3Like = Sequence[float] | npt.ArrayLike
 Triple = tuple[float, float, float]
 
-# The core's material dict calls the areal density "density" (kg/m²); the
-# Python name is `areal_density` so that `density` means kg/m³ in every module.
-_CORE_NAMES = {"areal_density": "density"}
-
-
 def _triple(x: Any, name: str) -> Triple:
     v = np.asarray(x, dtype=np.float64).reshape(-1)
     if v.size == 1:
@@ -171,19 +166,11 @@ class Material:
         return cls(**{**cls.PRESETS[key], **overrides})
 
     def _dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {}
-        for f in dataclasses.fields(self):
-            v = getattr(self, f.name)
-            d[_CORE_NAMES.get(f.name, f.name)] = list(v) if isinstance(v, tuple) else v
-        return d
+        # The core lists the same field names (crumple_core::cloth::material).
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
 
-def _preset_fields(core: dict[str, Any]) -> dict[str, Any]:
-    back = {v: k for k, v in _CORE_NAMES.items()}
-    return {back.get(k, k): tuple(v) if isinstance(v, list) else v for k, v in core.items()}
-
-
-Material.PRESETS.update({n: _preset_fields(_core.cloth_preset(n)) for n in _core.cloth_preset_names()})
+Material.PRESETS.update({n: _core.cloth_preset(n) for n in _core.cloth_preset_names()})
 
 
 @dataclass(frozen=True)
@@ -561,14 +548,6 @@ class Simulation:
             cg_max_iterations=positive_int(p["cg_max_iterations"], "cg_max_iterations"),
         )
 
-    def _core_params(self, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        # The core calls the Rayleigh coefficient "damping" and the contact
-        # thickness "thickness".
-        p = dict(self._params if params is None else params)
-        p["damping"] = p.pop("rayleigh_damping")
-        p["thickness"] = p.pop("contact_thickness")
-        return p
-
     # -- building --------------------------------------------------------------
 
     def add_cloth(
@@ -620,7 +599,7 @@ class Simulation:
         wd = None if warp_direction is None else as_vec3(warp_direction, "warp_direction")
         init_rest = bool(init_rest_from_mesh)
         if self._s is None:
-            self._s = _core.ClothSimulation(mesh._m, material._dict(), wrinkles._dict(), self._core_params(),
+            self._s = _core.ClothSimulation(mesh._m, material._dict(), wrinkles._dict(), self._params,
                                             uv_arr, wd, init_rest)
             # Colliders added before the first garment reach the core now.
             for c in self._colliders:
@@ -660,7 +639,7 @@ class Simulation:
             raise InvalidInputError(f"unknown settings {sorted(bad)}; known: {sorted(self._params)}")
         new = self._checked({**self._params, **params})
         if self._s is not None:
-            self._s.set_params(self._core_params(new))
+            self._s.set_params(new)
         self._params = new
 
     # -- colliders -----------------------------------------------------------

@@ -103,6 +103,12 @@ class _Presets:
             raise InvalidInputError(f"unknown {cls.__name__} fields {sorted(bad)}; known: {sorted(known)}")
         return cls(**{**cls.PRESETS[key], **overrides})
 
+    def _params(self) -> dict[str, float]:
+        """The constitutive fields by name, as the core's material specs list
+        them (density, thickness and radius go to the object instead)."""
+        return {f.name: float(getattr(self, f.name)) for f in dataclasses.fields(self)  # type: ignore[arg-type]
+                if f.name not in ("density", "thickness", "radius")}
+
 
 @dataclass(frozen=True)
 class ClothMaterial(_Presets):
@@ -145,10 +151,6 @@ class ClothMaterial(_Presets):
         if self.thickness is not None:
             positive(self.thickness, "thickness")
 
-    def _params(self) -> dict[str, float]:
-        return {"youngs_modulus": self.youngs_modulus, "poisson_ratio": self.poisson_ratio,
-                "normal_stiffness": self.normal_stiffness, "shear_stiffness": self.shear_stiffness,
-                "friction_angle": self.friction_angle}
 
 
 @dataclass(frozen=True)
@@ -194,10 +196,6 @@ class CurveMaterial(_Presets):
         if self.radius is not None:
             positive(self.radius, "radius")
 
-    def _params(self) -> dict[str, float]:
-        return {"youngs_modulus": self.youngs_modulus, "poisson_ratio": self.poisson_ratio,
-                "normal_stiffness": self.stretch_stiffness, "shear_stiffness": self.shear_stiffness,
-                "friction_angle": self.friction_angle}
 
 
 @dataclass(frozen=True)
@@ -217,8 +215,6 @@ class ElasticMaterial(_Presets):
         non_negative(self.youngs_modulus, "youngs_modulus")
         _poisson(self.poisson_ratio)
 
-    def _params(self) -> dict[str, float]:
-        return {"youngs_modulus": self.youngs_modulus, "poisson_ratio": self.poisson_ratio}
 
 
 @dataclass(frozen=True)
@@ -248,8 +244,6 @@ class SandMaterial(_Presets):
         non_negative(self.hardening_decay, "hardening_decay")
         non_negative(self.initial_deficit, "initial_deficit")
 
-    def _params(self) -> dict[str, float]:
-        return {k: float(v) for k, v in dataclasses.asdict(self).items() if k != "density"}
 
 
 @dataclass(frozen=True)
@@ -275,8 +269,6 @@ class GooMaterial(_Presets):
         non_negative(self.yield_stress, "yield_stress")
         non_negative(self.viscosity, "viscosity")
 
-    def _params(self) -> dict[str, float]:
-        return {k: float(v) for k, v in dataclasses.asdict(self).items() if k != "density"}
 
 
 class _Object:
@@ -472,13 +464,14 @@ class Simulation:
         if self.backend == "gpu" and backend == "auto" and precision != "f32":
             self.backend = "cpu"  # the GPU runs f32 only: "auto" falls back rather than fail
         self.dx = positive(dx, "dx")
-        self._s = _core.MpmSimulation(
-            as_vec3(lower, "lower"), as_vec3(upper, "upper"), self.dx, as_vec3(gravity, "gravity"),
-            finite(cfl, "cfl"), positive(dt_max, "dt_max"), choice(kernel, "kernel", ("quadratic", "cubic")),
-            index(boundary_padding, "boundary_padding"), choice(out_of_domain, "out_of_domain", ("error", "clamp", "remove")),
-            choice(precision, "precision", ("f32", "f64")), choice(transfer, "transfer", ("apic", "mls")),
-            _flag(return_map, "return_map"), choice(tangents, "tangents", ("mesh", "eulerian")) == "eulerian",
-        )
+        self._s = _core.MpmSimulation(dict(
+            lower=as_vec3(lower, "lower"), upper=as_vec3(upper, "upper"), dx=self.dx, gravity=as_vec3(gravity, "gravity"),
+            cfl=finite(cfl, "cfl"), dt_max=positive(dt_max, "dt_max"), kernel=choice(kernel, "kernel", ("quadratic", "cubic")),
+            boundary_padding=index(boundary_padding, "boundary_padding"),
+            out_of_domain=choice(out_of_domain, "out_of_domain", ("error", "clamp", "remove")),
+            transfer=choice(transfer, "transfer", ("apic", "mls")), return_map=_flag(return_map, "return_map"),
+            eulerian_tangents=choice(tangents, "tangents", ("mesh", "eulerian")) == "eulerian",
+        ), choice(precision, "precision", ("f32", "f64")))
         if self.backend == "gpu":
             if precision != "f32":
                 raise InvalidInputError(

@@ -16,5 +16,6 @@ pub mod gpu;
 pub mod math;
 pub mod mpm;
 pub mod parallel;
+pub mod params;
 
 pub use error::{Error, Result};

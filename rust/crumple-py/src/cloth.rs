@@ -5,14 +5,15 @@
 //! from the core so the tables live in one place.
 
 use crate::collide::PyCollider;
-use crate::convert::{arrays_from_py, arrays_to_py, keyframes, points_to_py, rows_to_py, to_points, v3};
+use crate::convert::{
+    arrays_from_py, arrays_to_py, from_dict, keyframes, points_to_py, rows_to_py, to_dict, to_points, v3,
+};
 use crate::errors::{IntoPy, SignalCheck, invalid};
 use crate::geometry::PyTriMesh;
-use crumple_core::cloth::material::{BendFriction, Material, PlasticConstants, Wrinkles};
+use crumple_core::cloth::material::{Material, Wrinkles};
 use crumple_core::cloth::model::{Garment, MaterialFrame};
 use crumple_core::cloth::sim::Simulation;
-use crumple_core::cloth::solver::{ContactParams, LinearSolver, StepParams};
-use crumple_core::cloth::wrinkle::{FrictionParams, PlasticClock};
+use crumple_core::cloth::solver::StepParams;
 use crumple_core::collide::Motion;
 use numpy::{
     PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArray3,
@@ -23,169 +24,24 @@ use pyo3::types::PyDict;
 
 type T3 = (f64, f64, f64);
 
-fn get<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, k: &str) -> PyResult<T> {
-    d.get_item(k)?
-        .ok_or_else(|| invalid(format!("parameter {k:?} is missing")))?
-        .extract()
-        .map_err(|e| invalid(format!("parameter {k:?}: {}", Into::<PyErr>::into(e))))
-}
-
-use pyo3::conversion::FromPyObjectOwned;
-
-/// Material dict → core material. Keys as produced by [`material_to_dict`].
+/// Material dict (the Python field names) → core material, range-checked.
 fn material_from(d: &Bound<'_, PyDict>) -> PyResult<Material> {
-    let f3 = |k: &str| -> PyResult<[f64; 3]> {
-        let v: Vec<f64> = get(d, k)?;
-        v.try_into()
-            .map_err(|_| invalid(format!("parameter {k:?} needs 3 values (uu, vv, uv)")))
-    };
-    let (te0, tei, ttf) = (f3("tensile_eps0")?, f3("tensile_eps_inf")?, f3("tensile_tau_f")?);
-    let (ty0, tkh, tg, ttp) = (
-        f3("tensile_eps_y0")?,
-        f3("tensile_k_h0")?,
-        f3("tensile_g")?,
-        f3("tensile_tau_p")?,
-    );
-    let m = Material {
-        density: get(d, "density")?,
-        membrane: crumple_core::cloth::membrane::MembraneStiffness {
-            k11: get(d, "k11")?,
-            k22: get(d, "k22")?,
-            k12: get(d, "k12")?,
-            k33: get(d, "k33")?,
-        },
-        bending: get(d, "bending")?,
-        bending_scale: get(d, "bending_scale")?,
-        bend_friction_stiffness: get(d, "friction_stiffness")?,
-        bend_friction: FrictionParams {
-            eps0: get(d, "friction_eps0")?,
-            eps_inf: get(d, "friction_eps_inf")?,
-            tau: get(d, "friction_tau")?,
-        },
-        bend_plastic: PlasticConstants {
-            eps_y0: get(d, "yield_angle")?,
-            k_h0: get(d, "hardening")?,
-            g: get(d, "hardening_drop")?,
-            tau: get(d, "hardening_tau")?,
-        },
-        tensile_friction_stiffness: f3("tensile_friction_stiffness")?,
-        tensile_friction: core::array::from_fn(|c| FrictionParams {
-            eps0: te0[c],
-            eps_inf: tei[c],
-            tau: ttf[c],
-        }),
-        tensile_plastic: core::array::from_fn(|c| PlasticConstants {
-            eps_y0: ty0[c],
-            k_h0: tkh[c],
-            g: tg[c],
-            tau: ttp[c],
-        }),
-    };
+    let m: Material = from_dict(d, "cloth material")?;
     m.validate().py_err()?;
     Ok(m)
-}
-
-fn material_to_dict<'py>(py: Python<'py>, m: &Material) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("density", m.density)?;
-    d.set_item("k11", m.membrane.k11)?;
-    d.set_item("k22", m.membrane.k22)?;
-    d.set_item("k12", m.membrane.k12)?;
-    d.set_item("k33", m.membrane.k33)?;
-    d.set_item("bending", m.bending)?;
-    d.set_item("bending_scale", m.bending_scale)?;
-    d.set_item("friction_stiffness", m.bend_friction_stiffness)?;
-    d.set_item("friction_eps0", m.bend_friction.eps0)?;
-    d.set_item("friction_eps_inf", m.bend_friction.eps_inf)?;
-    d.set_item("friction_tau", m.bend_friction.tau)?;
-    d.set_item("yield_angle", m.bend_plastic.eps_y0)?;
-    d.set_item("hardening", m.bend_plastic.k_h0)?;
-    d.set_item("hardening_drop", m.bend_plastic.g)?;
-    d.set_item("hardening_tau", m.bend_plastic.tau)?;
-    d.set_item(
-        "tensile_friction_stiffness",
-        m.tensile_friction_stiffness.to_vec(),
-    )?;
-    d.set_item("tensile_eps0", m.tensile_friction.map(|f| f.eps0).to_vec())?;
-    d.set_item("tensile_eps_inf", m.tensile_friction.map(|f| f.eps_inf).to_vec())?;
-    d.set_item("tensile_tau_f", m.tensile_friction.map(|f| f.tau).to_vec())?;
-    d.set_item("tensile_eps_y0", m.tensile_plastic.map(|p| p.eps_y0).to_vec())?;
-    d.set_item("tensile_k_h0", m.tensile_plastic.map(|p| p.k_h0).to_vec())?;
-    d.set_item("tensile_g", m.tensile_plastic.map(|p| p.g).to_vec())?;
-    d.set_item("tensile_tau_p", m.tensile_plastic.map(|p| p.tau).to_vec())?;
-    Ok(d)
 }
 
 /// The parameters of a paper preset (Table 2/3) as a dict.
 #[pyfunction]
 fn cloth_preset<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyDict>> {
     let m = Material::preset(name).py_err()?;
-    material_to_dict(py, &m)
+    to_dict(py, &m)
 }
 
 /// Names of the presets.
 #[pyfunction]
 fn cloth_preset_names() -> Vec<&'static str> {
     crumple_core::cloth::material::PRESET_NAMES.to_vec()
-}
-
-fn wrinkles_from(d: &Bound<'_, PyDict>) -> PyResult<Wrinkles> {
-    let bf: String = get(d, "bend_friction")?;
-    let clock: String = get(d, "clock")?;
-    Ok(Wrinkles {
-        bend_friction: match bf.as_str() {
-            "off" => BendFriction::Off,
-            "dwell" => BendFriction::Dwell,
-            "dahl" => BendFriction::Dahl,
-            o => {
-                return Err(invalid(format!(
-                    "bend_friction {o:?}: use 'dwell', 'dahl' or 'off'"
-                )));
-            }
-        },
-        bend_plasticity: get(d, "bend_plasticity")?,
-        tensile_friction: get(d, "tensile_friction")?,
-        tensile_plasticity: get(d, "tensile_plasticity")?,
-        clock: match clock.as_str() {
-            "alg2" => PlasticClock::Alg2,
-            "eq14" => PlasticClock::Eq14,
-            "always" => PlasticClock::AlwaysRunning,
-            o => return Err(invalid(format!("clock {o:?}: use 'alg2', 'eq14' or 'always'"))),
-        },
-        friction_slip_tangent: get(d, "friction_slip_tangent")?,
-        warp_faces: get(d, "warp_faces")?,
-        constant_hardening: get(d, "constant_hardening")?,
-    })
-}
-
-fn params_from(d: &Bound<'_, PyDict>) -> PyResult<StepParams> {
-    let solver: String = get(d, "linear_solver")?;
-    let g: T3 = get(d, "gravity")?;
-    Ok(StepParams {
-        dt: get(d, "dt")?,
-        gravity: v3(g),
-        damping: get(d, "damping")?,
-        handle_stiffness: get(d, "handle_stiffness")?,
-        contact: ContactParams {
-            repulsion_distance: get(d, "repulsion_distance")?,
-            repulsion_stiffness: get(d, "repulsion_stiffness")?,
-            thickness: get(d, "thickness")?,
-            self_friction: get(d, "self_friction")?,
-        },
-        self_collision: get(d, "self_collision")?,
-        linear_solver: match solver.as_str() {
-            "cholesky" => LinearSolver::Cholesky,
-            "lagged" => LinearSolver::LaggedCholesky,
-            "cg" => LinearSolver::Cg,
-            o => {
-                return Err(invalid(format!(
-                    "linear_solver {o:?}: use 'lagged', 'cholesky' or 'cg'"
-                )));
-            }
-        },
-        cg_tolerance: get(d, "cg_tolerance")?,
-        cg_max_iterations: get(d, "cg_max_iterations")?,
-    })
 }
 
 fn indices(a: &PyReadonlyArray1<'_, i64>, n: usize) -> PyResult<Vec<u32>> {
@@ -235,7 +91,7 @@ fn garment_from(
     Ok(Garment {
         mesh: (*mesh.inner).clone(),
         material: material_from(material)?,
-        wrinkles: wrinkles_from(wrinkles)?,
+        wrinkles: from_dict::<Wrinkles>(wrinkles, "wrinkles")?,
         frame,
         init_rest_from_mesh,
     })
@@ -263,7 +119,7 @@ impl PyClothSimulation {
         init_rest_from_mesh: bool,
     ) -> PyResult<Self> {
         let g = garment_from(mesh, material, wrinkles, uv, warp_direction, init_rest_from_mesh)?;
-        let p = params_from(params)?;
+        let p = from_dict::<StepParams>(params, "cloth step")?;
         let sim = py
             .detach(move || Simulation::from_garments(vec![g], p))
             .py_err()?;
@@ -311,7 +167,7 @@ impl PyClothSimulation {
 
     /// Replaces the step settings.
     fn set_params(&mut self, params: &Bound<'_, PyDict>) -> PyResult<()> {
-        let p = params_from(params)?;
+        let p = from_dict::<StepParams>(params, "cloth step")?;
         self.sim.set_params(p).py_err()
     }
 

@@ -6,6 +6,7 @@ use crate::errors::invalid;
 use crumple_core::checkpoint::{Array, Arrays, Data};
 use crumple_core::collide::Motion;
 use crumple_core::math::{Mat3, Vec3};
+use crumple_core::params::{Kind, Params, Value};
 use numpy::{
     PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyReadonlyArray3, PyReadonlyArrayDyn,
     PyUntypedArrayMethods,
@@ -127,4 +128,85 @@ pub fn arrays_from_py(d: &Bound<'_, PyDict>) -> PyResult<Arrays> {
         out.insert(&name, Array { shape, data });
     }
     Ok(out)
+}
+
+/// A dict keyed by the Python names → a core parameter struct. Every field
+/// of `P` must be present with a value of its kind, and no other key may be
+/// (a misspelt option is an error, not a silent default). The field list is
+/// the core's ([`crumple_core::params`]): nothing here names a field.
+pub fn from_dict<P: Params>(d: &Bound<'_, PyDict>, what: &str) -> PyResult<P> {
+    for k in d.keys() {
+        let k: String = k.extract()?;
+        if !P::FIELDS.iter().any(|(f, _)| *f == k) {
+            let known: Vec<&str> = P::FIELDS.iter().map(|(f, _)| *f).collect();
+            return Err(invalid(format!(
+                "unknown {what} parameter {k:?}; known: {known:?}"
+            )));
+        }
+    }
+    let mut py_err: Option<PyErr> = None;
+    let r = P::from_values(&mut |key, kind| {
+        let value = (|| -> PyResult<Value> {
+            let v = d
+                .get_item(key)?
+                .ok_or_else(|| invalid(format!("{what} parameter {key:?} is missing")))?;
+            let bad = |want: &str| invalid(format!("{what} parameter {key:?} must be {want}; got {v}"));
+            Ok(match kind {
+                Kind::F64 => {
+                    if v.is_instance_of::<pyo3::types::PyBool>() {
+                        return Err(bad("a number"));
+                    }
+                    Value::F64(v.extract::<f64>().map_err(|_| bad("a number"))?)
+                }
+                Kind::Triple => {
+                    let t: Vec<f64> = v.extract().map_err(|_| bad("three numbers"))?;
+                    Value::Triple(t.try_into().map_err(|_| bad("three numbers"))?)
+                }
+                Kind::Bool => Value::Bool(v.extract::<bool>().map_err(|_| bad("True or False"))?),
+                Kind::Int => {
+                    if v.is_instance_of::<pyo3::types::PyBool>() {
+                        return Err(bad("a whole number"));
+                    }
+                    Value::Int(v.extract::<u64>().map_err(|_| bad("a whole number ≥ 0"))?)
+                }
+                Kind::Name(names) => {
+                    let s: String = v.extract().map_err(|_| bad(&format!("one of {names:?}")))?;
+                    Value::Name(
+                        names
+                            .iter()
+                            .copied()
+                            .find(|n| *n == s)
+                            .ok_or_else(|| bad(&format!("one of {names:?}")))?,
+                    )
+                }
+            })
+        })();
+        value.map_err(|e| {
+            // Keep the Python exception (its type and message); the core only
+            // needs to stop.
+            let msg = e.to_string();
+            py_err = Some(e);
+            crumple_core::Error::InvalidInput(msg)
+        })
+    });
+    match (r, py_err) {
+        (Ok(p), _) => Ok(p),
+        (Err(_), Some(e)) => Err(e),
+        (Err(e), None) => Err(invalid(e.to_string())),
+    }
+}
+
+/// A core parameter struct → dict keyed by the Python names (presets).
+pub fn to_dict<'py, P: Params>(py: Python<'py>, p: &P) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (key, v) in p.values() {
+        match v {
+            Value::F64(x) => d.set_item(key, x)?,
+            Value::Triple(t) => d.set_item(key, (t[0], t[1], t[2]))?,
+            Value::Bool(b) => d.set_item(key, b)?,
+            Value::Int(i) => d.set_item(key, i)?,
+            Value::Name(s) => d.set_item(key, s)?,
+        }
+    }
+    Ok(d)
 }

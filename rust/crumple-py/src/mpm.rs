@@ -1,14 +1,15 @@
 //! Bindings of `crumple_core::mpm`: one simulation object in f32 or f64.
 
 use crate::collide::PyCollider;
-use crate::convert::{arrays_from_py, arrays_to_py, keyframes, points_to_py, to_points, v3};
+use crate::convert::{arrays_from_py, arrays_to_py, from_dict, keyframes, points_to_py, to_points, v3};
 use crate::errors::{IntoPy, SignalCheck, invalid};
 use crate::geometry::{PyCurves, PyTriMesh};
 use crumple_core::math::{Real, Vec3};
-use crumple_core::mpm::constitutive::{CurveParams, GooParams, SandParams, SurfaceParams, lame_parameters};
 use crumple_core::mpm::{
-    CodimMaterial, EnergyWeight, Kernel, OutOfDomain, Simulation, SolverParams, Transfer, VolumeMaterial,
+    CurveSpec, ElasticSpec, EnergyWeight, GooSpec, SandSpec, Simulation, SolverParams, SurfaceSpec,
+    VolumeMaterial,
 };
+use crumple_core::params::Named;
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArray3};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -84,139 +85,32 @@ fn positions_py<'py, T: Real + numpy::Element>(
     PyArray1::from_vec(py, flat).reshape([x.len(), 3])
 }
 
+/// A volume material dict (the Python field names, without density) → core material.
 fn vol_material<T: Real>(kind: &str, p: &Bound<'_, PyDict>) -> PyResult<VolumeMaterial<T>> {
-    let get = |k: &str| -> PyResult<f64> {
-        p.get_item(k)?
-            .ok_or_else(|| invalid(format!("material parameter {k:?} is missing")))?
-            .extract()
-    };
-    Ok(match kind {
-        "elastic" => {
-            let (mu, lambda) = lame_parameters(get("youngs_modulus")?, get("poisson_ratio")?).py_err()?;
-            VolumeMaterial::Elastic {
-                mu: T::from_f64(mu),
-                lambda: T::from_f64(lambda),
-            }
-        }
-        "sand" => VolumeMaterial::Sand(
-            SandParams::<f64>::from_material(
-                get("youngs_modulus")?,
-                get("poisson_ratio")?,
-                get("friction_angle")?,
-                get("hardening_slope")?,
-                get("hardening_decay")?,
-                get("initial_deficit")?,
-            )
-            .py_err()?
-            .cast(),
-        ),
-        "goo" => VolumeMaterial::Goo(
-            GooParams::<f64>::from_material(
-                get("youngs_modulus")?,
-                get("poisson_ratio")?,
-                get("yield_stress")?,
-                get("viscosity")?,
-            )
-            .py_err()?
-            .cast(),
-        ),
+    match kind {
+        "elastic" => from_dict::<ElasticSpec>(p, "ElasticMaterial")?.material(),
+        "sand" => from_dict::<SandSpec>(p, "SandMaterial")?.material(),
+        "goo" => from_dict::<GooSpec>(p, "GooMaterial")?.material(),
         other => {
             return Err(invalid(format!(
                 "unknown volume material {other:?}; use elastic, sand or goo"
             )));
         }
-    })
-}
-
-fn codim_material<T: Real>(kind: &str, p: &Bound<'_, PyDict>) -> PyResult<CodimMaterial<T>> {
-    let get = |k: &str| -> PyResult<f64> {
-        p.get_item(k)?
-            .ok_or_else(|| invalid(format!("material parameter {k:?} is missing")))?
-            .extract()
-    };
-    let (e, nu, g, k, phi) = (
-        get("youngs_modulus")?,
-        get("poisson_ratio")?,
-        get("shear_stiffness")?,
-        get("normal_stiffness")?,
-        get("friction_angle")?,
-    );
-    Ok(match kind {
-        "surface" => CodimMaterial::Surface(
-            SurfaceParams::<f64>::from_material(e, nu, g, k, phi)
-                .py_err()?
-                .cast(),
-        ),
-        "curve" => CodimMaterial::Curve(
-            CurveParams::<f64>::from_material(e, nu, g, k, phi)
-                .py_err()?
-                .cast(),
-        ),
-        other => return Err(invalid(format!("unknown codimensional material {other:?}"))),
-    })
+    }
+    .py_err()
 }
 
 #[pymethods]
 impl PyMpmSimulation {
+    /// `params`: the solver settings by their Python names
+    /// (`crumple_core::mpm::SolverParams`'s field list); `precision`: "f32" or "f64".
     #[new]
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        lower: T3,
-        upper: T3,
-        dx: f64,
-        gravity: T3,
-        cfl: f64,
-        dt_max: f64,
-        kernel: &str,
-        boundary_padding: usize,
-        out_of_domain: &str,
-        precision: &str,
-        transfer: &str,
-        return_map: bool,
-        eulerian_tangents: bool,
-    ) -> PyResult<Self> {
-        let transfer = match transfer {
-            "apic" => Transfer::Apic,
-            "mls" => Transfer::MlsMpm,
-            k => return Err(invalid(format!("unknown transfer {k:?}; use 'apic' or 'mls'"))),
-        };
-        let kernel = match kernel {
-            "quadratic" => Kernel::Quadratic,
-            "cubic" => Kernel::Cubic,
-            k => {
-                return Err(invalid(format!(
-                    "unknown kernel {k:?}; use 'quadratic' or 'cubic'"
-                )));
-            }
-        };
-        let out_of_domain = match out_of_domain {
-            "error" => OutOfDomain::Error,
-            "clamp" => OutOfDomain::Clamp,
-            "remove" => OutOfDomain::Remove,
-            k => {
-                return Err(invalid(format!(
-                    "unknown out_of_domain {k:?}; use 'error', 'clamp' or 'remove'"
-                )));
-            }
-        };
-        let params = SolverParams {
-            lower: v3(lower),
-            upper: v3(upper),
-            dx,
-            gravity: v3(gravity),
-            cfl,
-            dt_max,
-            kernel,
-            boundary_padding,
-            out_of_domain,
-            transfer,
-            codim_return_map: return_map,
-            // The "eulerian" ablation is the paper's meshless MPM (Fig. 10 a,
-            // Stomakhin et al. 2013): no mesh forces and no mesh enslaving
-            // either; element particles move with their own grid velocity.
-            enslave_elements: !eulerian_tangents,
-            eulerian_tangents,
-        };
+    fn new(params: &Bound<'_, PyDict>, precision: &str) -> PyResult<Self> {
+        let mut params: SolverParams = from_dict(params, "MPM solver")?;
+        // The "eulerian" ablation is the paper's meshless MPM (Fig. 10 a,
+        // Stomakhin et al. 2013): no mesh forces and no mesh enslaving
+        // either; element particles move with their own grid velocity.
+        params.enslave_elements = !params.eulerian_tangents;
         let sim = match precision {
             "f32" => Sim::F32(Box::new(Simulation::new(params).py_err()?)),
             "f64" => Sim::F64(Box::new(Simulation::new(params).py_err()?)),
@@ -256,9 +150,9 @@ impl PyMpmSimulation {
         damping: f64,
         energy_weight: &str,
     ) -> PyResult<usize> {
-        let w = energy_weight_of(energy_weight)?;
+        let w = named::<EnergyWeight>(energy_weight, "energy_weight")?;
         with_sim_mut!(self, s => {
-            let mat = codim_material("surface", params)?;
+            let mat = from_dict::<SurfaceSpec>(params, "ClothMaterial")?.material().py_err()?;
             s.add_surface(&mesh.inner, mat, density, thickness, v3(velocity), damping, w).py_err()
         })
     }
@@ -275,9 +169,9 @@ impl PyMpmSimulation {
         damping: f64,
         energy_weight: &str,
     ) -> PyResult<usize> {
-        let w = energy_weight_of(energy_weight)?;
+        let w = named::<EnergyWeight>(energy_weight, "energy_weight")?;
         with_sim_mut!(self, s => {
-            let mat = codim_material("curve", params)?;
+            let mat = from_dict::<CurveSpec>(params, "CurveMaterial")?.material().py_err()?;
             s.add_curves(&curves.inner, mat, density, radius, v3(velocity), damping, w).py_err()
         })
     }
@@ -558,14 +452,9 @@ impl PyMpmSimulation {
     }
 }
 
-fn energy_weight_of(name: &str) -> PyResult<EnergyWeight> {
-    match name {
-        "split" => Ok(EnergyWeight::Split),
-        "full" => Ok(EnergyWeight::Full),
-        k => Err(invalid(format!(
-            "unknown energy_weight {k:?}; use 'split' or 'full'"
-        ))),
-    }
+/// The variant of `N` called `name`, or an error listing the names.
+fn named<N: Named>(name: &str, what: &str) -> PyResult<N> {
+    N::from_name(name).ok_or_else(|| invalid(format!("unknown {what} {name:?}; use one of {:?}", N::NAMES)))
 }
 
 fn indices_u32(a: &PyReadonlyArray1<'_, i64>) -> PyResult<Vec<u32>> {

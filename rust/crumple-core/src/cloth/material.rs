@@ -357,3 +357,45 @@ mod tests {
         assert!(m.validate().unwrap_err().to_string().contains("k12"));
     }
 }
+
+// The Python names of every field (`crumple.cloth.Material`, `Wrinkles`), listed once:
+// the binding converts dicts with `crumple_core::params`.
+crate::params!(Material, base = Material::preset("cotton")?, {
+    "areal_density": f64 = density,
+    "k11": f64 = membrane.k11,
+    "k22": f64 = membrane.k22,
+    "k12": f64 = membrane.k12,
+    "k33": f64 = membrane.k33,
+    "bending": f64 = bending,
+    "bending_scale": f64 = bending_scale,
+    "friction_stiffness": f64 = bend_friction_stiffness,
+    "friction_eps0": f64 = bend_friction.eps0,
+    "friction_eps_inf": f64 = bend_friction.eps_inf,
+    "friction_tau": f64 = bend_friction.tau,
+    "yield_angle": f64 = bend_plastic.eps_y0,
+    "hardening": f64 = bend_plastic.k_h0,
+    "hardening_drop": f64 = bend_plastic.g,
+    "hardening_tau": f64 = bend_plastic.tau,
+    "tensile_friction_stiffness": triple = tensile_friction_stiffness,
+    "tensile_eps0": each = tensile_friction.eps0,
+    "tensile_eps_inf": each = tensile_friction.eps_inf,
+    "tensile_tau_f": each = tensile_friction.tau,
+    "tensile_eps_y0": each = tensile_plastic.eps_y0,
+    "tensile_k_h0": each = tensile_plastic.k_h0,
+    "tensile_g": each = tensile_plastic.g,
+    "tensile_tau_p": each = tensile_plastic.tau,
+});
+
+crate::named_enum!(BendFriction { "off" => Off, "dwell" => Dwell, "dahl" => Dahl });
+crate::named_enum!(PlasticClock { "alg2" => Alg2, "eq14" => Eq14, "always" => AlwaysRunning });
+
+crate::params!(Wrinkles, base = Wrinkles::default(), {
+    "bend_friction": name<BendFriction> = bend_friction,
+    "bend_plasticity": bool = bend_plasticity,
+    "tensile_friction": bool = tensile_friction,
+    "tensile_plasticity": bool = tensile_plasticity,
+    "clock": name<PlasticClock> = clock,
+    "friction_slip_tangent": bool = friction_slip_tangent,
+    "warp_faces": bool = warp_faces,
+    "constant_hardening": bool = constant_hardening,
+});

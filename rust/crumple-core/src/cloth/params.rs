@@ -132,3 +132,21 @@ impl StepParams {
         Ok(())
     }
 }
+
+crate::named_enum!(LinearSolver { "lagged" => LaggedCholesky, "cholesky" => Cholesky, "cg" => Cg });
+
+// The Python names of the step settings (`crumple.cloth.Simulation(...)`), listed once.
+crate::params!(StepParams, base = StepParams::default(), {
+    "dt": f64 = dt,
+    "gravity": vec3 = gravity,
+    "rayleigh_damping": f64 = damping,
+    "handle_stiffness": f64 = handle_stiffness,
+    "repulsion_distance": f64 = contact.repulsion_distance,
+    "repulsion_stiffness": f64 = contact.repulsion_stiffness,
+    "contact_thickness": f64 = contact.thickness,
+    "self_friction": f64 = contact.self_friction,
+    "self_collision": bool = self_collision,
+    "linear_solver": name<LinearSolver> = linear_solver,
+    "cg_tolerance": f64 = cg_tolerance,
+    "cg_max_iterations": int = cg_max_iterations,
+});

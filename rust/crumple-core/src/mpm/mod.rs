@@ -11,12 +11,14 @@ pub mod gpu;
 pub mod grid;
 pub mod kernel;
 pub mod material;
+pub mod material_spec;
 pub mod model;
 pub mod params;
 pub mod sim;
 pub mod solver;
 
 pub use material::{CodimMaterial, ReturnEvent, VolumeMaterial};
+pub use material_spec::{CurveSpec, ElasticSpec, GooSpec, SandSpec, SurfaceSpec};
 pub use model::{Element, Model, State};
 pub use params::{Kernel, OutOfDomain, SolverParams, Transfer};
 pub use sim::{EnergyWeight, Object, ObjectKind, Simulation};

@@ -162,3 +162,24 @@ impl SolverParams {
         [n(0), n(1), n(2)]
     }
 }
+
+crate::named_enum!(Kernel { "quadratic" => Quadratic, "cubic" => Cubic });
+crate::named_enum!(Transfer { "apic" => Apic, "mls" => MlsMpm });
+crate::named_enum!(OutOfDomain { "error" => Error, "clamp" => Clamp, "remove" => Remove });
+
+// The Python names of the solver settings (`crumple.mpm.Simulation(...)`), listed once.
+// `enslave_elements` is not among them: the Python API derives it from `eulerian_tangents`.
+crate::params!(SolverParams, base = SolverParams::default(), {
+    "lower": vec3 = lower,
+    "upper": vec3 = upper,
+    "dx": f64 = dx,
+    "gravity": vec3 = gravity,
+    "cfl": f64 = cfl,
+    "dt_max": f64 = dt_max,
+    "kernel": name<Kernel> = kernel,
+    "boundary_padding": int = boundary_padding,
+    "out_of_domain": name<OutOfDomain> = out_of_domain,
+    "transfer": name<Transfer> = transfer,
+    "return_map": bool = codim_return_map,
+    "eulerian_tangents": bool = eulerian_tangents,
+});

@@ -55,6 +55,8 @@ pub enum EnergyWeight {
     Full,
 }
 
+crate::named_enum!(EnergyWeight { "split" => Split, "full" => Full });
+
 /// Speed (m/s) above which a step is reported as diverged.
 pub const DIVERGED_SPEED: f64 = 1e4;
 
