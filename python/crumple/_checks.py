@@ -23,6 +23,10 @@ __all__ = [
     "positive",
     "non_negative",
     "finite",
+    "positive_int",
+    "in_range",
+    "flag",
+    "rotation_matrix",
     "choice",
     "index",
     "vertex_indices",
@@ -187,3 +191,44 @@ def velocity_field(v: Any, count: int, name: str = "velocity") -> npt.NDArray[np
     if out.shape[0] != count:
         raise InvalidInputError(f"{name} must be one 3-vector or shape ({count}, 3); got shape {out.shape}")
     return out
+
+
+def flag(x: Any, name: str) -> bool:
+    """``x`` if it is True or False (numpy bools too); 0, 1 and strings are refused."""
+    if not isinstance(x, (bool, np.bool_)):
+        raise InvalidInputError(f"{name} must be True or False; got {x!r}")
+    return bool(x)
+
+
+def in_range(x: Any, name: str, lo: float, hi: float, *, lo_open: bool = False, hi_open: bool = False,
+             hint: str = "") -> float:
+    """``x`` as a float if finite and in the interval from ``lo`` to ``hi``
+    (closed unless ``lo_open``/``hi_open``); ``hint`` is added to the message."""
+    f = finite(x, name)
+    ok_lo = f > lo if lo_open else f >= lo
+    ok_hi = f < hi if hi_open else f <= hi
+    if not (ok_lo and ok_hi):
+        interval = f"{'(' if lo_open else '['}{lo:g}, {hi:g}{')' if hi_open else ']'}"
+        raise InvalidInputError(f"{name} must be in {interval}{hint}; got {x!r}")
+    return f
+
+
+# How far RᵀR may be from I (max abs entry) and det R from 1: the same
+# tolerance as the core's (crumple-core validate.rs ROTATION_TOLERANCE), so a
+# rotation that passed float32 is accepted here and there alike.
+ROTATION_TOLERANCE = 1e-4
+
+
+def rotation_matrix(r: Any, name: str) -> npt.NDArray[np.float64]:
+    """A proper rotation ``(3, 3)`` (orthonormal, det +1, within
+    :data:`ROTATION_TOLERANCE`) as a new float64 array."""
+    try:
+        m = np.array(r, dtype=np.float64, copy=True)
+    except (TypeError, ValueError) as e:
+        raise InvalidInputError(f"{name} must be a 3x3 matrix of numbers; got {_describe(r)}") from e
+    if m.shape != (3, 3) or not np.isfinite(m).all():
+        raise InvalidInputError(f"{name} must be a finite 3x3 matrix; got shape {m.shape}")
+    if np.abs(m.T @ m - np.eye(3)).max() > ROTATION_TOLERANCE or abs(np.linalg.det(m) - 1.0) > ROTATION_TOLERANCE:
+        raise InvalidInputError(f"{name} must be a proper rotation (orthonormal, det +1); "
+                                "build one with crumple.colliders.rotation(axis, degrees)")
+    return m

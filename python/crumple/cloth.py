@@ -44,6 +44,8 @@ from ._checks import (
     as_vec3,
     choice,
     finite,
+    flag,
+    in_range,
     index,
     non_negative,
     positive,
@@ -143,8 +145,7 @@ class Material:
         positive(self.areal_density, "Material.areal_density (kg/m²)")
         positive(self.friction_tau, "Material.friction_tau (s)")
         positive(self.hardening_tau, "Material.hardening_tau (s)")
-        if self.hardening_drop > 1.0:
-            raise InvalidInputError(f"Material.hardening_drop g must be in [0, 1]; got {self.hardening_drop}")
+        in_range(self.hardening_drop, "Material.hardening_drop g", 0.0, 1.0)
         if self.friction_eps_inf < self.friction_eps0:
             raise InvalidInputError(
                 f"Material.friction_eps_inf ({self.friction_eps_inf}) must be >= friction_eps0 "
@@ -201,9 +202,8 @@ class Wrinkles:
         choice(self.bend_friction, "bend_friction", ("dwell", "dahl", "off"))
         choice(self.clock, "clock", ("alg2", "eq14", "always"))
         for f in dataclasses.fields(self):
-            v = getattr(self, f.name)
-            if f.type in ("bool",) and not isinstance(v, (bool, np.bool_)):
-                raise InvalidInputError(f"Wrinkles.{f.name} must be True or False; got {v!r}")
+            if f.type in ("bool",):
+                flag(getattr(self, f.name), f"Wrinkles.{f.name}")
 
     @classmethod
     def off(cls) -> Wrinkles:
@@ -531,8 +531,6 @@ class Simulation:
 
     @staticmethod
     def _checked(p: dict[str, Any]) -> dict[str, Any]:
-        if not isinstance(p["self_collision"], (bool, np.bool_)):
-            raise InvalidInputError(f"self_collision must be True or False; got {p['self_collision']!r}")
         return dict(
             dt=positive(p["dt"], "dt"),
             gravity=as_vec3(p["gravity"], "gravity"),
@@ -542,7 +540,7 @@ class Simulation:
             repulsion_stiffness=non_negative(p["repulsion_stiffness"], "repulsion_stiffness"),
             contact_thickness=non_negative(p["contact_thickness"], "contact_thickness"),
             self_friction=non_negative(p["self_friction"], "self_friction"),
-            self_collision=bool(p["self_collision"]),
+            self_collision=flag(p["self_collision"], "self_collision"),
             linear_solver=choice(p["linear_solver"], "linear_solver", ("lagged", "cholesky", "cg")),
             cg_tolerance=positive(p["cg_tolerance"], "cg_tolerance"),
             cg_max_iterations=positive_int(p["cg_max_iterations"], "cg_max_iterations"),

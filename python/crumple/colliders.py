@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from ._checks import as_points, as_vec3, choice, non_negative, positive
+from ._checks import as_points, as_vec3, choice, non_negative, positive, rotation_matrix
 from .errors import InvalidInputError
 from .geometry import TriMesh
 
@@ -65,13 +65,7 @@ def rotation(axis: Vec3Like, degrees: float) -> F64:
 def _rot(r: npt.ArrayLike | None, name: str = "rotation") -> F64:
     if r is None:
         return np.eye(3)
-    m = np.asarray(r, dtype=np.float64)
-    if m.shape != (3, 3) or not np.isfinite(m).all():
-        raise InvalidInputError(f"{name} must be a finite 3x3 matrix; got shape {m.shape}")
-    if np.abs(m.T @ m - np.eye(3)).max() > 1e-6 or np.linalg.det(m) < 0:
-        raise InvalidInputError(f"{name} must be a proper rotation (orthonormal, det +1); "
-                                "build one with crumple.colliders.rotation(axis, degrees)")
-    return np.ascontiguousarray(m)
+    return rotation_matrix(r, name)
 
 
 def _mode(mode: str, friction: float) -> tuple[str, float]:

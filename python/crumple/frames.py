@@ -25,6 +25,7 @@ from typing import Any, ClassVar, Union
 import numpy as np
 import numpy.typing as npt
 
+from ._checks import rotation_matrix
 from .errors import InvalidInputError
 
 __all__ = [
@@ -300,11 +301,7 @@ class FrameCollider:
                  translation: npt.ArrayLike | None = None) -> None:
         v = _points(vertices, "FrameCollider.vertices")
         f = _faces(faces, len(v), "FrameCollider.faces")
-        r = np.eye(3) if rotation is None else np.array(rotation, dtype=np.float64, copy=True)
-        if r.shape != (3, 3) or not np.isfinite(r).all():
-            raise InvalidInputError(f"FrameCollider.rotation must be a finite 3x3 matrix; got shape {r.shape}")
-        if np.abs(r.T @ r - np.eye(3)).max() > 1e-6 or np.linalg.det(r) < 0:
-            raise InvalidInputError("FrameCollider.rotation must be a proper rotation (orthonormal, det +1)")
+        r = np.eye(3) if rotation is None else rotation_matrix(rotation, "FrameCollider.rotation")
         t = np.zeros(3) if translation is None else np.array(translation, dtype=np.float64, copy=True).reshape(-1)
         if t.shape != (3,) or not np.isfinite(t).all():
             raise InvalidInputError(f"FrameCollider.translation must be 3 finite numbers (m); got {t.shape}")

@@ -32,6 +32,8 @@ from ._checks import (
     as_vec3,
     choice,
     finite,
+    flag,
+    in_range,
     index,
     non_negative,
     positive,
@@ -63,24 +65,12 @@ __all__ = [
 Vec3Like = Sequence[float] | npt.ArrayLike
 
 
-def _flag(x: Any, name: str) -> bool:
-    if not isinstance(x, (bool, np.bool_)):
-        raise InvalidInputError(f"{name} must be True or False; got {x!r}")
-    return bool(x)
-
-
 def _angle(x: float, name: str) -> float:
-    f = finite(x, name)
-    if not 0.0 <= f < 90.0:
-        raise InvalidInputError(f"{name} must be in [0, 90) degrees; got {x!r}")
-    return f
+    return in_range(x, name, 0.0, 90.0, hi_open=True, hint=" degrees")
 
 
 def _poisson(x: float) -> float:
-    f = finite(x, "poisson_ratio")
-    if not -1.0 < f < 0.5:
-        raise InvalidInputError(f"poisson_ratio must be in (-1, 0.5); got {x!r}")
-    return f
+    return in_range(x, "poisson_ratio", -1.0, 0.5, lo_open=True, hi_open=True)
 
 
 _M = TypeVar("_M", bound="_Presets")
@@ -469,7 +459,7 @@ class Simulation:
             cfl=finite(cfl, "cfl"), dt_max=positive(dt_max, "dt_max"), kernel=choice(kernel, "kernel", ("quadratic", "cubic")),
             boundary_padding=index(boundary_padding, "boundary_padding"),
             out_of_domain=choice(out_of_domain, "out_of_domain", ("error", "clamp", "remove")),
-            transfer=choice(transfer, "transfer", ("apic", "mls")), return_map=_flag(return_map, "return_map"),
+            transfer=choice(transfer, "transfer", ("apic", "mls")), return_map=flag(return_map, "return_map"),
             eulerian_tangents=choice(tangents, "tangents", ("mesh", "eulerian")) == "eulerian",
         ), choice(precision, "precision", ("f32", "f64")))
         if self.backend == "gpu":
@@ -493,10 +483,7 @@ class Simulation:
 
     @staticmethod
     def _rpic(rpic_damping: float) -> float:
-        d = finite(rpic_damping, "rpic_damping")
-        if not 0.0 <= d <= 1.0:
-            raise InvalidInputError(f"rpic_damping ν_d must be in [0, 1] (0 = APIC, 1 = RPIC); got {rpic_damping!r}")
-        return d
+        return in_range(rpic_damping, "rpic_damping ν_d", 0.0, 1.0, hint=" (0 = APIC, 1 = RPIC)")
 
     def add_cloth(self, mesh: TriMesh, material: ClothMaterial | None = None, *, rpic_damping: float = 0.0,
                   velocity: Vec3Like = (0, 0, 0), energy_weight: Literal["split", "full"] = "split",

@@ -17,5 +17,9 @@ pub mod math;
 pub mod mpm;
 pub mod parallel;
 pub mod params;
+pub(crate) mod validate;
+
+#[doc(hidden)]
+pub mod test_util;
 
 pub use error::{Error, Result};

@@ -9,7 +9,7 @@
 use crumple_core::Error;
 use crumple_core::collide::{BoundaryMode, Collider, Sphere};
 use crumple_core::geometry::{
-    Curves, Region, SplitMix64, TriMesh, grid_mesh, grid_roots, sample_lattice, straight_curves,
+    Curves, Region, TriMesh, grid_mesh, grid_roots, sample_lattice, straight_curves,
 };
 use crumple_core::math::{Mat3, Vec3};
 use crumple_core::mpm::constitutive::{CurveParams, SandParams, SurfaceParams};
@@ -18,6 +18,7 @@ use crumple_core::mpm::kernel::Stencil;
 use crumple_core::mpm::material::{codim_energy, codim_return_map, volume_energy};
 use crumple_core::mpm::solver::element_f;
 use crumple_core::mpm::{CodimMaterial, EnergyWeight, Kernel, Simulation, SolverParams, VolumeMaterial};
+use crumple_core::test_util::{Rng, in_pool as run_in_pool};
 use std::collections::HashMap;
 
 type V = Vec3<f64>;
@@ -92,24 +93,6 @@ fn strands(center: V, counts: (usize, usize), spacing: f64, dir: V, length: f64,
 /// Cell-centred lattice points in the box `[lo, hi]` with `spacing` (volume per point = spacing³).
 fn lattice(lo: V, hi: V, spacing: f64) -> Vec<V> {
     sample_lattice(&Region::Box { lower: lo, upper: hi }, spacing).unwrap()
-}
-
-struct Rng(SplitMix64);
-
-impl Rng {
-    fn new(seed: u64) -> Self {
-        Self(SplitMix64::new(seed))
-    }
-    /// Uniform in `[-1, 1)`.
-    fn sym(&mut self) -> f64 {
-        2.0 * self.0.next_f64() - 1.0
-    }
-    fn vec(&mut self, scale: f64) -> V {
-        V::new(self.sym(), self.sym(), self.sym()) * scale
-    }
-    fn mat(&mut self, scale: f64) -> M {
-        M::from_cols(self.vec(scale), self.vec(scale), self.vec(scale))
-    }
 }
 
 /// Moves every element particle to the barycentre of its vertices (what the solver maintains).
@@ -225,14 +208,6 @@ fn stressed(g: &Stressed, gravity: V, damping: f64, seed: u64) -> Sim {
         }
     }
     sim
-}
-
-fn run_in_pool<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .unwrap()
-        .install(f)
 }
 
 // ---------------------------------------------------------------------------------------------

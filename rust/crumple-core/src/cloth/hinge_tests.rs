@@ -1,7 +1,7 @@
 //! Tests of `hinge.rs` (kept out of the source file).
 
 use super::*;
-use crate::geometry::SplitMix64;
+use crate::test_util::Rng;
 use nalgebra::DMatrix;
 
 const FD_STEP: f64 = 1e-6;
@@ -10,33 +10,16 @@ fn v(x: f64, y: f64, z: f64) -> Vec3<f64> {
     Vec3::new(x, y, z)
 }
 
-fn sym(r: &mut SplitMix64) -> f64 {
-    2.0 * r.next_f64() - 1.0
-}
-
-fn rand_vec(r: &mut SplitMix64, amp: f64) -> Vec3<f64> {
-    v(sym(r), sym(r), sym(r)) * amp
-}
-
 /// A flat-ish hinge (unit edge, wings of height ~0.9) with every coordinate perturbed
 /// by up to `amp` (§9: 0.3-amplitude perturbations).
-fn random_hinge(r: &mut SplitMix64, amp: f64) -> [Vec3<f64>; 4] {
+fn random_hinge(r: &mut Rng, amp: f64) -> [Vec3<f64>; 4] {
     let base = [
         v(0.0, 0.0, 0.0),
         v(1.0, 0.0, 0.0),
         v(0.4, 0.9, 0.0),
         v(0.6, -0.8, 0.0),
     ];
-    base.map(|p| p + rand_vec(r, amp))
-}
-
-fn random_rotation(r: &mut SplitMix64) -> Mat3<f64> {
-    let axis = loop {
-        if let Some(a) = rand_vec(r, 1.0).try_normalize(0.1) {
-            break a;
-        }
-    };
-    Mat3::from_axis_angle(axis, std::f64::consts::PI * sym(r))
+    base.map(|p| p + r.vec(amp))
 }
 
 /// §3.1's sign-test configuration.
@@ -94,7 +77,7 @@ fn element_matrix(g: &[Vec3<f64>; 4], coef: f64) -> DMatrix<f64> {
 
 #[test]
 fn t1_gradient_matches_finite_differences() {
-    let mut r = SplitMix64::new(11);
+    let mut r = Rng::new(11);
     let mut worst = 0.0f64;
     for _ in 0..500 {
         let x = random_hinge(&mut r, 0.3);
@@ -118,14 +101,14 @@ fn t1_sign_convention() {
 
 #[test]
 fn t2_forces_are_minus_energy_gradient() {
-    let mut r = SplitMix64::new(12);
+    let mut r = Rng::new(12);
     let (s, kb, kf) = (1.7, 0.9, 2.3);
     let mut worst = 0.0f64;
     for _ in 0..200 {
         let x = random_hinge(&mut r, 0.3);
         // Frozen internal state: plastic rest angle θ_p and friction anchor θ_a, both ≠ 0.
-        let theta_p = 0.4 * sym(&mut r);
-        let theta_a = 0.4 * sym(&mut r);
+        let theta_p = 0.4 * r.sym();
+        let theta_a = 0.4 * r.sym();
         let (theta, g) = dihedral_angle_and_gradient(&x);
         let moment = s * (kb * (theta - theta_p) + kf * (theta - theta_a));
         let f = hinge_forces(&g, moment);
@@ -153,11 +136,11 @@ fn t2_exact_force_of_sign_configuration() {
 
 #[test]
 fn t3_gauss_newton_is_symmetric_nsd_rank_one() {
-    let mut r = SplitMix64::new(13);
+    let mut r = Rng::new(13);
     for _ in 0..50 {
         let x = random_hinge(&mut r, 0.3);
         let (_, g) = dihedral_angle_and_gradient(&x);
-        let coef = 1.3 * (0.5 + r.next_f64());
+        let coef = 1.3 * (0.5 + r.unit_f64());
         for a in 0..4 {
             for b in 0..4 {
                 let jab = hinge_jacobian_block(&g, coef, a, b);
@@ -182,7 +165,7 @@ fn t3_gauss_newton_is_symmetric_nsd_rank_one() {
 
 #[test]
 fn t3_gauss_newton_equals_fd_jacobian_at_rest_angle() {
-    let mut r = SplitMix64::new(14);
+    let mut r = Rng::new(14);
     let (s, kb, kf) = (1.4, 0.8, 1.9);
     for _ in 0..50 {
         let x0 = random_hinge(&mut r, 0.3);
@@ -223,9 +206,9 @@ fn t4_zero_force_when_flat_or_at_rest_angle() {
     assert_eq!(theta, 0.0);
     assert!(max_abs(&hinge_forces(&g, 2.0 * (theta - 0.0))) <= 1e-14);
     // A rotated and translated flat hinge: θ is 0 up to rounding, so forces ≈ 0.
-    let mut r = SplitMix64::new(15);
-    let rot = random_rotation(&mut r);
-    let t = rand_vec(&mut r, 1.0);
+    let mut r = Rng::new(15);
+    let rot = r.rotation();
+    let t = r.vec(1.0);
     let moved = flat.map(|p| rot * p + t);
     let (theta, g) = dihedral_angle_and_gradient(&moved);
     assert!(theta.abs() < 1e-14, "{theta:e}");
@@ -242,7 +225,7 @@ fn t4_zero_force_when_flat_or_at_rest_angle() {
 
 #[test]
 fn t5_rigid_motion_invariance_and_balance() {
-    let mut r = SplitMix64::new(16);
+    let mut r = Rng::new(16);
     let (s, kb, kf) = (1.2, 1.1, 0.7);
     let mut hinges: Vec<[Vec3<f64>; 4]> = (0..100).map(|_| random_hinge(&mut r, 0.3)).collect();
     // Irregular hinge: wing 0 has height 1e-2·|e| (short, but above the 1e-3·|e| guard).
@@ -257,8 +240,8 @@ fn t5_rigid_motion_invariance_and_balance() {
         let moment = s * (kb * (theta - 0.1) + kf * (theta + 0.05));
         let f = hinge_forces(&g, moment);
         let coef = s * (kb + kf);
-        let rot = random_rotation(&mut r);
-        let t = rand_vec(&mut r, 2.0);
+        let rot = r.rotation();
+        let t = r.vec(2.0);
         let y = x.map(|p| rot * p + t);
         let (theta_y, gy) = dihedral_angle_and_gradient(&y);
         let fy = hinge_forces(&gy, s * (kb * (theta_y - 0.1) + kf * (theta_y + 0.05)));

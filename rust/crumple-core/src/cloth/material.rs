@@ -177,19 +177,10 @@ impl Material {
     /// bending, friction and hardening stiffnesses may be 0), thresholds
     /// ordered. Messages name the field.
     pub fn validate(&self) -> Result<()> {
-        let pos = |v: f64, what: &str| -> Result<()> {
-            if !(v.is_finite() && v > 0.0) {
-                return invalid!("cloth material: {what} must be a positive finite number, got {v}");
-            }
-            Ok(())
-        };
-        let nonneg = |v: f64, what: &str| -> Result<()> {
-            if !(v.is_finite() && v >= 0.0) {
-                return invalid!("cloth material: {what} must be finite and ≥ 0, got {v}");
-            }
-            Ok(())
-        };
-        pos(self.density, "density (kg/m²)")?;
+        use crate::validate::{non_negative, positive};
+        let pos = |v: f64, what: &str| positive(format_args!("cloth material: {what}"), v).map(|_| ());
+        let nonneg = |v: f64, what: &str| non_negative(format_args!("cloth material: {what}"), v).map(|_| ());
+        pos(self.density, "areal_density (kg/m²)")?;
         let k = &self.membrane;
         pos(k.k11, "membrane k11 (N/m)")?;
         pos(k.k22, "membrane k22 (N/m)")?;

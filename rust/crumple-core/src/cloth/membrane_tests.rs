@@ -1,7 +1,7 @@
 //! Tests of `membrane.rs` (kept out of the source file).
 
 use super::*;
-use crate::geometry::SplitMix64;
+use crate::test_util::Rng;
 use nalgebra::DMatrix;
 
 const FD_STEP: f64 = 1e-6;
@@ -21,34 +21,17 @@ fn v(x: f64, y: f64, z: f64) -> Vec3<f64> {
     Vec3::new(x, y, z)
 }
 
-fn sym(r: &mut SplitMix64) -> f64 {
-    2.0 * r.next_f64() - 1.0
-}
-
-fn rand_vec(r: &mut SplitMix64, amp: f64) -> Vec3<f64> {
-    v(sym(r), sym(r), sym(r)) * amp
-}
-
-fn random_rotation(r: &mut SplitMix64) -> Mat3<f64> {
-    let axis = loop {
-        if let Some(a) = rand_vec(r, 1.0).try_normalize(0.1) {
-            break a;
-        }
-    };
-    Mat3::from_axis_angle(axis, std::f64::consts::PI * sym(r))
-}
-
 /// A random rest triangle (a base triangle with 0.3-amplitude UV perturbations) and a
 /// random deformed copy: the rest shape laid in the plane z = 0, perturbed by 0.3 in 3-D.
-fn random_triangle(r: &mut SplitMix64) -> ([[f64; 2]; 3], TriangleRest, [Vec3<f64>; 3]) {
+fn random_triangle(r: &mut Rng) -> ([[f64; 2]; 3], TriangleRest, [Vec3<f64>; 3]) {
     let base = [[0.0, 0.0], [1.0, 0.0], [0.3, 0.9]];
     loop {
-        let u = base.map(|p| [p[0] + 0.3 * sym(r), p[1] + 0.3 * sym(r)]);
+        let u = base.map(|p| [p[0] + 0.3 * r.sym(), p[1] + 0.3 * r.sym()]);
         // Keep reasonably shaped rest triangles (base area 0.45) so error scales stay O(1).
         if let Ok(rest) = TriangleRest::from_uv(u)
             && rest.area > 0.15
         {
-            let y = u.map(|p| v(p[0], p[1], 0.0) + rand_vec(r, 0.3));
+            let y = u.map(|p| v(p[0], p[1], 0.0) + r.vec(0.3));
             return (u, rest, y);
         }
     }
@@ -163,7 +146,7 @@ fn rest_data_from_uv() {
 
 #[test]
 fn strain_gradients_match_finite_differences() {
-    let mut r = SplitMix64::new(21);
+    let mut r = Rng::new(21);
     for _ in 0..200 {
         let (_, rest, y) = random_triangle(&mut r);
         let g = strain_gradients(&green_strain(&rest, &y));
@@ -176,11 +159,11 @@ fn strain_gradients_match_finite_differences() {
 
 #[test]
 fn t2_membrane_forces_are_minus_energy_gradient() {
-    let mut r = SplitMix64::new(22);
+    let mut r = Rng::new(22);
     let mut worst = 0.0f64;
     for _ in 0..200 {
         let (_, rest, y) = random_triangle(&mut r);
-        let eps_p = [0.05 * sym(&mut r), 0.05 * sym(&mut r), 0.05 * sym(&mut r)];
+        let eps_p = [0.05 * r.sym(), 0.05 * r.sym(), 0.05 * r.sym()];
         let (f, _) = membrane_at(&rest, &y, &eps_p);
         let fd = fd_grad(&y, |q| membrane_energy(&rest, q, &eps_p)).map(|p| -p);
         worst = worst.max(max_diff(&f, &fd) / max_abs(&f));
@@ -190,11 +173,11 @@ fn t2_membrane_forces_are_minus_energy_gradient() {
 
 #[test]
 fn t2_friction_forces_are_minus_energy_gradient() {
-    let mut r = SplitMix64::new(23);
+    let mut r = Rng::new(23);
     let mut worst = 0.0f64;
     for _ in 0..200 {
         let (_, rest, y) = random_triangle(&mut r);
-        let anchor = [0.1 * sym(&mut r), 0.1 * sym(&mut r), 0.1 * sym(&mut r)];
+        let anchor = [0.1 * r.sym(), 0.1 * r.sym(), 0.1 * r.sym()];
         let (f, _) = friction_at(&rest, &y, &anchor);
         let fd = fd_grad(&y, |q| friction_energy(&rest, q, &anchor)).map(|p| -p);
         worst = worst.max(max_diff(&f, &fd) / max_abs(&f));
@@ -204,13 +187,13 @@ fn t2_friction_forces_are_minus_energy_gradient() {
 
 #[test]
 fn t3_jacobians_symmetric_nsd() {
-    let mut r = SplitMix64::new(24);
+    let mut r = Rng::new(24);
     for _ in 0..100 {
         // Random states include compression, shear and negative deviations, where the
         // clamps and the dropped shear term matter.
         let (_, rest, y) = random_triangle(&mut r);
-        let eps_p = [0.1 * sym(&mut r), 0.1 * sym(&mut r), 0.1 * sym(&mut r)];
-        let anchor = [0.1 * sym(&mut r), 0.1 * sym(&mut r), 0.1 * sym(&mut r)];
+        let eps_p = [0.1 * r.sym(), 0.1 * r.sym(), 0.1 * r.sym()];
+        let anchor = [0.1 * r.sym(), 0.1 * r.sym(), 0.1 * r.sym()];
         for (_, j) in [membrane_at(&rest, &y, &eps_p), friction_at(&rest, &y, &anchor)] {
             assert_symmetric(&j);
             let m = to_matrix(&j);
@@ -225,14 +208,14 @@ fn t3_jacobians_symmetric_nsd() {
 fn t3_membrane_gn_equals_fd_where_dropped_terms_vanish() {
     // The GN Jacobian differs from the exact one by 2K33 e2 ∇²E12 (dropped) and by the
     // clamp of negative e0, e1; both vanish when e0, e1 ≥ 0 and e2 = 0 (elastic strain).
-    let mut r = SplitMix64::new(25);
+    let mut r = Rng::new(25);
     let mut cases = Vec::new();
     // (a) Uniaxial/biaxial stretch without shear, rotated and translated in 3-D, no plasticity:
     //     x_u ⊥ x_v with |x_u|, |x_v| ≥ 1.
     for (l1, l2) in [(1.1, 1.05), (1.0, 1.3), (1.2, 1.2)] {
         let (u, rest, _) = random_triangle(&mut r);
-        let rot = random_rotation(&mut r);
-        let t = rand_vec(&mut r, 1.0);
+        let rot = r.rotation();
+        let t = r.vec(1.0);
         let y = u.map(|p| rot * v(l1 * p[0], l2 * p[1], 0.0) + t);
         cases.push((rest, y, [0.0; 3]));
     }
@@ -241,7 +224,7 @@ fn t3_membrane_gn_equals_fd_where_dropped_terms_vanish() {
     for _ in 0..20 {
         let (_, rest, y) = random_triangle(&mut r);
         let e = green_strain(&rest, &y).e;
-        let target = [0.02 + 0.1 * r.next_f64(), 0.02 + 0.1 * r.next_f64(), 0.0];
+        let target = [0.02 + 0.1 * r.unit_f64(), 0.02 + 0.1 * r.unit_f64(), 0.0];
         cases.push((rest, y, sub3(&e, &target)));
     }
     for (rest, y, eps_p) in cases {
@@ -261,11 +244,11 @@ fn t3_membrane_gn_equals_fd_where_dropped_terms_vanish() {
 fn t3_friction_gn_equals_fd_where_dropped_terms_vanish() {
     // Exact where the [R] clamp is inactive (Δ11, Δ22 ≥ 0) and the dropped shear term
     // 2k12 Δ12 ∇²E12 vanishes (Δ12 = 0); the anchors are frozen.
-    let mut r = SplitMix64::new(26);
+    let mut r = Rng::new(26);
     for _ in 0..20 {
         let (_, rest, y) = random_triangle(&mut r);
         let e = green_strain(&rest, &y).e;
-        let delta = [0.02 + 0.1 * r.next_f64(), 0.02 + 0.1 * r.next_f64(), 0.0];
+        let delta = [0.02 + 0.1 * r.unit_f64(), 0.02 + 0.1 * r.unit_f64(), 0.0];
         let anchor = sub3(&e, &delta);
         let gn = to_matrix(&friction_at(&rest, &y, &anchor).1);
         let fd = fd_jacobian(&y, |q| friction_at(&rest, q, &anchor).0);
@@ -276,12 +259,12 @@ fn t3_friction_gn_equals_fd_where_dropped_terms_vanish() {
 
 #[test]
 fn t4_zero_force_at_rest_and_under_rotation() {
-    let mut r = SplitMix64::new(27);
+    let mut r = Rng::new(27);
     for _ in 0..50 {
         let (u, rest, _) = random_triangle(&mut r);
         let flat = u.map(|p| v(p[0], p[1], 0.0));
-        let rot = random_rotation(&mut r);
-        let t = rand_vec(&mut r, 1.0);
+        let rot = r.rotation();
+        let t = r.vec(1.0);
         let moved = flat.map(|p| rot * p + t);
         for y in [flat, moved] {
             let (f, _) = membrane_at(&rest, &y, &[0.0; 3]);
@@ -297,13 +280,13 @@ fn t4_zero_force_at_rest_and_under_rotation() {
 
 #[test]
 fn t5_rigid_motion_invariance_and_balance() {
-    let mut r = SplitMix64::new(28);
+    let mut r = Rng::new(28);
     for _ in 0..100 {
         let (_, rest, y) = random_triangle(&mut r);
-        let eps_p = [0.05 * sym(&mut r), 0.05 * sym(&mut r), 0.05 * sym(&mut r)];
-        let anchor = [0.05 * sym(&mut r), 0.05 * sym(&mut r), 0.05 * sym(&mut r)];
-        let rot = random_rotation(&mut r);
-        let t = rand_vec(&mut r, 2.0);
+        let eps_p = [0.05 * r.sym(), 0.05 * r.sym(), 0.05 * r.sym()];
+        let anchor = [0.05 * r.sym(), 0.05 * r.sym(), 0.05 * r.sym()];
+        let rot = r.rotation();
+        let t = r.vec(2.0);
         let ym = y.map(|p| rot * p + t);
         let (e, em) = (green_strain(&rest, &y).e, green_strain(&rest, &ym).e);
         assert!((0..3).all(|i| (e[i] - em[i]).abs() < 1e-12), "{e:?} vs {em:?}");

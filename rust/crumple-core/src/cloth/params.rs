@@ -91,34 +91,18 @@ impl Default for StepParams {
 impl StepParams {
     /// Checks every field; messages name the field and the fix.
     pub fn validate(&self) -> Result<()> {
-        if !(self.dt.is_finite() && self.dt > 0.0) {
-            return invalid!("dt must be a positive number of seconds, got {}", self.dt);
-        }
-        if !self.gravity.is_finite() {
-            return invalid!("gravity must be finite, got {:?}", self.gravity);
-        }
-        let nonneg = |v: f64, what: &str| -> Result<()> {
-            if !(v.is_finite() && v >= 0.0) {
-                return invalid!("{what} must be finite and ≥ 0, got {v}");
-            }
-            Ok(())
-        };
-        nonneg(self.damping, "damping")?;
-        nonneg(self.handle_stiffness, "handle_stiffness")?;
-        nonneg(self.contact.repulsion_stiffness, "repulsion_stiffness")?;
-        nonneg(self.contact.self_friction, "self_friction")?;
-        if !(self.contact.repulsion_distance.is_finite() && self.contact.repulsion_distance > 0.0) {
+        use crate::validate::{finite_vec, non_negative, positive};
+        positive("dt (s)", self.dt)?;
+        finite_vec("gravity", self.gravity)?;
+        non_negative("rayleigh_damping", self.damping)?;
+        non_negative("handle_stiffness", self.handle_stiffness)?;
+        non_negative("repulsion_stiffness", self.contact.repulsion_stiffness)?;
+        non_negative("self_friction", self.contact.self_friction)?;
+        positive("repulsion_distance (m)", self.contact.repulsion_distance)?;
+        let thickness = non_negative("contact_thickness (m)", self.contact.thickness)?;
+        if thickness >= self.contact.repulsion_distance {
             return invalid!(
-                "repulsion_distance must be > 0 m, got {}",
-                self.contact.repulsion_distance
-            );
-        }
-        if !(self.contact.thickness.is_finite()
-            && self.contact.thickness >= 0.0
-            && self.contact.thickness < self.contact.repulsion_distance)
-        {
-            return invalid!(
-                "thickness must be ≥ 0 and smaller than repulsion_distance ({} m), got {}",
+                "contact_thickness must be smaller than repulsion_distance ({} m), got {}",
                 self.contact.repulsion_distance,
                 self.contact.thickness
             );

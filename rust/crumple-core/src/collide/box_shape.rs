@@ -1,9 +1,9 @@
 //! Axis-aligned box (in its local frame; rotate it with the collider pose).
 
 use super::Sdf;
-use super::validate;
 use crate::Result;
 use crate::math::Vec3;
+use crate::validate;
 
 /// A solid box centered at the local origin, spanning `±half_extents`.
 /// The SDF is exact inside and outside (Euclidean distance to the box

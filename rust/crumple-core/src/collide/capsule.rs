@@ -2,9 +2,9 @@
 
 use super::Sdf;
 use super::box_shape::side;
-use super::validate;
 use crate::Result;
 use crate::math::Vec3;
+use crate::validate;
 
 /// All points within `radius` of the segment from `(0, −half_height, 0)` to
 /// `(0, half_height, 0)`: a cylinder with hemispherical caps, the usual

@@ -1,8 +1,9 @@
 //! A posed, moving shape with its contact response parameters.
 
 use super::motion::Kinematics;
-use super::{BoundaryMode, Motion, Sdf, Shape, validate};
+use super::{BoundaryMode, Motion, Sdf, Shape};
 use crate::math::{Mat3, Vec3};
+use crate::validate;
 use crate::{Result, invalid};
 
 /// What a collider reports at a world point: signed distance (meters,

@@ -2,9 +2,9 @@
 
 use super::Sdf;
 use super::box_shape::side;
-use super::validate;
 use crate::Result;
 use crate::math::Vec3;
+use crate::validate;
 
 /// A solid cylinder of `radius` around local y, between the caps
 /// `y = ±half_height`. The SDF is exact, including the rounded distance

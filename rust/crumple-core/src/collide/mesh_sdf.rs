@@ -4,8 +4,8 @@ use super::Sdf;
 use super::mesh_check::{check_mesh, pseudonormals};
 use super::mesh_sampling::{self, Grid};
 use super::sdf::FALLBACK_NORMAL;
-use super::validate;
 use crate::math::Vec3;
+use crate::validate;
 use crate::{Result, invalid};
 
 /// Largest grid accepted (nodes): 2²⁶ nodes are 512 MiB of `f64`.

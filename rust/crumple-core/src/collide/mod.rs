@@ -32,7 +32,6 @@ mod rotation;
 mod sdf;
 mod sphere;
 mod triangle;
-mod validate;
 
 #[cfg(test)]
 mod test_util;

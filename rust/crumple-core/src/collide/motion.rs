@@ -2,8 +2,8 @@
 //! scripted by the host.
 
 use super::rotation;
-use super::validate;
 use crate::math::{Mat3, Vec3};
+use crate::validate;
 use crate::{Result, invalid};
 
 /// How a collider's pose changes with time. Times are in seconds,
@@ -90,7 +90,7 @@ impl Motion {
                     );
                 }
                 for (i, &t) in times.iter().enumerate() {
-                    validate::finite(&format!("keyframe times[{i}]"), t)?;
+                    validate::finite(format_args!("keyframe times[{i}]"), t)?;
                     if i > 0 && t <= times[i - 1] {
                         return invalid!(
                             "keyframe times must be strictly increasing, but times[{}] = {} and times[{i}] = {t}; sort the keys and remove duplicates",
@@ -100,12 +100,12 @@ impl Motion {
                     }
                 }
                 for (i, &p) in translations.iter().enumerate() {
-                    validate::finite_vec(&format!("keyframe translations[{i}]"), p)?;
+                    validate::finite_vec(format_args!("keyframe translations[{i}]"), p)?;
                 }
                 let rotations = rotations
                     .iter()
                     .enumerate()
-                    .map(|(i, &r)| validate::rotation(&format!("keyframe rotations[{i}]"), r))
+                    .map(|(i, &r)| validate::rotation(format_args!("keyframe rotations[{i}]"), r))
                     .collect::<Result<Vec<_>>>()?;
                 Ok(Motion::Keyframes {
                     times,

@@ -1,8 +1,8 @@
 //! Half-space bounded by a plane.
 
 use super::Sdf;
-use super::validate;
 use crate::math::Vec3;
+use crate::validate;
 use crate::{Result, invalid};
 
 /// The half-space below a plane: points with `(p − point)·normal < 0` are

@@ -2,9 +2,9 @@
 
 use super::Sdf;
 use super::sdf::FALLBACK_NORMAL;
-use super::validate;
 use crate::Result;
 use crate::math::Vec3;
+use crate::validate;
 
 /// A solid sphere centered at the local origin (place it with the collider
 /// pose).

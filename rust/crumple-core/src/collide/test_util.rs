@@ -3,42 +3,9 @@
 //! the collide tests do not depend on `geometry/`'s mesh generators.
 
 use super::Sdf;
-use crate::geometry::SplitMix64;
 use crate::math::Vec3;
 
-/// The crate's generator ([`SplitMix64`]) with the draws the collide tests use.
-pub(crate) struct Rng(SplitMix64);
-
-impl Rng {
-    pub(crate) fn new(seed: u64) -> Self {
-        Rng(SplitMix64::new(seed))
-    }
-    pub(crate) fn next_u64(&mut self) -> u64 {
-        self.0.next_u64()
-    }
-    /// Uniform in `[lo, hi)`.
-    pub(crate) fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * self.0.next_f64()
-    }
-    /// Uniform in the box `[lo, hi)`.
-    pub(crate) fn point(&mut self, lo: Vec3<f64>, hi: Vec3<f64>) -> Vec3<f64> {
-        Vec3::new(
-            self.uniform(lo.x, hi.x),
-            self.uniform(lo.y, hi.y),
-            self.uniform(lo.z, hi.z),
-        )
-    }
-    /// Uniform on the unit sphere.
-    pub(crate) fn unit(&mut self) -> Vec3<f64> {
-        loop {
-            let v = self.point(Vec3::splat(-1.0), Vec3::splat(1.0));
-            let n = v.norm();
-            if n > 0.1 && n <= 1.0 {
-                return v * (1.0 / n);
-            }
-        }
-    }
-}
+pub(crate) use crate::test_util::Rng;
 
 /// Central-difference gradient of `f` at `p` with step `h`.
 pub(crate) fn fd_gradient(f: impl Fn(Vec3<f64>) -> f64, p: Vec3<f64>, h: f64) -> Vec3<f64> {

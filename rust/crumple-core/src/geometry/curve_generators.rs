@@ -6,8 +6,9 @@
 //! any shape.
 
 use super::Curves;
-use super::params::{at_least, budget, direction as unit_direction, finite_vec, plane_basis, positive};
+use super::params::{budget, plane_basis};
 use crate::math::Vec3;
+use crate::validate::{at_least, direction as unit_direction, finite_vec, positive};
 use crate::{Result, invalid};
 use core::f64::consts::PI;
 

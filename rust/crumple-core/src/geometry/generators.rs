@@ -13,8 +13,9 @@
 //! so normals point outward and [`TriMesh::signed_volume`] is positive.
 
 use super::TriMesh;
-use super::params::{at_least, budget, direction, finite_vec, plane_basis, positive};
+use super::params::{budget, plane_basis};
 use crate::math::Vec3;
+use crate::validate::{at_least, direction, finite_vec, positive};
 use crate::{Result, invalid};
 use core::f64::consts::PI;
 use std::collections::HashMap;

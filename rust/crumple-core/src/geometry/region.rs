@@ -1,8 +1,8 @@
 //! Volumes the samplers fill: a box, a sphere, or the inside of a closed mesh.
 
 use super::MeshInside;
-use super::params::{finite_vec, positive};
 use crate::math::Vec3;
+use crate::validate::{finite_vec, positive};
 use crate::{Result, invalid};
 
 /// A region of space (coordinates in m). Boundaries count as inside.

@@ -4,10 +4,11 @@
 //! `seed` through [`SplitMix64`] and a fixed visiting order.
 
 use super::Region;
-use super::params::{budget, positive};
+use super::params::budget;
 use super::rng::SplitMix64;
 use crate::Result;
 use crate::math::Vec3;
+use crate::validate::positive;
 
 /// Candidates Bridson's algorithm tries around an active sample before
 /// retiring it; 30 is the paper's value, a good balance of density and cost.

@@ -4,10 +4,11 @@ use std::sync::{Arc, OnceLock};
 
 use super::*;
 use crate::collide::{BoxShape, Capsule, Cylinder, MeshSdf, Motion, Plane, Sphere, boundary_response};
-use crate::geometry::{SplitMix64, box_mesh, uv_sphere};
+use crate::geometry::{box_mesh, uv_sphere};
 use crate::gpu::wgsl::{COLLIDE_WGSL, concat, shared_prelude};
 use crate::gpu::{GpuBuffer, GpuContext};
 use crate::math::{Mat3, Vec3};
+use crate::test_util::Rng;
 
 /// Test entry point: point `i` (xyz, w = collider index, or −1 for all
 /// colliders in order as `grid_update` applies them) with velocity `i`.
@@ -51,34 +52,10 @@ fn test_shader() -> &'static str {
 
 // ---------------------------------------------------------------- helpers
 
-struct Rng(SplitMix64);
-impl Rng {
-    fn new(seed: u64) -> Self {
-        Rng(SplitMix64::new(seed))
-    }
-    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * self.0.next_f64()
-    }
-    fn point(&mut self, lo: Vec3<f64>, hi: Vec3<f64>) -> Vec3<f64> {
-        Vec3::new(
-            self.uniform(lo.x, hi.x),
-            self.uniform(lo.y, hi.y),
-            self.uniform(lo.z, hi.z),
-        )
-    }
-    fn unit(&mut self) -> Vec3<f64> {
-        loop {
-            let v = self.point(Vec3::splat(-1.0), Vec3::splat(1.0));
-            let n = v.norm();
-            if n > 0.1 && n <= 1.0 {
-                return v * (1.0 / n);
-            }
-        }
-    }
-    fn rotation(&mut self) -> Mat3<f64> {
-        let axis = self.unit();
-        Mat3::from_axis_angle(axis, self.uniform(0.3, 3.0))
-    }
+/// A rotation about a uniform axis by 0.3–3 rad (never near the identity).
+fn rotation(rng: &mut Rng) -> Mat3<f64> {
+    let axis = rng.unit();
+    Mat3::from_axis_angle(axis, rng.uniform(0.3, 3.0))
 }
 
 fn round32(v: Vec3<f64>) -> Vec3<f64> {
@@ -114,7 +91,7 @@ fn posed(shape: impl Into<Shape>, seed: u64) -> Vec<Collider> {
     let mut rng = Rng::new(seed);
     let poses = [
         (Vec3::new(0.5, -0.25, 0.125), Mat3::identity()),
-        (Vec3::new(-0.3, 0.7, 0.2), rng.rotation()),
+        (Vec3::new(-0.3, 0.7, 0.2), rotation(&mut rng)),
     ];
     let mut out = Vec::new();
     for (t, r) in poses {
@@ -647,9 +624,9 @@ fn gpu_mesh_sdf_matches_cpu() {
 #[test]
 fn gpu_moving_colliders_match_cpu() {
     let mut rng = Rng::new(9);
-    let start = rng.rotation();
-    let r1 = rng.rotation();
-    let r2 = rng.rotation();
+    let start = rotation(&mut rng);
+    let r1 = rotation(&mut rng);
+    let r2 = rotation(&mut rng);
     let mut colliders = Vec::new();
     for (i, (mode, mu)) in MODES.into_iter().enumerate() {
         let shape: Shape = match i {
@@ -739,7 +716,7 @@ fn gpu_colliders_in_sequence_match_cpu() {
         .enumerate()
         .map(|(i, (shape, t))| {
             let (mode, mu) = MODES[i % MODES.len()];
-            Collider::new(shape, t, rng.rotation())
+            Collider::new(shape, t, rotation(&mut rng))
                 .unwrap()
                 .with_mode(mode)
                 .with_friction(mu)

@@ -26,7 +26,7 @@ pub use friction::{FrictionParams, FrictionState, friction_update};
 pub use one_dof::*;
 pub use plasticity::{PlasticClock, PlasticParams, PlasticState, plastic_update};
 
-use crate::{Result, invalid};
+use crate::Result;
 
 /// `sign(x)` as the stored flow direction: +1, −1, or 0 for 0 (and NaN).
 ///
@@ -45,10 +45,7 @@ fn sign_i8(x: f64) -> i8 {
 
 /// Checks that `v` is finite (the message names `what` and `field`).
 fn require_finite(v: f64, what: &str, field: &str) -> Result<()> {
-    if !v.is_finite() {
-        return invalid!("{what}: {field} must be a finite number, got {v}; pass a finite value");
-    }
-    Ok(())
+    crate::validate::finite(format_args!("{what}: {field}"), v).map(|_| ())
 }
 
 /// Hold-time warp (§4.6): add `dt_warp` (s) to both clocks (`t_stick` and

@@ -2,21 +2,9 @@
 
 use super::*;
 use crate::Error;
-use crate::geometry::SplitMix64;
+use crate::test_util::Rng;
 
 // ---- helpers ----------------------------------------------------------
-
-/// The crate's generator ([`SplitMix64`]) with the draws these tests use.
-struct Rng(SplitMix64);
-impl Rng {
-    /// Uniform in [0, 1).
-    fn unit(&mut self) -> f64 {
-        self.0.next_f64()
-    }
-    fn range(&mut self, a: f64, b: f64) -> f64 {
-        a + (b - a) * self.unit()
-    }
-}
 
 /// `got` equals `want` as printed with `decimals` decimals in the spec.
 #[track_caller]
@@ -95,23 +83,23 @@ fn t6_state_update_invariants() {
             clock,
         };
         pp.validate("t6").unwrap();
-        let mut rng = Rng(SplitMix64::new(seed));
+        let mut rng = Rng::new(seed);
         let mut fs = FrictionState::default();
         let mut ps = PlasticState::new(&pp);
         let (mut theta, mut slips, mut yields) = (0.0f64, 0usize, 0usize);
         for _ in 0..100_000 {
-            let r = rng.unit();
+            let r = rng.unit_f64();
             if r < 0.6 {
-                theta += rng.range(-0.05, 0.05);
+                theta += rng.uniform(-0.05, 0.05);
             } else if r < 0.65 {
-                theta = rng.range(-3.0, 3.0);
+                theta = rng.uniform(-3.0, 3.0);
             } else if r < 0.7 {
                 // Jump just past the yield surface on a random side, so
                 // that yielding stays reachable while ε_Y hardens.
-                let side = if rng.unit() < 0.5 { -1.0 } else { 1.0 };
-                theta = ps.theta_p + side * (ps.eps_y + rng.range(0.0, 0.5));
+                let side = if rng.unit_f64() < 0.5 { -1.0 } else { 1.0 };
+                theta = ps.theta_p + side * (ps.eps_y + rng.uniform(0.0, 0.5));
             } // else: stay (lets the dwell clock build up)
-            let h = rng.range(0.0, 0.05);
+            let h = rng.uniform(0.0, 0.05);
             let thr = fp.threshold(fs.t_stick);
             assert!(
                 thr >= fp.eps0 && thr <= fp.eps_inf + 1e-15,
@@ -141,8 +129,8 @@ fn t6_state_update_invariants() {
                 "|θ_p| > ε_hp"
             );
             assert!((ps.eps_y - (pp.eps_y0 + ps.eps_hp * kh / pp.k_elastic)).abs() < 1e-12);
-            if rng.unit() < 0.01 {
-                warp_clocks(&mut fs, &mut ps, rng.range(0.0, 1.0));
+            if rng.unit_f64() < 0.01 {
+                warp_clocks(&mut fs, &mut ps, rng.uniform(0.0, 1.0));
             }
         }
         assert!(
@@ -165,18 +153,18 @@ fn t6_state_update_invariants() {
             k_elastic: 1.0,
             clock,
         };
-        let mut rng = Rng(SplitMix64::new(17));
+        let mut rng = Rng::new(17);
         let mut ps = PlasticState::new(&pp);
         let (mut theta, mut yields) = (0.0f64, 0usize);
         for _ in 0..100_000 {
-            let r = rng.unit();
+            let r = rng.unit_f64();
             if r < 0.7 {
-                theta += rng.range(-0.05, 0.05);
+                theta += rng.uniform(-0.05, 0.05);
             } else if r < 0.85 {
-                theta = rng.range(-4.0, 4.0);
+                theta = rng.uniform(-4.0, 4.0);
             } else {
-                let side = if rng.unit() < 0.5 { -1.0 } else { 1.0 };
-                theta = ps.theta_p + side * (ps.eps_y + rng.range(0.0, 0.5));
+                let side = if rng.unit_f64() < 0.5 { -1.0 } else { 1.0 };
+                theta = ps.theta_p + side * (ps.eps_y + rng.uniform(0.0, 0.5));
             }
             if plastic_update(&mut ps, &pp, theta, 1e-3) {
                 yields += 1;
@@ -605,16 +593,16 @@ fn strict_comparisons() {
 /// ε0 = 0.1) and the hinge re-slips every step.
 #[test]
 fn slip_then_hold_sticks() {
-    let mut rng = Rng(SplitMix64::new(99));
+    let mut rng = Rng::new(99);
     for _ in 0..100_000 {
         let fp = FrictionParams {
-            eps0: rng.range(0.0, 0.5),
+            eps0: rng.uniform(0.0, 0.5),
             eps_inf: 1.0,
             tau: 10.0,
         };
-        let theta = rng.range(-4.0, 4.0);
+        let theta = rng.uniform(-4.0, 4.0);
         let mut st = FrictionState {
-            anchor: theta + rng.range(-3.0, 3.0),
+            anchor: theta + rng.uniform(-3.0, 3.0),
             t_stick: 0.0,
         };
         let thr = fp.threshold(0.0);

@@ -56,8 +56,8 @@ impl<T: Real> CurveParams<T> {
         friction_angle_deg: f64,
     ) -> Result<Self> {
         let (mu, lambda) = lame_parameters(youngs_modulus, poisson_ratio)?;
-        super::check_non_negative("gamma (fibre shear stiffness)", gamma)?;
-        super::check_non_negative("k (fibre stretch stiffness)", k)?;
+        crate::validate::non_negative("gamma (fibre shear stiffness)", gamma)?;
+        crate::validate::non_negative("k (fibre stretch stiffness)", k)?;
         let phi = friction_angle_radians(friction_angle_deg)?;
         Ok(Self {
             mu: T::from_f64(mu),

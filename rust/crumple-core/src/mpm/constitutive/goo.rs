@@ -19,7 +19,7 @@
 //! viscosity `η` and relaxation time `η/μ`.
 
 use super::hencky::hencky_strain;
-use super::{SQRT_2_3, check_non_negative, is_positive, lame_parameters};
+use super::{SQRT_2_3, is_positive, lame_parameters};
 use crate::Result;
 use crate::math::{Mat3, Real, Vec3, svd3};
 
@@ -48,8 +48,8 @@ impl<T: Real> GooParams<T> {
         viscosity: f64,
     ) -> Result<Self> {
         let (mu, lambda) = lame_parameters(youngs_modulus, poisson_ratio)?;
-        check_non_negative("yield_stress", yield_stress)?;
-        check_non_negative("viscosity", viscosity)?;
+        crate::validate::non_negative("yield_stress", yield_stress)?;
+        crate::validate::non_negative("viscosity", viscosity)?;
         Ok(Self {
             mu: T::from_f64(mu),
             lambda: T::from_f64(lambda),

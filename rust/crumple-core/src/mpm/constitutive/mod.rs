@@ -164,7 +164,7 @@ pub(crate) fn clamped_log<T: Real>(sigma: T) -> (T, T) {
 /// Errors name the parameter: `youngs_modulus` must be finite and `≥ 0`, `poisson_ratio` must lie in
 /// the open interval `(−1, 0.5)` (at 0.5 `λ` is infinite, at −1 `μ` is).
 pub fn lame_parameters(youngs_modulus: f64, poisson_ratio: f64) -> Result<(f64, f64)> {
-    check_non_negative("youngs_modulus (E)", youngs_modulus)?;
+    crate::validate::non_negative("youngs_modulus (E)", youngs_modulus)?;
     if !(poisson_ratio > -1.0 && poisson_ratio < 0.5) {
         return crate::invalid!(
             "poisson_ratio must lie strictly between -1 and 0.5 (0.5 is incompressible and makes lambda \
@@ -173,15 +173,6 @@ pub fn lame_parameters(youngs_modulus: f64, poisson_ratio: f64) -> Result<(f64, 
     }
     let (e, nu) = (youngs_modulus, poisson_ratio);
     Ok((e / (2.0 * (1.0 + nu)), e * nu / ((1.0 + nu) * (1.0 - 2.0 * nu))))
-}
-
-/// `Ok` for a finite value `≥ 0`, else an [`InvalidInput`](crate::Error::InvalidInput) naming `name`.
-pub(crate) fn check_non_negative(name: &str, v: f64) -> Result<()> {
-    if v.is_finite() && v >= 0.0 {
-        Ok(())
-    } else {
-        crate::invalid!("{name} must be a finite number >= 0, got {v}")
-    }
 }
 
 /// A friction angle in degrees, checked to lie in `[0, 90)` (spec §6.1: `c_F = tan Φ_F` is infinite at

@@ -13,7 +13,7 @@
 //! No cohesion (spec §5.4, §9 A22).
 
 use super::hencky::hencky_strain;
-use super::{DEG_TO_RAD, check_non_negative, drucker_prager_alpha, is_positive, lame_parameters};
+use super::{DEG_TO_RAD, drucker_prager_alpha, is_positive, lame_parameters};
 use crate::Result;
 use crate::math::{Mat3, Real, Vec3, svd3};
 
@@ -90,9 +90,9 @@ impl<T: Real> SandParams<T> {
         if !(h0.is_finite() && (0.0..90.0).contains(&h0)) {
             return crate::invalid!("h0 (sand friction angle, degrees) must be within [0, 90), got {h0}");
         }
-        check_non_negative("h1 (sand hardening slope, degrees)", h1)?;
-        check_non_negative("h2 (sand hardening decay)", h2)?;
-        check_non_negative("h3 (sand initial friction deficit, degrees)", h3)?;
+        crate::validate::non_negative("h1 (sand hardening slope, degrees)", h1)?;
+        crate::validate::non_negative("h2 (sand hardening decay)", h2)?;
+        crate::validate::non_negative("h3 (sand initial friction deficit, degrees)", h3)?;
         if h3 > h0 {
             return crate::invalid!(
                 "h3 (sand initial friction deficit) must not exceed h0, got h3 = {h3} > h0 = {h0}"

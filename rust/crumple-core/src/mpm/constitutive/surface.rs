@@ -46,8 +46,8 @@ impl<T: Real> SurfaceParams<T> {
         friction_angle_deg: f64,
     ) -> Result<Self> {
         let (mu, lambda) = lame_parameters(youngs_modulus, poisson_ratio)?;
-        super::check_non_negative("gamma (shear stiffness of the normal)", gamma)?;
-        super::check_non_negative("k (normal compression stiffness)", k)?;
+        crate::validate::non_negative("gamma (shear stiffness of the normal)", gamma)?;
+        crate::validate::non_negative("k (normal compression stiffness)", k)?;
         let phi = friction_angle_radians(friction_angle_deg)?;
         Ok(Self {
             mu: T::from_f64(mu),

@@ -467,10 +467,3 @@ impl<T: Real> Simulation<T> {
         self.removed += gone as u64;
     }
 }
-
-fn check_positive(name: &str, v: f64) -> Result<()> {
-    if !(v.is_finite() && v > 0.0) {
-        return invalid!("{name} must be a finite number > 0; got {v}");
-    }
-    Ok(())
-}

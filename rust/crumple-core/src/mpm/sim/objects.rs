@@ -40,8 +40,8 @@ impl<T: Real> Simulation<T> {
         velocity: Vec3<f64>,
         damping: f64,
     ) -> Result<()> {
-        check_positive("density", density)?;
-        check_positive(size.0, size.1)?;
+        crate::validate::positive("density", density)?;
+        crate::validate::positive(size.0, size.1)?;
         if !velocity.is_finite() {
             return invalid!("velocity must be finite");
         }

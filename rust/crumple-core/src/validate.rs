@@ -1,8 +1,13 @@
-//! Parameter checks shared by the collider types.
+//! The parameter checks of every module (geometry, colliders, materials,
+//! solvers), so a bad argument is reported the same way everywhere.
 //!
 //! Every check returns [`Error::InvalidInput`](crate::Error::InvalidInput)
 //! with a message that names the parameter, shows the value and says how to
-//! fix it, because these messages reach Python users unchanged.
+//! fix it, because these messages reach Python users unchanged. Names are
+//! `impl Display`, so a caller can pass `format_args!("{what}: {field}")`
+//! and nothing is formatted unless the check fails.
+
+use core::fmt::Display;
 
 use crate::Result;
 use crate::invalid;
@@ -15,7 +20,7 @@ use crate::math::{Mat3, Vec3};
 pub(crate) const ROTATION_TOLERANCE: f64 = 1e-4;
 
 /// `value` must be finite.
-pub(crate) fn finite(name: &str, value: f64) -> Result<f64> {
+pub(crate) fn finite(name: impl Display, value: f64) -> Result<f64> {
     if value.is_finite() {
         Ok(value)
     } else {
@@ -24,7 +29,7 @@ pub(crate) fn finite(name: &str, value: f64) -> Result<f64> {
 }
 
 /// `value` must be finite and strictly positive.
-pub(crate) fn positive(name: &str, value: f64) -> Result<f64> {
+pub(crate) fn positive(name: impl Display, value: f64) -> Result<f64> {
     if value.is_finite() && value > 0.0 {
         Ok(value)
     } else {
@@ -33,7 +38,7 @@ pub(crate) fn positive(name: &str, value: f64) -> Result<f64> {
 }
 
 /// `value` must be finite and ≥ 0.
-pub(crate) fn non_negative(name: &str, value: f64) -> Result<f64> {
+pub(crate) fn non_negative(name: impl Display, value: f64) -> Result<f64> {
     if value.is_finite() && value >= 0.0 {
         Ok(value)
     } else {
@@ -42,7 +47,7 @@ pub(crate) fn non_negative(name: &str, value: f64) -> Result<f64> {
 }
 
 /// All three components finite.
-pub(crate) fn finite_vec(name: &str, v: Vec3<f64>) -> Result<Vec3<f64>> {
+pub(crate) fn finite_vec(name: impl Display, v: Vec3<f64>) -> Result<Vec3<f64>> {
     if v.is_finite() {
         Ok(v)
     } else {
@@ -55,10 +60,33 @@ pub(crate) fn finite_vec(name: &str, v: Vec3<f64>) -> Result<Vec3<f64>> {
     }
 }
 
+/// A finite, non-zero direction, returned normalized.
+pub(crate) fn direction(name: impl Display, value: Vec3<f64>) -> Result<Vec3<f64>> {
+    let value = finite_vec(&name, value)?;
+    match value.try_normalize(1e-300) {
+        Some(d) => Ok(d),
+        None => invalid!(
+            "{name} must be a non-zero direction, got ({}, {}, {})",
+            value.x,
+            value.y,
+            value.z
+        ),
+    }
+}
+
+/// A count that must be at least `min`.
+pub(crate) fn at_least(name: impl Display, value: usize, min: usize) -> Result<usize> {
+    if value >= min {
+        Ok(value)
+    } else {
+        invalid!("{name} must be at least {min}, got {value}")
+    }
+}
+
 /// A proper rotation (orthonormal, determinant +1) within
 /// [`ROTATION_TOLERANCE`]; returned re-orthonormalised (Gram–Schmidt on the
 /// columns) so that `Rᵀ` is its inverse to machine precision.
-pub(crate) fn rotation(name: &str, r: Mat3<f64>) -> Result<Mat3<f64>> {
+pub(crate) fn rotation(name: impl Display, r: Mat3<f64>) -> Result<Mat3<f64>> {
     if !r.is_finite() {
         return invalid!(
             "{name} must have finite entries, got {:?}; remove NaN/inf values",
@@ -99,6 +127,21 @@ mod tests {
         assert!(non_negative("friction", 0.0).is_ok());
         assert!(non_negative("friction", -0.1).is_err());
         assert!(finite_vec("center", Vec3::new(0.0, f64::INFINITY, 0.0)).is_err());
+        let e = at_least("n_lon", 2, 3).unwrap_err().to_string();
+        assert!(e.contains("n_lon") && e.contains('2') && e.contains('3'), "{e}");
+        assert!(direction("axis", Vec3::zero()).is_err());
+        assert_eq!(
+            direction("axis", Vec3::new(0.0, 2.0, 0.0)).unwrap(),
+            Vec3::new(0.0, 1.0, 0.0)
+        );
+        // A lazily formatted name (nothing is formatted unless the check fails).
+        let e = finite(format_args!("{}: {}", "bending friction", "tau"), f64::NAN)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("bending friction: tau must be a finite number"),
+            "{e}"
+        );
     }
 
     #[test]
