@@ -23,8 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -33,10 +31,8 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "bench-out"
-THREADS = 2
-RESULT_TAG = "RESULT "
+from _common import THREADS, import_crumple, ratio, run_worker, time_steps, worker_main, write_json
+
 WORKER_TIMEOUT_S = 300.0
 
 # Paper Table 2 (spec mpm_anisotropic.md §6.2): Intel Xeon E5-2690 v2, 19 threads, CPU only;
@@ -108,17 +104,10 @@ def _status_kib(field: str) -> int:
     raise RuntimeError(f"{field} not in /proc/self/status")
 
 
-def _cpu_seconds() -> float:
-    """User + system CPU seconds of this process, all threads."""
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
-
-
 def build(sc: ClothScene, backend: str = "cpu") -> Any:
     """Scene ``sc`` as a ready-to-step f32 simulation on ``backend`` (also used by
     ``mpm_gpu.py``)."""
-    sys.path.insert(0, str(ROOT / "python"))
-    import crumple as cr
+    cr = import_crumple()
 
     sim = cr.mpm.Simulation(lower=(0, 0, 0), upper=(1, 1, 1), dx=sc.dx, precision="f32", dt_max=sc.dt,
                             backend=backend)
@@ -145,8 +134,7 @@ def build(sc: ClothScene, backend: str = "cpu") -> Any:
 
 def measure(name: str) -> dict[str, Any]:
     """Build and run scene ``name`` in this process; return its measurement."""
-    sys.path.insert(0, str(ROOT / "python"))
-    import crumple as cr
+    cr = import_crumple()
 
     sc = SCENES[name]
     rss0 = _status_kib("VmRSS")
@@ -154,23 +142,17 @@ def measure(name: str) -> dict[str, Any]:
     sim = build(sc)
     setup_s = time.perf_counter() - t0
     n = sim.num_particles
-    t0 = time.perf_counter()
-    for _ in range(sc.warmup):
-        sim.step(sc.dt)
-    warmup_s = time.perf_counter() - t0
-    peak_kib = _status_kib("VmHWM") - rss0
     stage_fn = getattr(sim._s, "stage_times", None)
-    stages0 = dict(stage_fn()) if stage_fn is not None else None
-    per_step: list[float] = []
-    cpu0, t0 = _cpu_seconds(), time.perf_counter()
-    for _ in range(sc.steps):
-        ts = time.perf_counter()
-        sim.step(sc.dt)
-        per_step.append(time.perf_counter() - ts)
-    wall = time.perf_counter() - t0
-    cpu = _cpu_seconds() - cpu0
+    before: dict[str, Any] = {}
+
+    def after_warmup() -> None:
+        before["peak_kib"] = _status_kib("VmHWM") - rss0
+        before["stages"] = dict(stage_fn()) if stage_fn is not None else None
+
+    tm = time_steps(lambda: sim.step(sc.dt), warmup=sc.warmup, steps=sc.steps, after_warmup=after_warmup)
+    peak_kib, stages0 = before["peak_kib"], before["stages"]
     threads = int(cr._core.num_threads())
-    rate = n * sc.steps / wall
+    rates = tm.rates(n)
     out: dict[str, Any] = {
         "available": True,
         "triangles": 2 * sc.quads**2,
@@ -184,15 +166,12 @@ def measure(name: str) -> dict[str, Any]:
         "warmup_steps": sc.warmup,
         "measured_steps": sc.steps,
         "setup_s": setup_s,
-        "warmup_s": warmup_s,
-        "s_per_step": wall / sc.steps,
-        "median_s_per_step": float(np.median(per_step)),
-        "particle_steps_per_s": rate,
-        "particle_steps_per_s_per_thread": rate / threads,
-        "median_particle_steps_per_s": n / float(np.median(per_step)),
-        "cpu_utilisation": cpu / wall,
-        # Work per CPU-second: steadier than wall-clock rates when other jobs share the cores.
-        "particle_steps_per_cpu_s": n * sc.steps / cpu,
+        "warmup_s": tm.warmup_s,
+        "s_per_step": tm.s_per_step,
+        "median_s_per_step": tm.median_s_per_step,
+        **rates,
+        "particle_steps_per_s_per_thread": rates["particle_steps_per_s"] / threads,
+        "cpu_utilisation": tm.cpu_utilisation,
         "peak_rss_delta_mib": peak_kib / 1024.0,
         "bytes_per_particle": peak_kib * 1024.0 / n,
         "peak_rss_delta_mib_after_window": (_status_kib("VmHWM") - rss0) / 1024.0,
@@ -206,34 +185,23 @@ def measure(name: str) -> dict[str, Any]:
     return out
 
 
-def run_worker(name: str) -> dict[str, Any]:
+def measure_in_worker(name: str) -> dict[str, Any]:
     """Measure scene ``name`` in a fresh subprocess with 2 rayon threads; never raises."""
-    env = dict(os.environ, RAYON_NUM_THREADS=str(THREADS), OPENBLAS_NUM_THREADS="1")
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", name]
-    print(f"+ mpm_cloth: {name}", file=sys.stderr, flush=True)
-    try:
-        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=WORKER_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        return {"available": False, "reason": f"did not finish within {WORKER_TIMEOUT_S:.0f} s"}
-    for line in reversed(proc.stdout.splitlines()):
-        if line.startswith(RESULT_TAG):
-            result: dict[str, Any] = json.loads(line[len(RESULT_TAG):])
-            return result
-    tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-    return {"available": False, "reason": f"worker exited with status {proc.returncode}: {tail}"}
+    return run_worker(cmd, timeout_s=WORKER_TIMEOUT_S, label=f"mpm_cloth: {name}")
 
 
 def run() -> dict[str, Any]:
     """Both cloth scenes next to their paper anchors; the part of ``make bench``."""
     scenes: dict[str, Any] = {}
     for name, sc in SCENES.items():
-        r = run_worker(name)
+        r = measure_in_worker(name)
         anchor = paper_anchor(sc.paper)
         entry: dict[str, Any] = {"crumple": r, "paper": {"scene": sc.paper, **anchor}}
         if r.get("available"):
-            entry["per_thread_vs_paper"] = (r["particle_steps_per_s_per_thread"]
-                                            / anchor["particle_steps_per_s_per_thread_min"])
-            entry["bytes_per_particle_vs_paper"] = r["bytes_per_particle"] / anchor["bytes_per_particle"]
+            entry["per_thread_vs_paper"] = ratio(r, anchor, "particle_steps_per_s_per_thread",
+                                                 "particle_steps_per_s_per_thread_min")
+            entry["bytes_per_particle_vs_paper"] = ratio(r, anchor, "bytes_per_particle")
         scenes[name] = entry
     summary = {
         "threads": THREADS,
@@ -241,8 +209,7 @@ def run() -> dict[str, Any]:
                  "per_thread_vs_paper > 1: crumple does more particle-steps per second per thread"),
         "scenes": scenes,
     }
-    OUT.mkdir(exist_ok=True)
-    (OUT / "mpm_cloth.json").write_text(json.dumps(summary, indent=2))
+    write_json("mpm_cloth", summary)
     return summary
 
 
@@ -252,12 +219,7 @@ def main() -> int:
     ap.add_argument("--worker", choices=tuple(SCENES), help="measure one scene in this process")
     args = ap.parse_args()
     if args.worker:
-        try:
-            result = measure(args.worker)
-        except Exception as e:  # reported in the summary rather than aborting the whole bench
-            result = {"available": False, "reason": f"{type(e).__name__}: {e}"}
-        print(RESULT_TAG + json.dumps(result), flush=True)
-        return 0
+        return worker_main(lambda: measure(args.worker))
     print(json.dumps(run(), indent=2))
     return 0
 

@@ -22,25 +22,18 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "bench-out"
-THREADS = 2
-RESULT_TAG = "RESULT "
-WORKER_TIMEOUT_S = 600.0
+from _common import THREADS, crumple_info, import_crumple, ratio, run_worker, time_steps, worker_main, write_json
+from mpm_cloth import SCENES as CLOTH_SCENES
+from mpm_cloth import build as build_cloth
+from mpm_scene import CubeScene
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from mpm_cloth import SCENES as CLOTH_SCENES  # noqa: E402
-from mpm_cloth import build as build_cloth  # noqa: E402
-from mpm_scene import CubeScene  # noqa: E402
+WORKER_TIMEOUT_S = 600.0
 
 
 def cube_scenes(scale: float) -> dict[str, CubeScene]:
@@ -56,8 +49,7 @@ def cube_scenes(scale: float) -> dict[str, CubeScene]:
 
 def measure(name: str, backend: str, scale: float) -> dict[str, Any]:
     """Build scene ``name`` on ``backend``, run warm-up and measured steps."""
-    sys.path.insert(0, str(ROOT / "python"))
-    import crumple as cr
+    cr = import_crumple()
 
     cubes = cube_scenes(scale)
     if name in cubes:
@@ -73,58 +65,36 @@ def measure(name: str, backend: str, scale: float) -> dict[str, Any]:
         sim = build_cloth(cs, backend)
         dt, warmup, steps = cs.dt, 3, 20
     n = sim.num_particles
-    t0 = time.perf_counter()
-    for _ in range(warmup):  # includes shader compilation and the first upload on the GPU
-        sim.step(dt)
-    warmup_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    for _ in range(steps):
-        sim.step(dt)
-    wall = time.perf_counter() - t0
+    # The warm-up includes shader compilation and the first upload on the GPU. Only
+    # the window's wall time is reported: a GPU step may return before its work is done.
+    tm = time_steps(lambda: sim.step(dt), warmup=warmup, steps=steps)
     x = np.asarray(sim._s.all_positions())  # one readback at the end: state stays on the device
     return {
         "scene": name, "backend": backend, "particles": n, "steps": steps, "dt": dt,
-        "warmup_s": warmup_s, "wall_s": wall, "s_per_step": wall / steps,
-        "particle_steps_per_s": n * steps / wall,
+        "warmup_s": tm.warmup_s, "wall_s": tm.wall_s, "s_per_step": tm.s_per_step,
+        "particle_steps_per_s": tm.rates(n)["particle_steps_per_s"],
         "active_blocks": sim._s.active_blocks(), "finite": bool(np.isfinite(x).all()),
         "mean_y": float(x[:, 1].mean()),
     }
 
 
-def run_worker(name: str, backend: str, scale: float) -> dict[str, Any]:
-    env = dict(os.environ, RAYON_NUM_THREADS=str(THREADS), PYTHONPATH=str(ROOT / "python"))
-    cmd = [sys.executable, __file__, "--worker", name, backend, "--scale", str(scale)]
-    try:
-        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=WORKER_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        return {"scene": name, "backend": backend, "error": f"timed out after {WORKER_TIMEOUT_S} s"}
-    for line in p.stdout.splitlines():
-        if line.startswith(RESULT_TAG):
-            out: dict[str, Any] = json.loads(line[len(RESULT_TAG):])
-            return out
-    return {"scene": name, "backend": backend, "error": (p.stderr or p.stdout)[-2000:]}
-
-
-def adapter() -> dict[str, Any] | None:
-    sys.path.insert(0, str(ROOT / "python"))
-    try:
-        import crumple as cr
-
-        return dict(cr.backend.gpu_adapter()) if cr.backend.gpu_available() else None
-    except Exception:
-        return None
+def measure_in_worker(name: str, backend: str, scale: float) -> dict[str, Any]:
+    """Measure ``name`` on ``backend`` in a fresh subprocess; never raises."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", name, backend, "--scale", str(scale)]
+    r = run_worker(cmd, timeout_s=WORKER_TIMEOUT_S, label=f"mpm_gpu: {name} {backend}")
+    return {"scene": name, "backend": backend, **r}
 
 
 def run(scale: float = 1.0) -> dict[str, Any]:
-    info = adapter()
+    info = crumple_info()["adapter_info"]
     names = list(cube_scenes(scale)) + list(CLOTH_SCENES)
     rows = []
     for name in names:
-        pair = {b: run_worker(name, b, scale) for b in (("cpu", "gpu") if info else ("cpu",))}
+        pair = {b: measure_in_worker(name, b, scale) for b in (("cpu", "gpu") if info else ("cpu",))}
         row: dict[str, Any] = {"scene": name, **{b: r for b, r in pair.items()}}
-        rates = {b: r.get("particle_steps_per_s") for b, r in pair.items()}
-        if rates.get("cpu") and rates.get("gpu"):
-            row["gpu_over_cpu"] = rates["gpu"] / rates["cpu"]
+        gpu_over_cpu = ratio(pair["gpu"], pair["cpu"], "particle_steps_per_s") if "gpu" in pair else None
+        if gpu_over_cpu is not None:
+            row["gpu_over_cpu"] = gpu_over_cpu
             row["mean_y_difference_m"] = abs(pair["gpu"]["mean_y"] - pair["cpu"]["mean_y"])
         rows.append(row)
         print(json.dumps({k: row.get(k) for k in ("scene", "gpu_over_cpu")}), file=sys.stderr)
@@ -136,8 +106,7 @@ def run(scale: float = 1.0) -> dict[str, Any]:
         "cpu_threads": THREADS,
         "results": rows,
     }
-    OUT.mkdir(exist_ok=True)
-    (OUT / "mpm_gpu.json").write_text(json.dumps(result, indent=2))
+    write_json("mpm_gpu", result)
     return result
 
 
@@ -147,8 +116,7 @@ def main() -> int:
     ap.add_argument("--scale", type=float, default=1.0, help="mesh and cube size factor (default 1)")
     args = ap.parse_args()
     if args.worker:
-        print(RESULT_TAG + json.dumps(measure(args.worker[0], args.worker[1], args.scale)))
-        return 0
+        return worker_main(lambda: measure(args.worker[0], args.worker[1], args.scale))
     print(json.dumps(run(args.scale), indent=2))
     return 0
 

@@ -32,8 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -43,13 +41,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from _common import THREADS, import_crumple, ratio, run_worker, time_steps, unavailable, worker_main, write_json
 from mpm_scene import CubeScene, height_stats
 
-ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "bench-out"
-THREADS = 2
 FRAMEWORKS = ("crumple", "taichi", "warp")
-RESULT_TAG = "RESULT "
 
 # Measurement windows sized so the whole comparison takes a few minutes on a
 # 2-core machine (the slowest peer, single-threaded warp, dominates).
@@ -68,8 +63,7 @@ _CRUMPLE_SIM: list[Any] = []
 
 def _build_crumple(scene: CubeScene) -> Stepper:
     """The scene in crumple: ``Simulation.add_solid`` with an ``ElasticMaterial``, f32, fixed steps."""
-    sys.path.insert(0, str(ROOT / "python"))
-    import crumple as cr
+    cr = import_crumple()
 
     # transfer="mls": the peers run MLS-MPM (Hu et al. 2018), so crumple uses
     # the same force discretisation here; its default ("apic", the paper's
@@ -105,8 +99,7 @@ def _build(name: str, scene: CubeScene) -> tuple[Stepper, dict[str, Any]]:
     """Set up ``name``'s solver; also return what it says about its version and threads."""
     if name == "crumple":
         stepper = _build_crumple(scene)
-        import crumple as cr
-
+        cr = import_crumple()
         return stepper, {"version": cr.__version__, "threads": cr._core.num_threads(),
                          "threads_setting": f"RAYON_NUM_THREADS={os.environ.get('RAYON_NUM_THREADS')}"}
     if name == "taichi":
@@ -126,12 +119,6 @@ def _build(name: str, scene: CubeScene) -> tuple[Stepper, dict[str, Any]]:
     raise ValueError(f"unknown framework {name!r}")
 
 
-def _cpu_seconds() -> float:
-    """User + system CPU seconds of this process, all threads."""
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
-
-
 def measure(name: str, size: str) -> dict[str, Any]:
     """Run one framework on one size in this process and return its measurement.
 
@@ -143,24 +130,16 @@ def measure(name: str, size: str) -> dict[str, Any]:
     try:
         (step, positions), info = _build(name, scene)
     except ImportError as e:
-        return {"available": False, "reason": f"cannot import: {e}"}
+        return unavailable(f"cannot import: {e}")
     setup_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    for _ in range(scene.warmup):
-        step()
-    warmup_s = time.perf_counter() - t0
-    stages0 = _crumple_stage_times() if name == "crumple" else None
-    load0 = os.getloadavg()[0]
-    per_step: list[float] = []
-    cpu0, t0 = _cpu_seconds(), time.perf_counter()
-    for _ in range(scene.steps):
-        ts = time.perf_counter()
-        step()
-        per_step.append(time.perf_counter() - ts)
-    wall = time.perf_counter() - t0
-    cpu = _cpu_seconds() - cpu0
+    before: dict[str, Any] = {}
+
+    def after_warmup() -> None:
+        before["stages"] = _crumple_stage_times() if name == "crumple" else None
+        before["load"] = os.getloadavg()[0]
+
+    tm = time_steps(step, warmup=scene.warmup, steps=scene.steps, after_warmup=after_warmup)
     x = positions()
-    median = float(np.median(per_step))
     out: dict[str, Any] = {
         "available": True,
         **info,
@@ -169,19 +148,17 @@ def measure(name: str, size: str) -> dict[str, Any]:
         "warmup_steps": scene.warmup,
         "measured_steps": scene.steps,
         "setup_s": setup_s,
-        "warmup_s": warmup_s,
-        "measured_s": wall,
-        "s_per_step": wall / scene.steps,
-        "median_s_per_step": median,
-        "particle_steps_per_s": scene.particles * scene.steps / wall,
-        "median_particle_steps_per_s": scene.particles / median,
-        "cpu_utilisation": cpu / wall,
-        # Work per CPU-second: steadier than wall-clock rates when other jobs share the cores.
-        "particle_steps_per_cpu_s": scene.particles * scene.steps / cpu,
-        "loadavg_1min": [load0, os.getloadavg()[0]],
+        "warmup_s": tm.warmup_s,
+        "measured_s": tm.wall_s,
+        "s_per_step": tm.s_per_step,
+        "median_s_per_step": tm.median_s_per_step,
+        **tm.rates(scene.particles),
+        "cpu_utilisation": tm.cpu_utilisation,
+        "loadavg_1min": [before["load"], os.getloadavg()[0]],
         "finite": bool(np.isfinite(x).all()),
         "final": height_stats(x, scene.dx),
     }
+    stages0 = before["stages"]
     if stages0 is not None:
         stages1 = _crumple_stage_times()
         if stages1 is not None:
@@ -189,40 +166,10 @@ def measure(name: str, size: str) -> dict[str, Any]:
     return out
 
 
-def _worker_env() -> dict[str, str]:
-    """Environment of a worker: 2 threads, and the benches and package folders importable."""
-    env = dict(os.environ)
-    env["RAYON_NUM_THREADS"] = str(THREADS)
-    env["OMP_NUM_THREADS"] = str(THREADS)
-    env["OPENBLAS_NUM_THREADS"] = "1"  # numpy's BLAS pool only idles here; keep it off the 2 cores
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(ROOT / "benches"), str(ROOT / "python")] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-    env.setdefault("TI_LOG_LEVEL", "warn")
-    return env
-
-
-def run_worker(name: str, size: str) -> dict[str, Any]:
+def measure_in_worker(name: str, size: str) -> dict[str, Any]:
     """Measure ``name`` on ``size`` in a fresh subprocess; never raises."""
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", name, "--size", size]
-    print(f"+ mpm_vs_peers: {name} {size}", file=sys.stderr, flush=True)
-    try:
-        proc = subprocess.run(cmd, cwd=ROOT, env=_worker_env(), capture_output=True, text=True,
-                              timeout=WORKER_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        return {"available": False, "reason": f"did not finish within {WORKER_TIMEOUT_S:.0f} s"}
-    for line in reversed(proc.stdout.splitlines()):
-        if line.startswith(RESULT_TAG):
-            result: dict[str, Any] = json.loads(line[len(RESULT_TAG):])
-            return result
-    tail = (proc.stderr.strip().splitlines() or proc.stdout.strip().splitlines() or ["no output"])[-1]
-    return {"available": False, "reason": f"worker exited with status {proc.returncode}: {tail}"}
-
-
-def _ratio(a: dict[str, Any], b: dict[str, Any]) -> float | None:
-    """Throughput of ``a`` over ``b``, or None unless both ran."""
-    if a.get("available") and b.get("available"):
-        return float(a["particle_steps_per_s"]) / float(b["particle_steps_per_s"])
-    return None
+    return run_worker(cmd, timeout_s=WORKER_TIMEOUT_S, label=f"mpm_vs_peers: {name} {size}")
 
 
 def height_check(results: dict[str, dict[str, Any]], dx: float) -> dict[str, Any]:
@@ -250,14 +197,14 @@ def run() -> dict[str, Any]:
     """Every framework at every size, each in its own subprocess; the part of ``make bench``."""
     sizes: dict[str, Any] = {}
     for size, scene in SIZES.items():
-        results = {name: run_worker(name, size) for name in FRAMEWORKS}
+        results = {name: measure_in_worker(name, size) for name in FRAMEWORKS}
         c = results["crumple"]
         sizes[size] = {
             "particles": scene.particles,
             "results": results,
             "particle_steps_per_s": {n: r.get("particle_steps_per_s") for n, r in results.items()},
-            "crumple_over_taichi": _ratio(c, results["taichi"]),
-            "crumple_over_warp": _ratio(c, results["warp"]),
+            "crumple_over_taichi": ratio(c, results["taichi"], "particle_steps_per_s"),
+            "crumple_over_warp": ratio(c, results["warp"], "particle_steps_per_s"),
             "height_check": height_check(results, scene.dx),
         }
     summary = {
@@ -267,8 +214,7 @@ def run() -> dict[str, Any]:
                  "single-threaded, see each result's cpu_utilisation for the cores actually used"),
         "sizes": sizes,
     }
-    OUT.mkdir(exist_ok=True)
-    (OUT / "mpm_vs_peers.json").write_text(json.dumps(summary, indent=2))
+    write_json("mpm_vs_peers", summary)
     return summary
 
 
@@ -279,12 +225,7 @@ def main() -> int:
     ap.add_argument("--size", choices=tuple(SIZES), default="100k")
     args = ap.parse_args()
     if args.worker:
-        try:
-            result = measure(args.worker, args.size)
-        except Exception as e:  # a peer that fails to run is reported, not fatal
-            result = {"available": False, "reason": f"{type(e).__name__}: {e}"}
-        print(RESULT_TAG + json.dumps(result), flush=True)
-        return 0
+        return worker_main(lambda: measure(args.worker, args.size))
     print(json.dumps(run(), indent=2))
     return 0
 

@@ -27,15 +27,12 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import cloth_wrinkles
 import mpm_cloth
 import mpm_gpu
 import mpm_vs_peers
-
-ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "bench-out"
+from _common import ROOT, crumple_info, write_json
 
 
 def criterion_results(group_filter: str | None = None) -> list[dict[str, object]]:
@@ -80,19 +77,11 @@ def run_gpu_primitives() -> dict[str, object]:
     print("+", " ".join(cmd), file=sys.stderr)
     subprocess.run(cmd, cwd=ROOT, env=env, check=True)
     rows = criterion_results()
-    sys.path.insert(0, str(ROOT / "python"))
-    try:
-        import crumple as cr
-
-        adapter = cr.backend.gpu_adapter()["name"] if cr.backend.gpu_available() else None
-        threads = cr._core.num_threads()
-    except Exception:  # the extension may not be built when running this alone
-        adapter, threads = None, None
-    return {"adapter": adapter, "cpu_threads": threads, "results": rows, "ratios": ratios(rows)}
+    info = crumple_info()  # None for both when the extension is not built
+    return {"adapter": info["adapter"], "cpu_threads": info["threads"], "results": rows, "ratios": ratios(rows)}
 
 
 def main() -> int:
-    OUT.mkdir(exist_ok=True)
     summary = {
         "gpu_primitives": run_gpu_primitives(),
         "mpm_vs_peers": mpm_vs_peers.run(),
@@ -100,7 +89,7 @@ def main() -> int:
         "mpm_gpu": mpm_gpu.run(),
         "cloth_wrinkles": cloth_wrinkles.run(),
     }
-    (OUT / "summary.json").write_text(json.dumps(summary, indent=2))
+    write_json("summary", summary)
     print(json.dumps(summary, indent=2))
     return 0
 

@@ -320,7 +320,7 @@ impl PyClothSimulation {
 
     /// Replaces collider `index` (same slot) with a new one, e.g. after the
     /// user changed its motion in Python.
-    fn replace_collider(&mut self, index: usize, collider: &PyCollider) -> PyResult<()> {
+    fn set_collider(&mut self, index: usize, collider: &PyCollider) -> PyResult<()> {
         *self.sim.collider_mut(index).py_err()? = collider.inner.clone();
         Ok(())
     }
