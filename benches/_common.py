@@ -125,10 +125,11 @@ class Timing:
 def time_steps(step: Callable[[], object], *, warmup: int, steps: int,
                on_step: Callable[[], object] | None = None,
                after_warmup: Callable[[], object] | None = None) -> Timing:
-    """Run ``warmup`` untimed-for-the-window steps, then ``after_warmup()`` (untimed:
-    read counters, memory), then ``steps`` timed steps, calling ``on_step()`` after
-    each (inside the window: keep it to cheap bookkeeping). ``step`` must not return
-    before its work is done (synchronise a device inside it)."""
+    """Run ``warmup`` steps (timed apart, as ``warmup_s``), then ``after_warmup()``
+    (outside both timings: read counters or memory there), then the window of
+    ``steps`` timed steps, calling ``on_step()`` after each (inside the window: keep
+    it to cheap bookkeeping). Per-step times are exact only if ``step`` returns
+    once its work is done (synchronise a device inside it)."""
     if steps < 1:
         raise ValueError(f"steps must be at least 1; got {steps}")
     t0 = time.perf_counter()
@@ -222,10 +223,15 @@ def ratio(a: Mapping[str, Any], b: Mapping[str, Any], key: str, b_key: str | Non
     finite numbers, the divisor non-zero."""
     if a.get("available") is False or b.get("available") is False:
         return None
-    x, y = a.get(key), b.get(b_key or key)
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in (x, y)):
-        return None
-    return float(x) / float(y) if y else None
+    x, y = _number(a.get(key)), _number(b.get(b_key or key))
+    return x / y if x is not None and y else None
+
+
+def _number(v: object) -> float | None:
+    """``v`` as a float if it is a finite int or float (not a bool), else None."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+        return float(v)
+    return None
 
 
 def write_json(name: str, data: object) -> Path:

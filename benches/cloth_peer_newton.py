@@ -127,7 +127,7 @@ def measure(solver_name: str, size: str, warmup: int, steps: int) -> dict[str, A
     steps and return the measurement."""
     import warp as wp
 
-    wp.config.quiet = True
+    wp.config.log_level = getattr(wp, "LOG_WARNING", 30)  # no start-up banner or module-load lines
     wp.init()
     import newton
     from newton.solvers import style3d

@@ -18,7 +18,13 @@ Parts:
   adapter (``mpm_gpu.py``; informational on a software adapter).
 - ``cloth_wrinkles``: the persistent-wrinkle cloth's Table 1 replica (twist
   scene at 2K/7K/27K vertices, models on/off, the three linear solvers, and
-  self-collision on) next to the paper's seconds per step (``cloth_wrinkles.py``).
+  self-collision on) next to the paper's seconds per step, and NVIDIA Newton's
+  VBD and Style3D cloth solvers (CPU, one thread, own environment under
+  ``bench-out/peers/``) on the same twist at 2K and 27K with both twist ratios
+  (``cloth_wrinkles.py``, ``cloth_peer_newton.py``).
+
+The shared plumbing (worker processes, RESULT lines, timing, JSON, peer
+environments) is ``_common.py``.
 """
 
 from __future__ import annotations

@@ -486,9 +486,9 @@ def test_viewer_timeline_steps_and_plays(ply_run: Path) -> None:
 
     import crumple.viz as viz
 
-    ps = viz._polyscope(headless=True)
-    scene = viz._RunScene(ps, io.open_run(ply_run), None)
-    tl = viz._Timeline(scene, N_FRAMES - 1)
+    ps = viz.window._polyscope(headless=True)
+    scene = viz.runs._RunScene(ps, io.open_run(ply_run), None)
+    tl = viz.runs._Timeline(scene, N_FRAMES - 1)
     ps.set_user_callback(tl)
     try:
         ps.frame_tick()  # draws the ImGui panel

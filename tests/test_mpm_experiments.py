@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 import crumple as cr
+from crumple.scenes.mpm_scenes import hair_tube
 import mpm_metrics as mm
 
 F64 = npt.NDArray[np.float64]
@@ -432,23 +433,6 @@ def test_e6_fibre_ablation_tangent_only_vs_full_model() -> None:
                        d_max_length_ratio=float(ratio.max())), failures)
 
 
-def _hair_tube(center: tuple[float, float, float], axis: tuple[float, float, float], radius: float,
-               length: float, count: int, segments: int, rings: int = 2) -> cr.geometry.Curves:
-    """Straight strands on ``rings`` coaxial rings (radius down to radius / 2),
-    ``count`` per ring, forming a tube along ``axis``."""
-    ax = np.asarray(axis, dtype=np.float64)
-    ax = ax / np.linalg.norm(ax)
-    e1 = np.cross(ax, [0.0, 1.0, 0.0] if abs(ax[1]) < 0.9 else [1.0, 0.0, 0.0])
-    e1 /= np.linalg.norm(e1)
-    e2 = np.cross(ax, e1)
-    roots = []
-    for k in range(rings):
-        r = radius * (1.0 - 0.5 * k / max(rings - 1, 1))
-        th = 2 * np.pi * (np.arange(count) + 0.5 * k) / count
-        roots.append(np.asarray(center) - 0.5 * length * ax + r * (np.cos(th)[:, None] * e1 + np.sin(th)[:, None] * e2))
-    return cr.geometry.straight_curves(np.concatenate(roots), direction=tuple(ax), length=length, segments=segments)
-
-
 def test_e7_hair_tube_on_hair_tube() -> None:
     """E7 (paper Fig. 13, hair). Two tubes of straight strands of radius 0.1 m
     lie crosswise: the lower one (axis x, 0.7 m long) rests on a ground plane,
@@ -469,8 +453,8 @@ def test_e7_hair_tube_on_hair_tube() -> None:
     """
     dx, radius = 1.0 / 48.0, 0.1
     count, segs = 100, 30
-    lower = _hair_tube((0.0, radius + 2 * dx, 0.0), (1.0, 0.0, 0.0), radius, 0.7, count, segs)
-    upper = _hair_tube((0.0, 3 * radius + 0.1, 0.0), (0.0, 0.0, 1.0), radius, 0.4, count, segs)
+    lower = hair_tube((0.0, radius + 2 * dx, 0.0), (1.0, 0.0, 0.0), radius, 0.7, count, segs)
+    upper = hair_tube((0.0, 3 * radius + 0.1, 0.0), (0.0, 0.0, 1.0), radius, 0.4, count, segs)
     sim = cr.mpm.Simulation(lower=(-0.45, -4 * dx, -0.3), upper=(0.45, 0.6, 0.3), dx=dx, precision="f64",
                             dt_max=_paper_dt(2e-4, 7e-3, dx))
     mat = cr.mpm.CurveMaterial.preset("hair")

@@ -27,7 +27,7 @@ from . import _core
 from ._checks import choice
 from .errors import BackendUnavailable
 
-__all__ = ["Backend", "AdapterInfo", "resolve_backend", "gpu_adapter", "gpu_available"]
+__all__ = ["Backend", "AdapterInfo", "resolve_backend", "gpu_adapter", "gpu_available", "info"]
 
 Backend = Literal["cpu", "gpu"]
 
@@ -119,3 +119,17 @@ def resolve_backend(backend: str) -> Backend:
         why = reason if info is None else f"the only adapter is the software renderer {info['name']!r}"
         warnings.warn(f"crumple: backend='auto' uses the CPU backend ({why})", RuntimeWarning, stacklevel=2)
     return "cpu"
+
+
+def info() -> dict[str, object]:
+    """Version, CPU threads and the GPU adapter (or why there is none): what
+    ``crumple info`` prints."""
+    from . import __version__
+
+    adapter, reason = _probe()
+    return {
+        "version": __version__,
+        "threads": _core.num_threads(),
+        "gpu_adapter": adapter,
+        "gpu_unavailable_reason": reason or None,
+    }

@@ -14,22 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__, _core
+from .backend import info
 from .errors import CrumpleError, InvalidInputError
 
 __all__ = ["main", "info"]
-
-
-def info() -> dict[str, object]:
-    """Version, CPU threads and the GPU adapter (or why there is none)."""
-    from .backend import _probe
-
-    adapter, reason = _probe()
-    return {
-        "version": __version__,
-        "threads": _core.num_threads(),
-        "gpu_adapter": adapter,
-        "gpu_unavailable_reason": reason or None,
-    }
 
 
 def _cmd_info(args: argparse.Namespace) -> int:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from .cli import info
+from .backend import info
 
 __all__ = ["DEMO_SCENE", "run_demo"]
 

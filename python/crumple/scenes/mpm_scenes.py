@@ -355,10 +355,11 @@ def friction_slope(*, out_dir: Path, frames: int, backend: str = "auto", scale: 
     return _play("friction_slope", setup, out_dir=out_dir, frames=frames, progress=progress)
 
 
-def _tube(center: Sequence[float], axis: Sequence[float], radius: float, length: float, count: int,
-          segments: int, rings: int) -> Curves:
-    """``count`` straight strands per ring on ``rings`` coaxial rings (radii
-    ``radius`` down to ``radius / 2``) forming a tube along ``axis``."""
+def hair_tube(center: Sequence[float], axis: Sequence[float], radius: float, length: float, count: int,
+              segments: int, rings: int = 2) -> Curves:
+    """A tube of hair (spec E7): ``count`` straight strands per ring on
+    ``rings`` coaxial rings (radii ``radius`` down to ``radius / 2``, m) of
+    ``length`` m along ``axis``, centred at ``center``, ``segments`` segments each."""
     ax = np.asarray(axis, dtype=np.float64)
     ax = ax / np.linalg.norm(ax)
     e1 = np.cross(ax, [0.0, 1.0, 0.0] if abs(ax[1]) < 0.9 else [1.0, 0.0, 0.0])
@@ -386,8 +387,8 @@ def hair_tubes(*, out_dir: Path, frames: int, backend: str = "auto", scale: floa
     sim = _simulation((-0.45, 0.0, -0.45), (0.45, 0.65, 0.45), dx, backend=backend,
                       dt_max=_paper_dt(2e-4, 7e-3, dx))
     mat = mpm.CurveMaterial.preset("hair")
-    lower = _tube((0.0, R + 2 * dx, 0.0), (1, 0, 0), R, L, count, segs, 2)
-    upper = _tube((0.0, 3 * R + 0.15, 0.0), (0, 0, 1), R, L, count, segs, 2)
+    lower = hair_tube((0.0, R + 2 * dx, 0.0), (1, 0, 0), R, L, count, segs, 2)
+    upper = hair_tube((0.0, 3 * R + 0.15, 0.0), (0, 0, 1), R, L, count, segs, 2)
     a = sim.add_curves(lower, mat, rpic_damping=0.07)
     b = sim.add_curves(upper, mat, rpic_damping=0.07)
     sim.add_collider(colliders.Plane(point=(0, 0, 0), normal=(0, 1, 0)), name="ground")

@@ -38,7 +38,7 @@ const OFFSET_SPLIT: u32 = 1 << 16;
 const F32_EXACT_INT: usize = 1 << 24;
 
 /// Boundary modes, as stored in word 7 (`v[1].w`).
-fn mode_code(mode: BoundaryMode) -> u32 {
+const fn mode_code(mode: BoundaryMode) -> u32 {
     match mode {
         BoundaryMode::Sticky => 0,
         BoundaryMode::Slip => 1,
@@ -46,21 +46,19 @@ fn mode_code(mode: BoundaryMode) -> u32 {
     }
 }
 
-/// The record codes and the fallback normal, as WGSL constants.
-pub(crate) fn wgsl_constants(p: &mut super::wgsl::Prelude) {
-    let n = crate::collide::FALLBACK_NORMAL;
-    p.u32("CO_KIND_PLANE", KIND_PLANE)
-        .u32("CO_KIND_SPHERE", KIND_SPHERE)
-        .u32("CO_KIND_BOX", KIND_BOX)
-        .u32("CO_KIND_CAPSULE", KIND_CAPSULE)
-        .u32("CO_KIND_CYLINDER", KIND_CYLINDER)
-        .u32("CO_KIND_MESH", KIND_MESH)
-        .u32("CO_MODE_STICKY", mode_code(BoundaryMode::Sticky))
-        .u32("CO_MODE_SLIP", mode_code(BoundaryMode::Slip))
-        .u32("CO_MODE_SEPARATE", mode_code(BoundaryMode::Separate))
-        // `collide::sdf::FALLBACK_NORMAL`: +y where a gradient is undefined.
-        .vec3("CO_FALLBACK_NORMAL", [n.x as f32, n.y as f32, n.z as f32]);
-}
+/// The record codes, by their WGSL names (the generated prelude, `wgsl.rs`,
+/// writes them; the shader only names them).
+pub(crate) const WGSL_CODES: [(&str, u32); 9] = [
+    ("CO_KIND_PLANE", KIND_PLANE),
+    ("CO_KIND_SPHERE", KIND_SPHERE),
+    ("CO_KIND_BOX", KIND_BOX),
+    ("CO_KIND_CAPSULE", KIND_CAPSULE),
+    ("CO_KIND_CYLINDER", KIND_CYLINDER),
+    ("CO_KIND_MESH", KIND_MESH),
+    ("CO_MODE_STICKY", mode_code(BoundaryMode::Sticky)),
+    ("CO_MODE_SLIP", mode_code(BoundaryMode::Slip)),
+    ("CO_MODE_SEPARATE", mode_code(BoundaryMode::Separate)),
+];
 
 /// Fills a record, converting each value to f32 and refusing values f32
 /// cannot hold (overflow to ±∞, or a positive size that underflows to 0).

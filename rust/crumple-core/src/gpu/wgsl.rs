@@ -135,7 +135,12 @@ pub fn shared_prelude() -> Prelude {
         .f32("CM_PI", std::f32::consts::PI)
         .f32("CM_PI_2", std::f32::consts::FRAC_PI_2)
         .f32("CM_PI_4", std::f32::consts::FRAC_PI_4);
-    super::colliders::wgsl_constants(&mut p);
+    for (name, code) in super::colliders::WGSL_CODES {
+        p.u32(name, code);
+    }
+    // `collide::sdf::FALLBACK_NORMAL`: +y where a gradient is undefined.
+    let n = crate::collide::FALLBACK_NORMAL;
+    p.vec3("CO_FALLBACK_NORMAL", [n.x as f32, n.y as f32, n.z as f32]);
     p
 }
 
