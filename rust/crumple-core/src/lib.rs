@@ -17,6 +17,7 @@ pub mod math;
 pub mod mpm;
 pub mod parallel;
 pub mod params;
+pub mod pbd;
 pub(crate) mod validate;
 
 #[doc(hidden)]

@@ -46,6 +46,15 @@ pub(crate) fn non_negative(name: impl Display, value: f64) -> Result<f64> {
     }
 }
 
+/// `value` must be finite and in `[0, 1]`.
+pub(crate) fn in_unit(name: impl Display, value: f64) -> Result<f64> {
+    if value.is_finite() && (0.0..=1.0).contains(&value) {
+        Ok(value)
+    } else {
+        invalid!("{name} must be a number in [0, 1], got {value}")
+    }
+}
+
 /// All three components finite.
 pub(crate) fn finite_vec(name: impl Display, v: Vec3<f64>) -> Result<Vec3<f64>> {
     if v.is_finite() {
@@ -57,6 +66,17 @@ pub(crate) fn finite_vec(name: impl Display, v: Vec3<f64>) -> Result<Vec3<f64>> 
             v.y,
             v.z
         )
+    }
+}
+
+/// Every point finite; the error names the first bad index.
+pub(crate) fn all_finite(name: impl Display, points: &[Vec3<f64>]) -> Result<()> {
+    match points.iter().position(|p| !p.is_finite()) {
+        None => Ok(()),
+        Some(i) => invalid!(
+            "{name}[{i}] is not finite: {:?}; remove NaN/inf values",
+            points[i].to_array()
+        ),
     }
 }
 

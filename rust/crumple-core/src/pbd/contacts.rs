@@ -1,0 +1,276 @@
+//! Contacts of the PBD loop (spec shape_matching §1.3 steps 3–5 and 7b–7c,
+//! §1.4): a uniform neighbour grid on the predicted positions, particle–
+//! particle candidates between different bodies (inside a body the clusters
+//! keep particles apart), particle–world candidates against the colliders,
+//! and the two Jacobi projections with Coulomb friction.
+//!
+//! Determinism: the grid is a sort of unique `(cell, particle)` keys;
+//! neighbour lists are filled per particle in ascending index order into a
+//! fixed-capacity buffer; the particle–particle projection reads one buffer
+//! and writes another, so every particle's update is a pure function of the
+//! previous iterate (no order dependence, no float atomics).
+
+use rayon::prelude::*;
+
+use super::state::Particles;
+use crate::collide::{BoundaryMode, Collider};
+use crate::math::Vec3;
+
+/// The neighbour grid and the contact candidates of one step.
+#[derive(Clone, Debug, Default)]
+pub struct Contacts {
+    /// `(cell key, particle)` sorted.
+    keys: Vec<(u64, u32)>,
+    /// Neighbours per particle, `max_neighbors` slots each.
+    pub neighbors: Vec<u32>,
+    /// Used slots per particle.
+    pub neighbor_count: Vec<u32>,
+    /// Capacity per particle.
+    pub capacity: usize,
+    /// `(particle, collider)` candidates, ascending.
+    pub world: Vec<(u32, u32)>,
+    /// Scratch for the double buffer of the particle–particle projection.
+    pub buffer: Vec<Vec3<f32>>,
+}
+
+/// Contact settings of one step (distances in m).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ContactParams {
+    /// Particle–particle contact distance d_pp.
+    pub d_pp: f32,
+    /// Particle–world contact offset d_pw.
+    pub d_pw: f32,
+    /// Search margin δ_m.
+    pub margin: f32,
+    /// Static / kinetic particle–particle friction.
+    pub mu_pp: (f32, f32),
+    /// Static over kinetic friction against colliders.
+    pub static_ratio: f32,
+    /// Over-relaxation ω.
+    pub sor: f32,
+}
+
+const CELL_BITS: u32 = 21;
+const CELL_BIAS: i64 = 1 << (CELL_BITS - 1);
+
+fn cell_of(x: Vec3<f32>, h: f32) -> [i64; 3] {
+    [
+        (x.x / h).floor() as i64,
+        (x.y / h).floor() as i64,
+        (x.z / h).floor() as i64,
+    ]
+}
+
+/// 21 bits per axis (cells within ±2²⁰ of the origin, far beyond any scene
+/// at the spec's spacings); outside that range the key wraps, which only
+/// adds candidates that the distance test then drops.
+fn key_of(c: [i64; 3]) -> u64 {
+    let m = (1u64 << CELL_BITS) - 1;
+    let k = |v: i64| ((v + CELL_BIAS) as u64) & m;
+    (k(c[2]) << (2 * CELL_BITS)) | (k(c[1]) << CELL_BITS) | k(c[0])
+}
+
+impl Contacts {
+    /// Spec §1.3 steps 3–5: the grid on `xs` with cells of `d_pp + margin`,
+    /// neighbour lists (other bodies only, within `d_pp + margin`, at most
+    /// `capacity`, ascending), and world candidates (`φ < d_pw + margin`).
+    pub fn find(
+        &mut self,
+        xs: &[Vec3<f32>],
+        particles: &Particles,
+        colliders: &[Collider],
+        p: &ContactParams,
+        capacity: usize,
+    ) {
+        let n = xs.len();
+        let h = p.d_pp + p.margin;
+        self.capacity = capacity;
+        self.keys.clear();
+        self.keys.extend(
+            xs.iter()
+                .enumerate()
+                .map(|(i, &x)| (key_of(cell_of(x, h)), i as u32)),
+        );
+        // Unique keys: the unstable sort is deterministic.
+        self.keys.par_sort_unstable();
+        self.neighbors.resize(n * capacity, 0);
+        self.neighbor_count.resize(n, 0);
+        let keys = &self.keys;
+        let reach2 = h * h;
+        self.neighbors
+            .par_chunks_mut(capacity.max(1))
+            .zip(self.neighbor_count.par_iter_mut())
+            .enumerate()
+            .for_each(|(i, (slots, count))| {
+                *count = 0;
+                let xi = xs[i];
+                let bi = particles.body[i];
+                let c = cell_of(xi, h);
+                // Gather candidates cell by cell, then keep the nearest-index-first order.
+                let mut found = 0usize;
+                let mut found_sorted = true;
+                for dz in -1..=1 {
+                    for dy in -1..=1 {
+                        for dx in -1..=1 {
+                            let k = key_of([c[0] + dx, c[1] + dy, c[2] + dz]);
+                            let start = keys.partition_point(|e| e.0 < k);
+                            for &(kk, j) in &keys[start..] {
+                                if kk != k {
+                                    break;
+                                }
+                                let j = j as usize;
+                                if j == i || particles.body[j] == bi {
+                                    continue;
+                                }
+                                if (xs[j] - xi).norm_squared() >= reach2 {
+                                    continue;
+                                }
+                                if found < slots.len() {
+                                    if found > 0 && slots[found - 1] > j as u32 {
+                                        found_sorted = false;
+                                    }
+                                    slots[found] = j as u32;
+                                    found += 1;
+                                }
+                            }
+                        }
+                    }
+                }
+                if !found_sorted {
+                    slots[..found].sort_unstable();
+                }
+                *count = found as u32;
+            });
+        // World candidates, in (particle, collider) order.
+        self.world.clear();
+        let reach = f64::from(p.d_pw + p.margin);
+        for (i, &x) in xs.iter().enumerate() {
+            if particles.w[i] == 0.0 {
+                continue;
+            }
+            let xd = x.cast::<f64>();
+            for (s, c) in colliders.iter().enumerate() {
+                if c.phi(xd) < reach {
+                    self.world.push((i as u32, s as u32));
+                }
+            }
+        }
+    }
+
+    /// Neighbours of particle `i`.
+    #[inline]
+    pub fn of(&self, i: usize) -> &[u32] {
+        &self.neighbors[i * self.capacity..i * self.capacity + self.neighbor_count[i] as usize]
+    }
+
+    /// Spec §1.3 step 7b: particle–particle separation with friction
+    /// (Jacobi, double-buffered: reads `xs`, writes the result back).
+    pub fn project_particles(&mut self, xs: &mut [Vec3<f32>], particles: &Particles, p: &ContactParams) {
+        let n = xs.len();
+        self.buffer.clear();
+        self.buffer.extend_from_slice(xs);
+        let prev = &self.buffer;
+        let tiny = 1e-6 * p.d_pp;
+        let (mu_s, mu_k) = p.mu_pp;
+        let me = &*self;
+        xs.par_iter_mut().enumerate().take(n).for_each(|(i, out)| {
+            let wi = particles.w[i];
+            if wi == 0.0 {
+                return;
+            }
+            let xi = prev[i];
+            let mut d = Vec3::zero();
+            let mut count = 0u32;
+            for &j in me.of(i) {
+                let j = j as usize;
+                let wj = particles.w[j];
+                let diff = xi - prev[j];
+                let dist = diff.norm();
+                if dist >= p.d_pp || dist < tiny || wi + wj == 0.0 {
+                    continue;
+                }
+                let nrm = diff * (1.0 / dist);
+                let pen = p.d_pp - dist;
+                let share = wi / (wi + wj);
+                d += nrm * (share * pen);
+                // Friction removes relative sliding over the step.
+                let u = (xi - particles.x[i]) - (prev[j] - particles.x[j]);
+                let ut = u - nrm * u.dot(nrm);
+                d -= friction(ut, pen, mu_s, mu_k) * share;
+                count += 1;
+            }
+            if count > 0 {
+                *out = xi + d * (p.sor / count as f32);
+            }
+        });
+    }
+
+    /// Spec §1.3 step 7c: particle–world contacts at the colliders' poses at
+    /// the end of the step. `sticky` colliders remove all relative sliding,
+    /// `slip` none, `separate` applies Coulomb friction with the collider's
+    /// `friction` as the kinetic coefficient.
+    // NaN must take the refusing branch of every `!(a > b)` below.
+    #[allow(clippy::neg_cmp_op_on_partial_ord)]
+    pub fn project_world(
+        &self,
+        xs: &mut [Vec3<f32>],
+        particles: &Particles,
+        colliders: &[Collider],
+        p: &ContactParams,
+        dt: f32,
+    ) {
+        // Candidates are sorted by particle: one pass per particle run.
+        let mut k = 0;
+        let w = &self.world;
+        while k < w.len() {
+            let i = w[k].0 as usize;
+            let mut end = k;
+            while end < w.len() && w[end].0 as usize == i {
+                end += 1;
+            }
+            let xi = xs[i];
+            let xd = xi.cast::<f64>();
+            let mut d = Vec3::zero();
+            let mut count = 0u32;
+            for &(_, s) in &w[k..end] {
+                let c = &colliders[s as usize];
+                let contact = c.contact(xd);
+                let pen = p.d_pw - contact.phi as f32;
+                if !(pen > 0.0) {
+                    continue;
+                }
+                let nrm = contact.normal.cast::<f32>();
+                d += nrm * pen;
+                let surface = (c.velocity(particles.x[i].cast::<f64>()) * f64::from(dt)).cast::<f32>();
+                let u = (xi - particles.x[i]) - surface;
+                let ut = u - nrm * u.dot(nrm);
+                let mu_k = c.friction() as f32;
+                d -= match c.mode() {
+                    BoundaryMode::Sticky => ut,
+                    BoundaryMode::Slip => Vec3::zero(),
+                    BoundaryMode::Separate => friction(ut, pen, mu_k * p.static_ratio, mu_k),
+                };
+                count += 1;
+            }
+            if count > 0 {
+                xs[i] = xi + d * (p.sor / count as f32);
+            }
+            k = end;
+        }
+    }
+}
+
+/// Position-level Coulomb friction (Macklin et al. 2014): the tangential
+/// displacement `ut` is removed entirely inside the static cone
+/// (|ut| < μ_s·pen), else reduced by μ_k·pen.
+#[inline]
+fn friction(ut: Vec3<f32>, pen: f32, mu_s: f32, mu_k: f32) -> Vec3<f32> {
+    let t = ut.norm();
+    if t < mu_s * pen {
+        ut
+    } else if t > 0.0 {
+        ut * (mu_k * pen / t).min(1.0)
+    } else {
+        Vec3::zero()
+    }
+}

@@ -1,0 +1,102 @@
+//! A uniform grid over particle positions for the re-sampling and
+//! cluster-building queries (radius up to one cell): sorted `(cell, index)`
+//! keys, scanned over the 27 cells around a query. Results come in
+//! ascending index order, so every query is deterministic.
+
+use crate::math::Vec3;
+
+/// A grid of cell size `h` over a set of points.
+#[derive(Clone, Debug, Default)]
+pub struct Grid {
+    h: f32,
+    keys: Vec<(u64, u32)>,
+}
+
+const BITS: u32 = 21;
+const BIAS: i64 = 1 << (BITS - 1);
+
+fn cell(x: Vec3<f32>, h: f32) -> [i64; 3] {
+    [
+        (x.x / h).floor() as i64,
+        (x.y / h).floor() as i64,
+        (x.z / h).floor() as i64,
+    ]
+}
+
+fn key(c: [i64; 3]) -> u64 {
+    let m = (1u64 << BITS) - 1;
+    let k = |v: i64| ((v + BIAS) as u64) & m;
+    (k(c[2]) << (2 * BITS)) | (k(c[1]) << BITS) | k(c[0])
+}
+
+impl Grid {
+    /// The grid of `points` (those where `keep` holds) with cells of `h`.
+    pub fn build(&mut self, points: &[Vec3<f32>], h: f32, keep: impl Fn(usize) -> bool) {
+        self.h = h;
+        self.keys.clear();
+        self.keys.extend(
+            (0..points.len())
+                .filter(|&i| keep(i))
+                .map(|i| (key(cell(points[i], h)), i as u32)),
+        );
+        self.keys.sort_unstable();
+    }
+
+    /// Calls `f(j)` for every kept point `j` with `|points[j] − x| < radius`
+    /// (`radius ≤ h`), in ascending `j`; `out` is scratch.
+    pub fn within(&self, points: &[Vec3<f32>], x: Vec3<f32>, radius: f32, out: &mut Vec<u32>) {
+        out.clear();
+        let c = cell(x, self.h);
+        let r2 = radius * radius;
+        for dz in -1..=1 {
+            for dy in -1..=1 {
+                for dx in -1..=1 {
+                    let k = key([c[0] + dx, c[1] + dy, c[2] + dz]);
+                    let start = self.keys.partition_point(|e| e.0 < k);
+                    for &(kk, j) in &self.keys[start..] {
+                        if kk != k {
+                            break;
+                        }
+                        if (points[j as usize] - x).norm_squared() < r2 {
+                            out.push(j);
+                        }
+                    }
+                }
+            }
+        }
+        out.sort_unstable();
+    }
+
+    /// The nearest kept point other than `skip` within `radius` (ties: the lower index).
+    pub fn nearest(
+        &self,
+        points: &[Vec3<f32>],
+        x: Vec3<f32>,
+        radius: f32,
+        skip: usize,
+    ) -> Option<(u32, f32)> {
+        let c = cell(x, self.h);
+        let mut best: Option<(u32, f32)> = None;
+        for dz in -1..=1 {
+            for dy in -1..=1 {
+                for dx in -1..=1 {
+                    let k = key([c[0] + dx, c[1] + dy, c[2] + dz]);
+                    let start = self.keys.partition_point(|e| e.0 < k);
+                    for &(kk, j) in &self.keys[start..] {
+                        if kk != k {
+                            break;
+                        }
+                        if j as usize == skip {
+                            continue;
+                        }
+                        let d = (points[j as usize] - x).norm();
+                        if d < radius && best.is_none_or(|(bj, bd)| d < bd || (d == bd && j < bj)) {
+                            best = Some((j, d));
+                        }
+                    }
+                }
+            }
+        }
+        best
+    }
+}

@@ -1,0 +1,31 @@
+//! Shape matching with large plastic deformation (Chentanez, Müller, Macklin
+//! 2016; spec `shape_matching.md`), paper 002: a solid is a set of
+//! particles held together by overlapping shape-matching clusters, solved by
+//! a Jacobi PBD loop; each cluster's plastic matrix absorbs strain beyond its
+//! yield, and a surface mesh is skinned to the particles.
+//!
+//! One file per stage of the spec's step (§9): [`contacts`] (grid and
+//! contact projections), [`shape_match`] (cluster fit, goals), [`plasticity`]
+//! (the end-of-step plastic update), [`skin`] (orientations, skinning,
+//! normals, volume correction), ordered by [`solver`]; [`clusters`] builds
+//! and maintains clusters; [`sim`] is the convenience `Simulation`.
+
+pub mod clusters;
+pub mod contacts;
+pub mod grid;
+pub mod material;
+pub mod model;
+pub mod params;
+pub mod plasticity;
+pub mod shape_match;
+pub mod sim;
+pub mod skin;
+pub mod solver;
+pub mod state;
+
+pub use material::Material;
+pub use model::{Body, Model};
+pub use params::{RotationFit, StepParams, Weights};
+pub use sim::Simulation;
+pub use solver::{StageTimes, StepStats};
+pub use state::State;

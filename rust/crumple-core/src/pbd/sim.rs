@@ -1,0 +1,326 @@
+//! The convenience `Simulation` of the shape-matching method: bodies from
+//! closed meshes (spec shape_matching §2.4), colliders, kinematic pins,
+//! stepping with rollback of a diverged step, exact `advance`, and read-outs.
+
+use super::clusters::initial_clusters;
+use super::grid::Grid;
+use super::material::Material;
+use super::model::{Body, Model};
+use super::params::StepParams;
+use super::skin;
+use super::solver::{Solver, StepStats};
+use super::state::{State, Surface, flag};
+use crate::collide::Collider;
+use crate::error::{Error, Result};
+use crate::geometry::{MeshInside, Region, TriMesh, sample_lattice};
+use crate::invalid;
+use crate::math::{Quat, Vec3};
+
+/// A shape-matching simulation.
+#[derive(Clone, Debug)]
+pub struct Simulation {
+    /// Settings and bodies.
+    pub model: Model,
+    /// The state.
+    pub state: State,
+    /// Kinematic colliders (advanced to the end of each step before it runs).
+    pub colliders: Vec<Collider>,
+    solver: Solver,
+    backup: State,
+    last: StepStats,
+}
+
+impl Simulation {
+    /// An empty simulation with these settings.
+    pub fn new(params: StepParams) -> Result<Self> {
+        params.validate()?;
+        Ok(Self {
+            model: Model {
+                params,
+                bodies: Vec::new(),
+            },
+            state: State::default(),
+            colliders: Vec::new(),
+            solver: Solver::default(),
+            backup: State::default(),
+            last: StepStats::default(),
+        })
+    }
+
+    /// Replaces the settings (checked first).
+    pub fn set_params(&mut self, params: StepParams) -> Result<()> {
+        params.validate()?;
+        self.model.params = params;
+        Ok(())
+    }
+
+    /// Adds a body: the closed mesh's inside sampled on a lattice of the
+    /// spacing (spec §2.4 step 2), clusters made (step 4), the mesh bound to
+    /// the particles as its surface (step 5). Returns the body index.
+    ///
+    /// Errors: an open or non-manifold mesh ([`Error::Mesh`]), a body that
+    /// holds no lattice point (spacing larger than the body), a bad material.
+    pub fn add_body(&mut self, mesh: &TriMesh, material: Material, velocity: Vec3<f64>) -> Result<usize> {
+        material.validate()?;
+        crate::validate::finite_vec("velocity", velocity)?;
+        let inside = MeshInside::new(mesh)?;
+        let r = self.model.params.spacing;
+        let points = sample_lattice(&Region::Mesh(&inside), r)?;
+        if points.len() < 4 {
+            let (lo, hi) = mesh.bounds();
+            return invalid!(
+                "the body holds {} lattice points at spacing {r} m (its box is {:.3e} × {:.3e} × {:.3e} m); \
+                 use a spacing several times smaller than the body",
+                points.len(),
+                hi.x - lo.x,
+                hi.y - lo.y,
+                hi.z - lo.z
+            );
+        }
+        let b = self.model.bodies.len() as u32;
+        let m = (material.density * r * r * r) as f32;
+        let v = velocity.cast::<f32>();
+        let first = self.state.particles.len();
+        for p in &points {
+            self.state
+                .particles
+                .push(p.cast::<f32>(), v, m, b, 0, Quat::identity(), 0);
+        }
+        let p = self.model.params;
+        let rf = r as f32;
+        // Only the new body's particles are candidates: every other particle
+        // already has its clusters, and bodies never share one.
+        let yield_strain = material.yield_strain as f32;
+        initial_clusters(
+            &mut self.state.particles,
+            &mut self.state.clusters,
+            &mut self.state.memberships,
+            p.min_clusters,
+            (p.cluster_spacing * r) as f32,
+            (p.cluster_radius * r) as f32,
+            p.seed,
+            p.weights,
+            p.rotation_iterations[2],
+            |_| yield_strain,
+        );
+        let mut surface = Surface {
+            y: mesh.vertices().iter().map(|v| v.cast::<f32>()).collect(),
+            faces: mesh.faces().to_vec(),
+            volume_target: inside.volume(),
+            ..Surface::default()
+        };
+        skin::bind_all(&mut surface, &self.state.particles, b, rf, &mut Grid::default());
+        skin::normals(&mut surface);
+        self.state.surfaces.push(surface);
+        self.model.bodies.push(Body {
+            material,
+            particle_mass: m,
+            mass: f64::from(m) * (self.state.particles.len() - first) as f64,
+        });
+        Ok(b as usize)
+    }
+
+    /// Global indices of body `b`'s particles, ascending.
+    pub fn body_particles(&self, b: usize) -> Vec<usize> {
+        (0..self.state.particles.len())
+            .filter(|&i| self.state.particles.body[i] as usize == b)
+            .collect()
+    }
+
+    fn check_body(&self, b: usize) -> Result<()> {
+        if b >= self.model.bodies.len() {
+            return invalid!("no body {b}; {} bodies exist", self.model.bodies.len());
+        }
+        Ok(())
+    }
+
+    /// Makes body `b`'s particles `local` (indices in the body's numbering,
+    /// see [`Self::body_particles`]) kinematic, holding at `targets` (m; their
+    /// current positions when `None`). Kinematic particles are never deleted
+    /// by re-sampling.
+    pub fn pin(&mut self, b: usize, local: &[u32], targets: Option<&[Vec3<f64>]>) -> Result<()> {
+        self.check_body(b)?;
+        let ids = self.body_particles(b);
+        if let Some(t) = targets {
+            if t.len() != local.len() {
+                return invalid!("pin: {} targets for {} particles", t.len(), local.len());
+            }
+            crate::validate::all_finite("pin targets", t)?;
+        }
+        for &k in local {
+            if k as usize >= ids.len() {
+                return invalid!(
+                    "particle index {k} is out of range: the body has {} particles",
+                    ids.len()
+                );
+            }
+        }
+        let pt = &mut self.state.particles;
+        for (n, &k) in local.iter().enumerate() {
+            let i = ids[k as usize];
+            pt.flags[i] |= flag::KINEMATIC;
+            pt.w[i] = 0.0;
+            pt.target[i] = targets.map_or(pt.x[i], |t| t[n].cast::<f32>());
+        }
+        Ok(())
+    }
+
+    /// Moves pinned particles' targets (positions at the end of the next step).
+    pub fn set_pin_targets(&mut self, b: usize, local: &[u32], targets: &[Vec3<f64>]) -> Result<()> {
+        self.check_body(b)?;
+        if targets.len() != local.len() {
+            return invalid!(
+                "set_pin_targets: {} targets for {} particles",
+                targets.len(),
+                local.len()
+            );
+        }
+        crate::validate::all_finite("pin targets", targets)?;
+        let ids = self.body_particles(b);
+        for &k in local {
+            let Some(&i) = ids.get(k as usize) else {
+                return invalid!(
+                    "particle index {k} is out of range: the body has {} particles",
+                    ids.len()
+                );
+            };
+            if self.state.particles.flags[i] & flag::KINEMATIC == 0 {
+                return invalid!("particle {k} of body {b} is not pinned; pin it first");
+            }
+        }
+        for (n, &k) in local.iter().enumerate() {
+            self.state.particles.target[ids[k as usize]] = targets[n].cast::<f32>();
+        }
+        Ok(())
+    }
+
+    /// Makes pinned particles of body `b` dynamic again (all of them when `local` is `None`).
+    pub fn release(&mut self, b: usize, local: Option<&[u32]>) -> Result<()> {
+        self.check_body(b)?;
+        let ids = self.body_particles(b);
+        let chosen: Vec<usize> = match local {
+            None => ids,
+            Some(l) => {
+                let mut v = Vec::with_capacity(l.len());
+                for &k in l {
+                    let Some(&i) = ids.get(k as usize) else {
+                        return invalid!(
+                            "particle index {k} is out of range: the body has {} particles",
+                            ids.len()
+                        );
+                    };
+                    v.push(i);
+                }
+                v
+            }
+        };
+        let pt = &mut self.state.particles;
+        for i in chosen {
+            if pt.flags[i] & flag::KINEMATIC != 0 {
+                pt.flags[i] &= !flag::KINEMATIC;
+                pt.w[i] = 1.0 / pt.m[i];
+            }
+        }
+        Ok(())
+    }
+
+    /// One step of `dt` (s; default the configured one). On divergence the
+    /// state and colliders are put back to the start of the step and
+    /// [`Error::Diverged`] says which step and time.
+    pub fn step_dt(&mut self, dt: Option<f64>) -> Result<StepStats> {
+        let dt = dt.unwrap_or(self.model.params.dt);
+        if !(dt.is_finite() && dt > 0.0) {
+            return invalid!("dt must be a positive number of seconds, got {dt}");
+        }
+        self.backup.clone_from(&self.state);
+        let poses: Vec<Collider> = self.colliders.clone();
+        let t1 = self.state.time + dt;
+        for c in &mut self.colliders {
+            c.advance_to(t1)?;
+        }
+        match self
+            .solver
+            .step(&mut self.state, &self.model, &self.colliders, dt)
+        {
+            Ok(s) => {
+                self.last = s;
+                Ok(s)
+            }
+            Err(Error::Diverged { what, .. }) => {
+                let (step, time) = (self.backup.step, self.backup.time);
+                self.state.clone_from(&self.backup);
+                self.colliders = poses;
+                Err(Error::Diverged { step, time, what })
+            }
+            Err(e) => {
+                self.state.clone_from(&self.backup);
+                self.colliders = poses;
+                Err(e)
+            }
+        }
+    }
+
+    /// Advances by `duration` s in steps of the configured `dt`, the last one
+    /// shortened to land exactly on `time + duration` (a remainder below
+    /// 1e-6 dt joins the previous step); `stop()` is asked before every step.
+    /// Returns the steps taken.
+    pub fn advance_with(&mut self, duration: f64, mut stop: impl FnMut() -> bool) -> Result<u64> {
+        if !(duration.is_finite() && duration >= 0.0) {
+            return invalid!("duration must be ≥ 0 s, got {duration}");
+        }
+        let end = self.state.time + duration;
+        let dt = self.model.params.dt;
+        let mut steps = 0;
+        while end - self.state.time > 1e-6 * dt {
+            if stop() {
+                break;
+            }
+            let left = end - self.state.time;
+            let h = if left < dt * (1.0 + 1e-6) { left } else { dt };
+            self.step_dt(Some(h))?;
+            if h == left {
+                self.state.time = end;
+            }
+            steps += 1;
+        }
+        Ok(steps)
+    }
+
+    /// The last step's counters.
+    pub fn last_stats(&self) -> StepStats {
+        self.last
+    }
+
+    /// Stage timings since the start.
+    pub fn stage_times(&self) -> super::solver::StageTimes {
+        self.solver.times
+    }
+
+    /// Number of clusters of body `b`.
+    pub fn num_clusters(&self, b: usize) -> usize {
+        self.state
+            .clusters
+            .body
+            .iter()
+            .filter(|&&x| x as usize == b)
+            .count()
+    }
+
+    /// Σ ½ m |v|², J.
+    pub fn kinetic_energy(&self) -> f64 {
+        let p = &self.state.particles;
+        (0..p.len())
+            .map(|i| 0.5 * f64::from(p.m[i]) * f64::from(p.v[i].norm_squared()))
+            .sum()
+    }
+
+    /// Σ m v, kg·m/s (summed in index order).
+    pub fn total_momentum(&self) -> Vec3<f64> {
+        let p = &self.state.particles;
+        let mut s = Vec3::zero();
+        for i in 0..p.len() {
+            s += p.v[i].cast::<f64>() * f64::from(p.m[i]);
+        }
+        s
+    }
+}

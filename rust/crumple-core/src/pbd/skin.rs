@@ -1,0 +1,171 @@
+//! The surface mesh skinned to the particles (spec shape_matching §8): each
+//! vertex follows four particles, whose orientations are the sign-aligned
+//! average of their clusters' rotations; binding, normals and the volume
+//! correction. Not linear-blend skinning of cluster transforms: particles
+//! carry positional detail the clusters' best fits cannot (the paper's choice).
+
+use rayon::prelude::*;
+
+use super::grid::Grid;
+use super::state::{Clusters, Memberships, Particles, Skin, Surface};
+use crate::math::{Quat, Vec3};
+
+/// Spec §8.1: every particle's orientation from its clusters' quaternions,
+/// each sign-aligned to the particle's previous orientation (a zero dot
+/// counts as +1), summed and normalised; kept when the sum is tiny or the
+/// particle is in no cluster.
+pub fn orientations(particles: &mut Particles, clusters: &Clusters, memberships: &Memberships) {
+    particles.q.par_iter_mut().enumerate().for_each(|(i, q)| {
+        let prev = *q;
+        let mut sum = Quat::new(0.0, 0.0, 0.0, 0.0);
+        for k in memberships.offset[i]..memberships.offset[i + 1] {
+            let e = memberships.entry[k as usize] as usize;
+            let qc = clusters.quat[memberships.entry_cluster[e] as usize];
+            let s = if qc.dot(prev) < 0.0 { -1.0 } else { 1.0 };
+            sum = sum + qc.scale(s);
+        }
+        if sum.norm() >= 1e-6 {
+            *q = sum.normalize();
+        }
+    });
+}
+
+/// Spec §8.2: `y = Σ_a w_a (R(Q_{l_a}) z_a + x_{l_a})` for every vertex.
+pub fn skin_vertices(surface: &mut Surface, particles: &Particles) {
+    let Surface { y, skin, .. } = surface;
+    y.par_iter_mut().zip(skin.par_iter()).for_each(|(y, s)| {
+        let mut p = Vec3::zero();
+        for a in 0..4 {
+            if s.weight[a] == 0.0 {
+                continue;
+            }
+            let l = s.particle[a] as usize;
+            p += (particles.q[l].to_mat3() * s.offset[a] + particles.x[l]) * s.weight[a];
+        }
+        *y = p;
+    });
+}
+
+/// Spec §8.3 full rebind of vertex position `y` to the four nearest
+/// particles among `candidates` (weights ∝ 1/max(d, 1e-4 r), offsets in
+/// each particle's frame, so the vertex does not move).
+pub fn bind(y: Vec3<f32>, candidates: &[u32], particles: &Particles, r: f32) -> Skin {
+    let mut best: [(f32, u32); 4] = [(f32::INFINITY, u32::MAX); 4];
+    for &j in candidates {
+        let d = (particles.x[j as usize] - y).norm();
+        // Insertion into the four nearest, ties to the lower index.
+        let mut k = 4;
+        while k > 0 && (d < best[k - 1].0 || (d == best[k - 1].0 && j < best[k - 1].1)) {
+            k -= 1;
+        }
+        if k < 4 {
+            for m in (k + 1..4).rev() {
+                best[m] = best[m - 1];
+            }
+            best[k] = (d, j);
+        }
+    }
+    let mut s = Skin::default();
+    let mut total = 0.0f32;
+    for (a, &(d, j)) in best.iter().enumerate() {
+        if j == u32::MAX {
+            continue;
+        }
+        s.particle[a] = j;
+        s.weight[a] = 1.0 / d.max(1e-4 * r);
+        total += s.weight[a];
+    }
+    for a in 0..4 {
+        if s.weight[a] > 0.0 {
+            s.weight[a] /= total;
+            let l = s.particle[a] as usize;
+            s.offset[a] = particles.q[l].to_mat3().transpose() * (y - particles.x[l]);
+        }
+    }
+    s
+}
+
+/// Binds every vertex of `surface` to the particles of `body` and
+/// `component` (search radius 2r doubling to 8r, spec §8.3).
+pub fn bind_all(surface: &mut Surface, particles: &Particles, body: u32, r: f32, grid: &mut Grid) {
+    grid.build(&particles.x, 8.0 * r, |i| particles.body[i] == body);
+    let mut near = Vec::new();
+    surface.skin.clear();
+    for &y in &surface.y {
+        let mut radius = 2.0 * r;
+        loop {
+            grid.within(&particles.x, y, radius, &mut near);
+            if near.len() >= 4 || radius >= 8.0 * r {
+                break;
+            }
+            radius *= 2.0;
+        }
+        if near.is_empty() {
+            // Nothing within 8r: bind to the nearest particle of the body anywhere.
+            let nearest = (0..particles.len())
+                .filter(|&i| particles.body[i] == body)
+                .min_by(|&a, &b| {
+                    (particles.x[a] - y)
+                        .norm()
+                        .total_cmp(&(particles.x[b] - y).norm())
+                });
+            near.extend(nearest.map(|i| i as u32));
+        }
+        surface.skin.push(bind(y, &near, particles, r));
+    }
+}
+
+/// Spec §8.4: area-weighted vertex normals (counter-clockwise outward faces).
+pub fn normals(surface: &mut Surface) {
+    let n = surface.y.len();
+    surface.normals.clear();
+    surface.normals.resize(n, Vec3::zero());
+    for f in &surface.faces {
+        let [a, b, c] = f.map(|i| surface.y[i as usize]);
+        let nrm = (b - a).cross(c - a);
+        for &i in f {
+            surface.normals[i as usize] += nrm;
+        }
+    }
+    for v in &mut surface.normals {
+        *v = v.normalize_or_zero();
+    }
+}
+
+/// Enclosed volume `(1/6) Σ y_a · (y_b × y_c)` and area of a closed surface, m³ and m².
+pub fn volume_and_area(surface: &Surface) -> (f64, f64) {
+    let mut vol = 0.0f64;
+    let mut area = 0.0f64;
+    for f in &surface.faces {
+        let [a, b, c] = f.map(|i| surface.y[i as usize].cast::<f64>());
+        vol += a.dot(b.cross(c)) / 6.0;
+        area += 0.5 * (b - a).cross(c - a).norm();
+    }
+    (vol, area)
+}
+
+/// Spec §8.5: moves every vertex by `(V_target − V)/A` along its normal and
+/// re-expresses its skin offsets (no rebind), so the enclosed volume returns
+/// to the target.
+// NaN must take the refusing branch of every `!(a > b)` below.
+#[allow(clippy::neg_cmp_op_on_partial_ord)]
+pub fn correct_volume(surface: &mut Surface, particles: &Particles) {
+    let (vol, area) = volume_and_area(surface);
+    if !(area > 0.0) {
+        return;
+    }
+    let shift = ((surface.volume_target - vol) / area) as f32;
+    let Surface { y, normals, skin, .. } = surface;
+    y.par_iter_mut()
+        .zip(normals.par_iter())
+        .zip(skin.par_iter_mut())
+        .for_each(|((y, n), s)| {
+            *y += *n * shift;
+            for a in 0..4 {
+                if s.weight[a] > 0.0 {
+                    let l = s.particle[a] as usize;
+                    s.offset[a] = particles.q[l].to_mat3().transpose() * (*y - particles.x[l]);
+                }
+            }
+        });
+}

@@ -1,0 +1,262 @@
+//! One step of the shape-matching solver in the spec's order (shape_matching
+//! §9): external forces, prediction, contacts, the solver iterations
+//! (shape matching → particle contacts → world contacts), the velocity
+//! update, the end-of-step plasticity, orientations and skinning. Each stage
+//! is a function of its own file; this file only orders them and keeps the
+//! scratch space, which is reused from step to step.
+
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use super::contacts::{ContactParams, Contacts};
+use super::model::Model;
+use super::plasticity::{PlasticCounts, PlasticParams, Snapshot, end_of_step};
+use super::shape_match::{ClusterParams, ClusterScratch, apply_goals, fit_clusters};
+use super::skin;
+use super::state::{State, flag};
+use crate::Result;
+use crate::collide::Collider;
+use crate::error::Error;
+use crate::math::{Mat3, Vec3};
+
+/// Seconds spent per stage since the solver was made (the paper's Table 1
+/// columns: `sim` = PBD + plasticity, `skin` = orientations, skinning, normals).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StageTimes {
+    /// Forces, prediction, velocity update.
+    pub integrate: f64,
+    /// Neighbour grid and contact candidates.
+    pub contacts: f64,
+    /// Shape matching (fit and goals) over all iterations.
+    pub shape_matching: f64,
+    /// Contact projections over all iterations.
+    pub projection: f64,
+    /// End-of-step plasticity.
+    pub plasticity: f64,
+    /// Orientations, skinning, normals, volume correction.
+    pub skin: f64,
+}
+
+/// What one step did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepStats {
+    /// Clusters with plastic flow, cap rejections, degenerate clusters.
+    pub plastic: PlasticCounts,
+    /// Particle–particle candidate pairs (each counted once per particle).
+    pub particle_contacts: u32,
+    /// Particle–collider candidates.
+    pub world_contacts: u32,
+}
+
+/// Scratch space of the step, reused between steps.
+#[derive(Clone, Debug, Default)]
+pub struct Solver {
+    xs: Vec<Vec3<f32>>,
+    contacts: Contacts,
+    scratch: ClusterScratch,
+    stiffness: Vec<f32>,
+    plastic: Vec<PlasticParams>,
+    /// Degenerate flag per cluster (from the last end-of-step fit).
+    pub degenerate: Vec<bool>,
+    /// The last end-of-step snapshot (spec §6.1).
+    pub snapshot: Snapshot,
+    /// Stage timings.
+    pub times: StageTimes,
+}
+
+fn timed<R>(acc: &mut f64, f: impl FnOnce() -> R) -> R {
+    let t = Instant::now();
+    let r = f();
+    *acc += t.elapsed().as_secs_f64();
+    r
+}
+
+impl Solver {
+    /// Per-cluster material of the coming step (clusters change with re-sampling).
+    fn cluster_materials(&mut self, model: &Model, state: &State) {
+        let capped = !model.params.resampling;
+        let n = state.clusters.len();
+        self.stiffness.clear();
+        self.plastic.clear();
+        for c in 0..n {
+            let m = &model.bodies[state.clusters.body[c] as usize].material;
+            self.stiffness.push(m.stiffness as f32);
+            self.plastic.push(PlasticParams {
+                flow_rate: m.flow_rate as f32,
+                hardening: m.hardening as f32,
+                cap: m.plastic_cap as f32,
+                capped,
+            });
+        }
+        if self.degenerate.len() != n {
+            self.degenerate.resize(n, false);
+        }
+    }
+
+    /// Advances `state` by `dt` (spec §9 steps 1–10). `colliders` must be at
+    /// their pose at `t + dt`. Errors with [`Error::Diverged`] (step and time
+    /// filled in by the caller) when a position or velocity is not finite.
+    pub fn step(
+        &mut self,
+        state: &mut State,
+        model: &Model,
+        colliders: &[Collider],
+        dt: f64,
+    ) -> Result<StepStats> {
+        let p = &model.params;
+        self.cluster_materials(model, state);
+        let h = (dt / f64::from(p.substeps)) as f32;
+        let r = p.spacing as f32;
+        let cp = ContactParams {
+            d_pp: p.particle_distance() as f32,
+            d_pw: (p.world_distance * p.spacing) as f32,
+            margin: (p.contact_margin * p.spacing) as f32,
+            mu_pp: (
+                p.particle_static_friction as f32,
+                p.particle_kinetic_friction as f32,
+            ),
+            static_ratio: p.static_friction_ratio as f32,
+            sor: p.sor as f32,
+        };
+        let g = p.gravity.cast::<f32>();
+        let keep = (1.0 - p.damping * f64::from(h)).max(0.0) as f32;
+        let vmax = p.max_speed as f32;
+        let mut stats = StepStats::default();
+        for _ in 0..p.substeps {
+            let pt = &mut state.particles;
+            // Steps 1–2: forces, damping, speed clamp, prediction (kinematic: the target).
+            timed(&mut self.times.integrate, || {
+                self.xs.resize(pt.len(), Vec3::zero());
+                let (x, w, target) = (&pt.x, &pt.w, &pt.target);
+                pt.v.par_iter_mut()
+                    .zip(self.xs.par_iter_mut())
+                    .enumerate()
+                    .for_each(|(i, (v, xs))| {
+                        if w[i] == 0.0 {
+                            *xs = target[i];
+                            return;
+                        }
+                        *v = (*v + g * h) * keep;
+                        let s = v.norm();
+                        if s > vmax {
+                            *v *= vmax / s;
+                        }
+                        *xs = x[i] + *v * h;
+                    });
+            });
+            // Steps 3–5: grid and candidates.
+            timed(&mut self.times.contacts, || {
+                self.contacts.find(
+                    &self.xs,
+                    &state.particles,
+                    colliders,
+                    &cp,
+                    p.max_neighbors as usize,
+                );
+            });
+            stats.world_contacts = self.contacts.world.len() as u32;
+            stats.particle_contacts = self.contacts.neighbor_count.iter().sum();
+            // Step 7: the iterations, groups in order (spec §13 item 12).
+            let cparams = ClusterParams {
+                stiffness: &self.stiffness,
+                degenerate: &self.degenerate,
+                fit: p.rotation_fit,
+                rotation_iterations: p.rotation_iterations[0],
+                weights: p.weights,
+            };
+            for _ in 0..p.iterations {
+                timed(&mut self.times.shape_matching, || {
+                    fit_clusters(
+                        &self.xs,
+                        &state.particles,
+                        &mut state.clusters,
+                        &state.memberships,
+                        &cparams,
+                        &mut self.scratch,
+                    );
+                    apply_goals(
+                        &mut self.xs,
+                        &state.particles,
+                        &state.clusters,
+                        &state.memberships,
+                        &self.stiffness,
+                        cp.sor,
+                        &self.scratch,
+                    );
+                });
+                timed(&mut self.times.projection, || {
+                    self.contacts
+                        .project_particles(&mut self.xs, &state.particles, &cp);
+                    self.contacts
+                        .project_world(&mut self.xs, &state.particles, colliders, &cp, h);
+                });
+            }
+            // Step 8: velocities from the positions (kinematic ones from their motion).
+            let pt = &mut state.particles;
+            timed(&mut self.times.integrate, || {
+                let inv = 1.0 / h;
+                pt.x.par_iter_mut()
+                    .zip(pt.v.par_iter_mut())
+                    .zip(self.xs.par_iter())
+                    .for_each(|((x, v), xs)| {
+                        *v = (*xs - *x) * inv;
+                        *x = *xs;
+                    });
+            });
+        }
+        check_finite(state)?;
+        // Step 9 (spec §9 step 8): plasticity and the snapshot, once per step.
+        stats.plastic = timed(&mut self.times.plasticity, || {
+            end_of_step(
+                &state.particles,
+                &mut state.clusters,
+                &state.memberships,
+                &self.plastic,
+                p.rotation_fit,
+                p.weights,
+                p.rotation_iterations[1],
+                dt as f32,
+                &mut self.degenerate,
+                &mut self.snapshot,
+            )
+        });
+        // Spec §9 steps 9–10 (and 21): orientations, skin, normals, volume correction.
+        timed(&mut self.times.skin, || {
+            skin::orientations(&mut state.particles, &state.clusters, &state.memberships);
+            for (b, surface) in state.surfaces.iter_mut().enumerate() {
+                skin::skin_vertices(surface, &state.particles);
+                skin::normals(surface);
+                if model.bodies[b].material.volume_correction {
+                    skin::correct_volume(surface, &state.particles);
+                    skin::normals(surface);
+                }
+            }
+        });
+        let _ = r;
+        for f in state.particles.flags.iter_mut() {
+            *f &= !(flag::NEW | flag::MEMBERSHIP_CHANGED);
+        }
+        state.time += dt;
+        state.step += 1;
+        Ok(stats)
+    }
+}
+
+/// The first particle with a non-finite position or velocity, as [`Error::Diverged`].
+fn check_finite(state: &State) -> Result<()> {
+    let pt = &state.particles;
+    if let Some(i) = (0..pt.len()).find(|&i| !(pt.x[i].is_finite() && pt.v[i].is_finite())) {
+        return Err(Error::Diverged {
+            step: 0,
+            time: 0.0,
+            what: format!(
+                "particle {i} of body {} has a non-finite position or velocity; lower dt or the \
+                 material's stiffness, or add substeps",
+                pt.body[i]
+            ),
+        });
+    }
+    let _ = Mat3::<f32>::identity;
+    Ok(())
+}
