@@ -23,7 +23,7 @@ from .errors import (
 
 __version__: str = _core.version()
 
-from . import backend, cloth, colliders, frames, geometry, gpu, io, mpm, scenes  # noqa: E402
+from . import backend, cloth, colliders, errors, frames, geometry, gpu, io, mpm, scenes  # noqa: E402
 
 __all__ = [
     "__version__",
@@ -36,14 +36,8 @@ __all__ = [
     "io",
     "mpm",
     "scenes",
-    "CrumpleError",
-    "InvalidInputError",
-    "MeshError",
-    "CheckpointError",
-    "BackendUnavailable",
-    "SimulationDiverged",
-    "SolverError",
 ]
+__all__ += errors.__all__
 
 
 def __getattr__(name: str) -> object:

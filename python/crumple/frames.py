@@ -25,7 +25,7 @@ from typing import Any, ClassVar, Union
 import numpy as np
 import numpy.typing as npt
 
-from ._checks import rotation_matrix
+from ._checks import finite, rotation_matrix
 from .errors import InvalidInputError
 
 __all__ = [
@@ -348,12 +348,7 @@ class Frame:
 
     def __init__(self, time: float, objects: Mapping[str, FrameObject] | None = None,
                  colliders: Mapping[str, FrameCollider] | None = None) -> None:
-        try:
-            t = float(time)
-        except (TypeError, ValueError) as e:
-            raise InvalidInputError(f"Frame.time must be a number (s); got {time!r}") from e
-        if not math.isfinite(t):
-            raise InvalidInputError(f"Frame.time must be finite; got {t}")
+        t = finite(time, "Frame.time (s)")
         for what, value in (("objects", objects), ("colliders", colliders)):
             if value is not None and not isinstance(value, Mapping):
                 raise InvalidInputError(f"Frame.{what} must be a dict from a name to a part; "

@@ -14,7 +14,7 @@ import numpy.typing as npt
 from ..errors import InvalidInputError, MeshError
 from ..frames import Frame, FrameCollider, FrameCurves, FrameMesh, FrameObject, FramePoints
 from .mesh import PathLike
-from .run import MANIFEST, RUN_FORMAT, RUN_VERSION, Run, _RunWriter
+from .run import MANIFEST, RUN_FORMAT, RUN_VERSION, Run, _check_run_header, _RunWriter
 
 
 def _ply_attributes(data: Mapping[str, npt.NDArray[np.float64]], reserved: set[str], what: str
@@ -201,11 +201,7 @@ class _PlyRun(Run):
             doc = json.loads(mpath.read_text())
         except (OSError, json.JSONDecodeError) as e:
             raise InvalidInputError(f"could not read {str(mpath)!r}: {e}") from e
-        if not isinstance(doc, dict) or doc.get("format") != RUN_FORMAT:
-            raise InvalidInputError(f"{str(mpath)!r} is not a crumple run manifest")
-        if int(doc.get("version", 0)) > RUN_VERSION:
-            raise InvalidInputError(f"{str(mpath)!r} was written by a newer crumple (run version {doc['version']}); "
-                                    "upgrade crumple")
+        _check_run_header(doc, str(mpath), f"{str(mpath)!r} is not a crumple run manifest")
         self._doc = doc
         self.fps = float(doc["fps"])
         self._frames: list[dict[str, Any]] = list(doc["frames"])

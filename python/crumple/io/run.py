@@ -142,3 +142,13 @@ class Run(abc.ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({str(self.path)!r}, {self.num_frames} frames at {self.fps:g} fps, {self.names})"
+
+
+def _check_run_header(info: Any, where: str, not_ours: str) -> None:
+    """Refuses a run whose header is not crumple's (``not_ours`` says why) or
+    was written by a newer run version."""
+    if not isinstance(info, dict) or info.get("format") != RUN_FORMAT:
+        raise InvalidInputError(not_ours)
+    if int(info.get("version", 0)) > RUN_VERSION:
+        raise InvalidInputError(f"{where!r} was written by a newer crumple (run version {info['version']}); "
+                                "upgrade crumple")

@@ -14,7 +14,7 @@ import numpy.typing as npt
 from ..errors import CrumpleError, InvalidInputError
 from ..frames import Frame, FrameCollider, FrameCurves, FrameMesh, FrameObject, FramePoints
 from .mesh import PathLike
-from .run import RUN_FORMAT, RUN_VERSION, Run, _RunWriter, _USD_EXTS
+from .run import RUN_FORMAT, RUN_VERSION, Run, _check_run_header, _RunWriter, _USD_EXTS
 
 
 def _pxr() -> Any:
@@ -247,11 +247,8 @@ class _UsdRun(Run):
         if layer is None:
             raise InvalidInputError(f"USD could not open {str(path)!r}")
         info = dict(layer.customLayerData).get("crumple")
-        if not isinstance(info, dict) or info.get("format") != RUN_FORMAT:
-            raise InvalidInputError(f"{str(path)!r} was not written by crumple.io.UsdWriter (no crumple run data)")
-        if int(info.get("version", 0)) > RUN_VERSION:
-            raise InvalidInputError(f"{str(path)!r} was written by a newer crumple (run version {info['version']}); "
-                                    "upgrade crumple")
+        _check_run_header(info, str(path),
+                          f"{str(path)!r} was not written by crumple.io.UsdWriter (no crumple run data)")
         self._layer = layer
         stage = self._stage = Usd.Stage.Open(layer)
         self.fps = float(stage.GetTimeCodesPerSecond())

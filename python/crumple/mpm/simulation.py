@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -16,6 +16,17 @@ from ..geometry import Curves, TriMesh
 from .._simulation import SimulationBase
 from .materials import ClothMaterial, CurveMaterial, ElasticMaterial, GooMaterial, SandMaterial, Vec3Like
 from .objects import Cloth, Particles, Strands
+
+
+_Mat = TypeVar("_Mat")
+
+
+def _material(material: Any, cls: type[_Mat]) -> _Mat:
+    """``material``, or the class's defaults when None; anything else is refused."""
+    mat = cls() if material is None else material
+    if not isinstance(mat, cls):
+        raise InvalidInputError(f"material must be a {cls.__name__}; got {type(mat).__name__}")
+    return mat
 
 
 class Simulation(SimulationBase):
@@ -110,9 +121,7 @@ class Simulation(SimulationBase):
         §9 A10). ``name``: its name in frames and exports (made unique)."""
         if not isinstance(mesh, TriMesh):
             raise InvalidInputError(f"mesh must be a crumple.geometry.TriMesh; got {type(mesh).__name__}")
-        mat = material or ClothMaterial()
-        if not isinstance(mat, ClothMaterial):
-            raise InvalidInputError(f"material must be a ClothMaterial; got {type(mat).__name__}")
+        mat = _material(material, ClothMaterial)
         ew = choice(energy_weight, "energy_weight", ("split", "full"))
         nu = self._rpic(rpic_damping)
         vel = velocity_field(velocity, mesh.num_vertices, "velocity")
@@ -138,9 +147,7 @@ class Simulation(SimulationBase):
         segment's volume by default) and ``name`` as in :meth:`add_cloth`."""
         if not isinstance(curves, Curves):
             raise InvalidInputError(f"curves must be a crumple.geometry.Curves; got {type(curves).__name__}")
-        mat = material or CurveMaterial()
-        if not isinstance(mat, CurveMaterial):
-            raise InvalidInputError(f"material must be a CurveMaterial; got {type(mat).__name__}")
+        mat = _material(material, CurveMaterial)
         ew = choice(energy_weight, "energy_weight", ("split", "full"))
         nu = self._rpic(rpic_damping)
         vel = velocity_field(velocity, len(curves.points), "velocity")
@@ -182,27 +189,21 @@ class Simulation(SimulationBase):
         """Add an elastic solid sampled by ``points (N, 3)`` m; each particle
         has rest volume ``particle_volume`` m³ (default (dx/2)³: 8 per cell).
         ``velocity``: one 3-vector or (N, 3), m/s."""
-        mat = material or ElasticMaterial()
-        if not isinstance(mat, ElasticMaterial):
-            raise InvalidInputError(f"material must be an ElasticMaterial; got {type(mat).__name__}")
+        mat = _material(material, ElasticMaterial)
         return self._add_volume("elastic", points, mat, particle_volume, velocity, rpic_damping, name)
 
     def add_granular(self, points: npt.ArrayLike, material: SandMaterial | None = None, *,
                      velocity: Vec3Like = (0, 0, 0), rpic_damping: float = 0.0,
                      particle_volume: float | None = None, name: str = "sand") -> Particles:
         """Add sand (Drucker–Prager) sampled by ``points (N, 3)`` m."""
-        mat = material or SandMaterial()
-        if not isinstance(mat, SandMaterial):
-            raise InvalidInputError(f"material must be a SandMaterial; got {type(mat).__name__}")
+        mat = _material(material, SandMaterial)
         return self._add_volume("sand", points, mat, particle_volume, velocity, rpic_damping, name)
 
     def add_goo(self, points: npt.ArrayLike, material: GooMaterial | None = None, *,
                 velocity: Vec3Like = (0, 0, 0), rpic_damping: float = 0.0,
                 particle_volume: float | None = None, name: str = "goo") -> Particles:
         """Add viscoplastic goo sampled by ``points (N, 3)`` m."""
-        mat = material or GooMaterial()
-        if not isinstance(mat, GooMaterial):
-            raise InvalidInputError(f"material must be a GooMaterial; got {type(mat).__name__}")
+        mat = _material(material, GooMaterial)
         return self._add_volume("goo", points, mat, particle_volume, velocity, rpic_damping, name)
 
     @property

@@ -113,3 +113,16 @@ pub fn bits(points: &[Vec3<f64>]) -> Vec<[u64; 3]> {
         .map(|p| [p.x.to_bits(), p.y.to_bits(), p.z.to_bits()])
         .collect()
 }
+
+/// Largest absolute component over `points`.
+pub fn max_abs(points: &[Vec3<f64>]) -> f64 {
+    points.iter().map(|p| p.abs().max_element()).fold(0.0, f64::max)
+}
+
+/// Largest absolute component of `a − b`, pairwise.
+pub fn max_diff(a: &[Vec3<f64>], b: &[Vec3<f64>]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(p, q)| (*p - *q).abs().max_element())
+        .fold(0.0, f64::max)
+}

@@ -30,44 +30,33 @@ macro_rules! with_sim {
         }
     };
 }
-/// Like `with_sim!`, after bringing the host copy of the state up to date
-/// with the GPU (a no-op on the CPU backend).
-macro_rules! with_host {
-    ($self:expr, $s:ident => $body:expr) => {
-        match &mut $self.sim {
-            Sim::F32($s) => {
-                $s.sync_host().py_err()?;
-                $body
-            }
-            Sim::F64($s) => {
-                $s.sync_host().py_err()?;
-                $body
-            }
-        }
-    };
-}
-/// Like `with_sim_mut!`, for edits of the state: syncs the host copy first
-/// and has the device copy re-uploaded before the next step.
-macro_rules! with_edit {
-    ($self:expr, $s:ident => $body:expr) => {
-        match &mut $self.sim {
-            Sim::F32($s) => {
-                $s.begin_host_edit().py_err()?;
-                $body
-            }
-            Sim::F64($s) => {
-                $s.begin_host_edit().py_err()?;
-                $body
-            }
-        }
-    };
-}
+/// `with_sim!` with the simulation borrowed mutably.
 macro_rules! with_sim_mut {
     ($self:expr, $s:ident => $body:expr) => {
         match &mut $self.sim {
             Sim::F32($s) => $body,
             Sim::F64($s) => $body,
         }
+    };
+}
+/// Like `with_sim_mut!`, after bringing the host copy of the state up to
+/// date with the GPU (a no-op on the CPU backend).
+macro_rules! with_host {
+    ($self:expr, $s:ident => $body:expr) => {
+        with_sim_mut!($self, $s => {
+            $s.sync_host().py_err()?;
+            $body
+        })
+    };
+}
+/// Like `with_sim_mut!`, for edits of the state: syncs the host copy first
+/// and has the device copy re-uploaded before the next step.
+macro_rules! with_edit {
+    ($self:expr, $s:ident => $body:expr) => {
+        with_sim_mut!($self, $s => {
+            $s.begin_host_edit().py_err()?;
+            $body
+        })
     };
 }
 

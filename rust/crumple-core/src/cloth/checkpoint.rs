@@ -38,21 +38,6 @@ impl Rows for PlasticState {
     }
 }
 
-/// The three membrane components (uu, vv, uv) side by side.
-impl Rows for [PlasticState; 3] {
-    const SHAPE: &'static [usize] = &[15];
-    fn write(&self, out: &mut Vec<f64>) {
-        self.iter().for_each(|p| p.write(out));
-    }
-    fn read(r: &[f64]) -> core::result::Result<Self, String> {
-        Ok([
-            PlasticState::read(&r[0..5])?,
-            PlasticState::read(&r[5..10])?,
-            PlasticState::read(&r[10..15])?,
-        ])
-    }
-}
-
 /// `[anchor, t_stick]`.
 impl Rows for FrictionState {
     const SHAPE: &'static [usize] = &[2];
@@ -67,19 +52,27 @@ impl Rows for FrictionState {
     }
 }
 
-impl Rows for [FrictionState; 3] {
-    const SHAPE: &'static [usize] = &[6];
-    fn write(&self, out: &mut Vec<f64>) {
-        self.iter().for_each(|f| f.write(out));
-    }
-    fn read(r: &[f64]) -> core::result::Result<Self, String> {
-        Ok([
-            FrictionState::read(&r[0..2])?,
-            FrictionState::read(&r[2..4])?,
-            FrictionState::read(&r[4..6])?,
-        ])
-    }
+/// The three membrane components (uu, vv, uv) of a row type of `$w`
+/// columns side by side, written once for both state types.
+macro_rules! three_components {
+    ($t:ty, $w:expr) => {
+        impl Rows for [$t; 3] {
+            const SHAPE: &'static [usize] = &[3 * $w];
+            fn write(&self, out: &mut Vec<f64>) {
+                self.iter().for_each(|r| r.write(out));
+            }
+            fn read(r: &[f64]) -> core::result::Result<Self, String> {
+                Ok([
+                    <$t>::read(&r[..$w])?,
+                    <$t>::read(&r[$w..2 * $w])?,
+                    <$t>::read(&r[2 * $w..])?,
+                ])
+            }
+        }
+    };
 }
+three_components!(PlasticState, 5);
+three_components!(FrictionState, 2);
 
 impl Simulation {
     /// The whole mutable state as named arrays: `x`, `v`, `pin_target` (N, 3);

@@ -1,7 +1,7 @@
 //! Tests of `hinge.rs` (kept out of the source file).
 
 use super::*;
-use crate::test_util::Rng;
+use crate::test_util::{Rng, max_abs, max_diff};
 use nalgebra::DMatrix;
 
 const FD_STEP: f64 = 1e-6;
@@ -45,17 +45,6 @@ fn fd_grad(x: &[Vec3<f64>; 4], f: impl Fn(&[Vec3<f64>; 4]) -> f64) -> [Vec3<f64>
         }
     }
     g
-}
-
-fn max_abs(g: &[Vec3<f64>]) -> f64 {
-    g.iter().map(|p| p.abs().max_element()).fold(0.0, f64::max)
-}
-
-fn max_diff(a: &[Vec3<f64>], b: &[Vec3<f64>]) -> f64 {
-    a.iter()
-        .zip(b)
-        .map(|(p, q)| (*p - *q).abs().max_element())
-        .fold(0.0, f64::max)
 }
 
 fn net_force_and_torque(x: &[Vec3<f64>; 4], f: &[Vec3<f64>; 4]) -> (Vec3<f64>, Vec3<f64>) {

@@ -1,7 +1,7 @@
 //! Tests of `membrane.rs` (kept out of the source file).
 
 use super::*;
-use crate::test_util::Rng;
+use crate::test_util::{Rng, max_abs, max_diff};
 use nalgebra::DMatrix;
 
 const FD_STEP: f64 = 1e-6;
@@ -105,17 +105,6 @@ fn assert_symmetric(j: &Jac) {
             assert_eq!(*blk, j[b][a].transpose(), "blocks ({a}, {b})");
         }
     }
-}
-
-fn max_abs(g: &[Vec3<f64>]) -> f64 {
-    g.iter().map(|p| p.abs().max_element()).fold(0.0, f64::max)
-}
-
-fn max_diff(a: &[Vec3<f64>], b: &[Vec3<f64>]) -> f64 {
-    a.iter()
-        .zip(b)
-        .map(|(p, q)| (*p - *q).abs().max_element())
-        .fold(0.0, f64::max)
 }
 
 #[test]

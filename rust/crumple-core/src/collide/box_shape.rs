@@ -66,7 +66,7 @@ impl Sdf for BoxShape {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::collide::test_util::{Rng, check_normals};
+    use crate::collide::test_util::{Rng, check_distances, check_normals};
 
     /// Independent formulation: outside, distance to the clamped point;
     /// inside, minus the distance to the nearest face plane.
@@ -96,13 +96,7 @@ mod tests {
             (Vec3::new(0.0, 0.9, 0.0), -0.1),   // inside near +y
             (Vec3::new(0.4, 0.95, 0.2), -0.05), // inside near corner
         ];
-        for (p, d) in cases {
-            assert!(
-                (b.distance(p) - d).abs() < 1e-14,
-                "{p:?}: {} vs {d}",
-                b.distance(p)
-            );
-        }
+        check_distances(&b, &cases);
         let mut rng = Rng::new(3);
         let pts: Vec<_> = (0..2000)
             .map(|_| rng.point(Vec3::splat(-2.0), Vec3::splat(2.0)))

@@ -56,7 +56,7 @@ impl Sdf for Capsule {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::collide::test_util::{Rng, check_normals};
+    use crate::collide::test_util::{Rng, check_distances, check_normals};
 
     #[test]
     fn capsule_distance_and_normal() {
@@ -70,13 +70,7 @@ mod tests {
             (Vec3::new(-0.6, 0.1, 0.8), 0.8), // beside the segment
             (Vec3::new(0.1, -0.5, 0.0), -0.1),
         ];
-        for (p, d) in cases {
-            assert!(
-                (c.distance(p) - d).abs() < 1e-14,
-                "{p:?}: {} vs {d}",
-                c.distance(p)
-            );
-        }
+        check_distances(&c, &cases);
         let mut rng = Rng::new(4);
         let pts: Vec<_> = (0..1000)
             .map(|_| rng.point(Vec3::splat(-1.5), Vec3::splat(1.5)))

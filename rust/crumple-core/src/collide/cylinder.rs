@@ -69,7 +69,7 @@ impl Sdf for Cylinder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::collide::test_util::{Rng, check_normals};
+    use crate::collide::test_util::{Rng, check_distances, check_normals};
 
     /// Independent formulation: outside, distance to the clamped point in
     /// (radial, axial) coordinates; inside, minus the nearer of side and cap.
@@ -98,13 +98,7 @@ mod tests {
             (Vec3::new(0.0, -0.9, -0.6), 0.5),   // lower rim region
             (Vec3::new(0.28, 0.48, 0.0), -0.02), // inside near the rim
         ];
-        for (p, d) in cases {
-            assert!(
-                (c.distance(p) - d).abs() < 1e-14,
-                "{p:?}: {} vs {d}",
-                c.distance(p)
-            );
-        }
+        check_distances(&c, &cases);
         let mut rng = Rng::new(5);
         let pts: Vec<_> = (0..2000)
             .map(|_| rng.point(Vec3::splat(-1.0), Vec3::splat(1.0)))

@@ -17,6 +17,14 @@ pub(crate) fn fd_gradient(f: impl Fn(Vec3<f64>) -> f64, p: Vec3<f64>, h: f64) ->
     g
 }
 
+/// Every `(point, distance)` case: `sdf.distance(point)` within 1e-14 m.
+pub(crate) fn check_distances(sdf: &impl Sdf, cases: &[(Vec3<f64>, f64)]) {
+    for &(p, d) in cases {
+        let got = sdf.distance(p);
+        assert!((got - d).abs() < 1e-14, "{p:?}: {got} vs {d}");
+    }
+}
+
 /// Checks `normal` against central differences of `distance` at `points`
 /// and that it is unit length. Points where the finite-difference gradient
 /// is not unit length straddle a kink of the SDF (medial surface, sphere

@@ -153,38 +153,21 @@ fn copy_par<V: Copy + Send + Sync>(dst: &mut Vec<V>, src: &[V]) {
 }
 
 impl<T: Real> State<T> {
-    /// Copies into `backup` what a step changes, for the step's rollback:
-    /// the tangent columns only when they are advected (`with_tangents`,
-    /// the Eulerian ablation); otherwise the step never writes them. In
-    /// place (no allocation once `backup` has its size) and in parallel,
-    /// since it runs every step.
-    pub fn save_into(&self, backup: &mut State<T>, with_tangents: bool) {
-        copy_par(&mut backup.x, &self.x);
-        copy_par(&mut backup.v, &self.v);
-        copy_par(&mut backup.c, &self.c);
-        copy_par(&mut backup.f, &self.f);
-        copy_par(&mut backup.q, &self.q);
-        copy_par(&mut backup.d, &self.d);
+    /// Copies what a step writes from `src` (tangent columns only when
+    /// `with_tangents`: the Eulerian ablation advects them) into this state,
+    /// in parallel chunks and without allocating once sized.
+    pub fn copy_from(&mut self, src: &State<T>, with_tangents: bool) {
+        copy_par(&mut self.x, &src.x);
+        copy_par(&mut self.v, &src.v);
+        copy_par(&mut self.c, &src.c);
+        copy_par(&mut self.f, &src.f);
+        copy_par(&mut self.q, &src.q);
+        copy_par(&mut self.d, &src.d);
         if with_tangents {
-            copy_par(&mut backup.tangents, &self.tangents);
+            copy_par(&mut self.tangents, &src.tangents);
         }
-        backup.time = self.time;
-        backup.step = self.step;
-    }
-
-    /// Undoes a step: puts back what [`save_into`](Self::save_into) saved.
-    pub fn restore_from(&mut self, backup: &State<T>, with_tangents: bool) {
-        copy_par(&mut self.x, &backup.x);
-        copy_par(&mut self.v, &backup.v);
-        copy_par(&mut self.c, &backup.c);
-        copy_par(&mut self.f, &backup.f);
-        copy_par(&mut self.q, &backup.q);
-        copy_par(&mut self.d, &backup.d);
-        if with_tangents {
-            copy_par(&mut self.tangents, &backup.tangents);
-        }
-        self.time = backup.time;
-        self.step = backup.step;
+        self.time = src.time;
+        self.step = src.step;
     }
 }
 

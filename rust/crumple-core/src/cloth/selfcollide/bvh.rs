@@ -37,6 +37,18 @@ const SEEDS: usize = 128;
 /// Below this many primitives the per-primitive box pass runs sequentially.
 const PAR_MIN: usize = 2048;
 
+/// `out[k] = f(k)` for every slot, in parallel once there are enough boxes
+/// to pay for it (each slot is written by one task: the same for any thread count).
+fn fill_boxes(out: &mut [Aabb], f: impl Fn(usize) -> Aabb + Sync) {
+    if out.len() >= PAR_MIN {
+        out.par_iter_mut().enumerate().for_each(|(k, b)| *b = f(k));
+    } else {
+        for (k, b) in out.iter_mut().enumerate() {
+            *b = f(k);
+        }
+    }
+}
+
 /// An axis-aligned box.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) struct Aabb {
@@ -149,16 +161,7 @@ impl Bvh {
             return;
         }
         let order = &self.order;
-        if len >= PAR_MIN {
-            self.boxes
-                .par_iter_mut()
-                .zip(order.par_iter())
-                .for_each(|(b, &id)| *b = box_of(id as usize));
-        } else {
-            for (b, &id) in self.boxes.iter_mut().zip(order.iter()) {
-                *b = box_of(id as usize);
-            }
-        }
+        fill_boxes(&mut self.boxes, |k| box_of(order[k] as usize));
         let cost = self.refit_nodes();
         if cost > REBUILD_RATIO * self.built_cost {
             self.build(len, &centre_of, &box_of);
@@ -183,16 +186,7 @@ impl Bvh {
             return;
         }
         // Boxes by primitive id first (for the centres), reordered below.
-        if len >= PAR_MIN {
-            self.boxes
-                .par_iter_mut()
-                .enumerate()
-                .for_each(|(i, b)| *b = box_of(i));
-        } else {
-            for (i, b) in self.boxes.iter_mut().enumerate() {
-                *b = box_of(i);
-            }
-        }
+        fill_boxes(&mut self.boxes, box_of);
         self.centres.clear();
         self.centres.extend((0..len).map(centre_of));
         let blank = Node {
@@ -276,16 +270,7 @@ impl Bvh {
     {
         let order = &self.order;
         self.alt.resize(order.len(), Aabb::empty());
-        if order.len() >= PAR_MIN {
-            self.alt
-                .par_iter_mut()
-                .zip(order.par_iter())
-                .for_each(|(b, &id)| *b = box_of(id as usize));
-        } else {
-            for (b, &id) in self.alt.iter_mut().zip(order.iter()) {
-                *b = box_of(id as usize);
-            }
-        }
+        fill_boxes(&mut self.alt, |k| box_of(order[k] as usize));
         self.alt_bounds.resize(self.nodes.len(), Aabb::empty());
         for i in (0..self.nodes.len()).rev() {
             let n = self.nodes[i];

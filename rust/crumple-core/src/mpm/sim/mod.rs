@@ -244,7 +244,7 @@ impl<T: Real> Simulation<T> {
         // Keep the start of the step: a diverged step is undone, so the
         // caller can lower dt_max or a stiffness and continue the run.
         let tangents = self.params.eulerian_tangents;
-        self.state.save_into(&mut self.backup, tangents);
+        self.backup.copy_from(&self.state, tangents);
         let result = self
             .solver
             .step(
@@ -269,7 +269,7 @@ impl<T: Real> Simulation<T> {
                 Ok(())
             });
         if let Err(e) = result {
-            self.state.restore_from(&self.backup, tangents);
+            self.state.copy_from(&self.backup, tangents);
             for c in self.colliders.iter_mut() {
                 c.advance_to(self.state.time)?;
             }

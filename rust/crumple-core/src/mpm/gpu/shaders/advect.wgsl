@@ -23,17 +23,13 @@ struct Pin {
 }
 @group(0) @binding(18) var<storage, read> pins: array<Pin>;
 
-fn index2(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
-    return gid.x + gid.y * nwg.x * 64u;
-}
-
 fn ok() -> bool {
     return atomicLoad(&stats[ST_OVERFLOW]) == 0u;
 }
 
 @compute @workgroup_size(64)
 fn advect_particles(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let p = index2(gid, nwg);
+    let p = thread_index(gid, nwg);
     let upto = select(params.elem_end, params.vert_end, (params.flags & 1u) != 0u);
     if p >= upto || !ok() {
         return;
@@ -49,7 +45,7 @@ fn advect_particles(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_
 
 @compute @workgroup_size(64)
 fn apply_pins(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = index2(gid, nwg);
+    let i = thread_index(gid, nwg);
     if i >= params.n_pins || !ok() {
         return;
     }
@@ -62,7 +58,7 @@ fn apply_pins(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
 
 @compute @workgroup_size(64)
 fn advect_elements(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let e = index2(gid, nwg);
+    let e = thread_index(gid, nwg);
     if e >= params.elem_end - params.elem_start || !ok() {
         return;
     }
@@ -96,7 +92,7 @@ fn advect_elements(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_w
 // solver.rs `check_finite` and sim.rs `max_speed`: the host reads both back.
 @compute @workgroup_size(64)
 fn check(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let p = index2(gid, nwg);
+    let p = thread_index(gid, nwg);
     if p >= params.n_particles || !ok() {
         return;
     }

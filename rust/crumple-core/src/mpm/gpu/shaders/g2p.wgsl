@@ -15,7 +15,7 @@
 
 @compute @workgroup_size(64)
 fn g2p(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let p = gid.x + gid.y * nwg.x * 64u;
+    let p = thread_index(gid, nwg);
     if p >= params.n_particles || atomicLoad(&stats[ST_OVERFLOW]) != 0u {
         return;
     }

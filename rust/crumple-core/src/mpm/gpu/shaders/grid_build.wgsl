@@ -28,10 +28,6 @@
 // halo-only blocks (cleared by the host before every step)
 @group(0) @binding(31) var<storage, read_write> hash_ranges: array<u32>;
 
-fn thread_index(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
-    return gid.x + gid.y * nwg.x * 64u;
-}
-
 // Inserts key k (if absent) and returns its slot, or NO_BLOCK when the
 // table is full.
 fn insert(k: u32) -> u32 {

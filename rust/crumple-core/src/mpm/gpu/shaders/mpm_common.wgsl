@@ -134,6 +134,21 @@ fn is_finite3(v: vec3<f32>) -> bool {
     return all(e != vec3<u32>(0x7f800000u));
 }
 
+// Index of an invocation of a 64-wide dispatch laid out in two dimensions
+// (`gpu/dispatch.rs` `dispatch_2d`: x up to the device limit, then y).
+fn thread_index(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
+    return gid.x + gid.y * nwg.x * 64u;
+}
+
+// What a particle's stress and mesh forces leave for P2G (stress.wgsl writes,
+// p2g.wgsl reads).
+struct ParticleForce {
+    // V τ (type i) or S_p (type iii) acting through ∇w; zero for vertices
+    s: mat3x3<f32>,
+    // mesh force f_q on vertices (xyz), zero otherwise
+    f: vec4<f32>,
+}
+
 fn linear_group(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
     return wid.x + wid.y * nwg.x;
 }

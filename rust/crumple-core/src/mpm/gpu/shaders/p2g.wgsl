@@ -30,12 +30,6 @@ struct Colour {
 @group(0) @binding(5) var<storage, read> x: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read> v: array<vec4<f32>>;
 @group(0) @binding(7) var<storage, read> c: array<mat3x3<f32>>;
-struct ParticleForce {
-    // V τ (type i) or S_p (type iii) acting through ∇w; zero for vertices
-    s: mat3x3<f32>,
-    // mesh force f_q on vertices (xyz), zero otherwise
-    f: vec4<f32>,
-}
 @group(0) @binding(8) var<storage, read> pforce: array<ParticleForce>;
 @group(0) @binding(9) var<storage, read_write> nodes: array<vec4<f32>>;
 @group(0) @binding(10) var<storage, read_write> stats: array<atomic<u32>>;

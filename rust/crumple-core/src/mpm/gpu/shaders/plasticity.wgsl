@@ -14,13 +14,9 @@
 @group(0) @binding(22) var<storage, read> codim_materials: array<PackedMaterial>;
 @group(0) @binding(26) var<storage, read_write> q: array<f32>;
 
-fn index2(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
-    return gid.x + gid.y * nwg.x * 64u;
-}
-
 @compute @workgroup_size(64)
 fn plasticity_volume(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = index2(gid, nwg);
+    let i = thread_index(gid, nwg);
     if i >= params.vol_end - params.vol_start || atomicLoad(&stats[ST_OVERFLOW]) != 0u {
         return;
     }
@@ -34,7 +30,7 @@ var<workgroup> wg_events: array<atomic<u32>, 5>;
 @compute @workgroup_size(64)
 fn return_map(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) t: u32,
               @builtin(num_workgroups) nwg: vec3<u32>) {
-    let e = index2(gid, nwg);
+    let e = thread_index(gid, nwg);
     let live = e < params.elem_end - params.elem_start && atomicLoad(&stats[ST_OVERFLOW]) == 0u;
     if live {
         let el = elements[e];

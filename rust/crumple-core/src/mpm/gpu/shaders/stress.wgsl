@@ -6,10 +6,6 @@
 
 @group(0) @binding(0) var<uniform> params: StepParams;
 @group(0) @binding(5) var<storage, read> x: array<vec4<f32>>;
-struct ParticleForce {
-    s: mat3x3<f32>,
-    f: vec4<f32>,
-}
 @group(0) @binding(8) var<storage, read_write> pforce: array<ParticleForce>;
 @group(0) @binding(14) var<storage, read> f: array<mat3x3<f32>>;
 @group(0) @binding(15) var<storage, read> d: array<vec4<f32>>;
@@ -24,15 +20,11 @@ struct ParticleForce {
 // e * 4 + corner
 @group(0) @binding(25) var<storage, read> vertex_elems: array<u32>;
 
-fn index2(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
-    return gid.x + gid.y * nwg.x * 64u;
-}
-
 const ZERO3 = mat3x3<f32>(vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0));
 
 @compute @workgroup_size(64)
 fn stress_volume(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = index2(gid, nwg);
+    let i = thread_index(gid, nwg);
     if i >= params.vol_end - params.vol_start {
         return;
     }
@@ -43,7 +35,7 @@ fn stress_volume(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
 
 @compute @workgroup_size(64)
 fn stress_elements(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let e = index2(gid, nwg);
+    let e = thread_index(gid, nwg);
     if e >= params.elem_end - params.elem_start {
         return;
     }
@@ -85,7 +77,7 @@ fn stress_elements(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_w
 
 @compute @workgroup_size(64)
 fn gather_forces(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = index2(gid, nwg);
+    let i = thread_index(gid, nwg);
     if i >= params.vert_end - params.vert_start {
         return;
     }
