@@ -12,6 +12,7 @@
 
 use rayon::prelude::*;
 
+use super::grid::{cell, key};
 use super::state::Particles;
 use crate::collide::{BoundaryMode, Collider};
 use crate::math::Vec3;
@@ -50,26 +51,6 @@ pub struct ContactParams {
     pub sor: f32,
 }
 
-const CELL_BITS: u32 = 21;
-const CELL_BIAS: i64 = 1 << (CELL_BITS - 1);
-
-fn cell_of(x: Vec3<f32>, h: f32) -> [i64; 3] {
-    [
-        (x.x / h).floor() as i64,
-        (x.y / h).floor() as i64,
-        (x.z / h).floor() as i64,
-    ]
-}
-
-/// 21 bits per axis (cells within ±2²⁰ of the origin, far beyond any scene
-/// at the spec's spacings); outside that range the key wraps, which only
-/// adds candidates that the distance test then drops.
-fn key_of(c: [i64; 3]) -> u64 {
-    let m = (1u64 << CELL_BITS) - 1;
-    let k = |v: i64| ((v + CELL_BIAS) as u64) & m;
-    (k(c[2]) << (2 * CELL_BITS)) | (k(c[1]) << CELL_BITS) | k(c[0])
-}
-
 impl Contacts {
     /// Spec §1.3 steps 3–5: the grid on `xs` with cells of `d_pp + margin`,
     /// neighbour lists (other bodies only, within `d_pp + margin`, at most
@@ -86,11 +67,8 @@ impl Contacts {
         let h = p.d_pp + p.margin;
         self.capacity = capacity;
         self.keys.clear();
-        self.keys.extend(
-            xs.iter()
-                .enumerate()
-                .map(|(i, &x)| (key_of(cell_of(x, h)), i as u32)),
-        );
+        self.keys
+            .extend(xs.iter().enumerate().map(|(i, &x)| (key(cell(x, h)), i as u32)));
         // Unique keys: the unstable sort is deterministic.
         self.keys.par_sort_unstable();
         self.neighbors.resize(n * capacity, 0);
@@ -105,14 +83,14 @@ impl Contacts {
                 *count = 0;
                 let xi = xs[i];
                 let bi = particles.body[i];
-                let c = cell_of(xi, h);
+                let c = cell(xi, h);
                 // Gather candidates cell by cell, then keep the nearest-index-first order.
                 let mut found = 0usize;
                 let mut found_sorted = true;
                 for dz in -1..=1 {
                     for dy in -1..=1 {
                         for dx in -1..=1 {
-                            let k = key_of([c[0] + dx, c[1] + dy, c[2] + dz]);
+                            let k = key([c[0] + dx, c[1] + dy, c[2] + dz]);
                             let start = keys.partition_point(|e| e.0 < k);
                             for &(kk, j) in &keys[start..] {
                                 if kk != k {

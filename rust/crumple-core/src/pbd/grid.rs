@@ -15,7 +15,8 @@ pub struct Grid {
 const BITS: u32 = 21;
 const BIAS: i64 = 1 << (BITS - 1);
 
-fn cell(x: Vec3<f32>, h: f32) -> [i64; 3] {
+/// The cell of `x` in a grid of cell size `h`.
+pub(super) fn cell(x: Vec3<f32>, h: f32) -> [i64; 3] {
     [
         (x.x / h).floor() as i64,
         (x.y / h).floor() as i64,
@@ -23,7 +24,10 @@ fn cell(x: Vec3<f32>, h: f32) -> [i64; 3] {
     ]
 }
 
-fn key(c: [i64; 3]) -> u64 {
+/// 21 bits per axis (cells within ±2²⁰ of the origin, far beyond any scene
+/// at the spec's spacings); outside that range keys wrap, which only adds
+/// candidates that the distance tests then drop.
+pub(super) fn key(c: [i64; 3]) -> u64 {
     let m = (1u64 << BITS) - 1;
     let k = |v: i64| ((v + BIAS) as u64) & m;
     (k(c[2]) << (2 * BITS)) | (k(c[1]) << BITS) | k(c[0])
@@ -42,12 +46,9 @@ impl Grid {
         self.keys.sort_unstable();
     }
 
-    /// Calls `f(j)` for every kept point `j` with `|points[j] − x| < radius`
-    /// (`radius ≤ h`), in ascending `j`; `out` is scratch.
-    pub fn within(&self, points: &[Vec3<f32>], x: Vec3<f32>, radius: f32, out: &mut Vec<u32>) {
-        out.clear();
+    /// Calls `f(j)` for every kept point in the 27 cells around `x`.
+    fn scan(&self, x: Vec3<f32>, mut f: impl FnMut(u32)) {
         let c = cell(x, self.h);
-        let r2 = radius * radius;
         for dz in -1..=1 {
             for dy in -1..=1 {
                 for dx in -1..=1 {
@@ -57,13 +58,23 @@ impl Grid {
                         if kk != k {
                             break;
                         }
-                        if (points[j as usize] - x).norm_squared() < r2 {
-                            out.push(j);
-                        }
+                        f(j);
                     }
                 }
             }
         }
+    }
+
+    /// Calls `f(j)` for every kept point `j` with `|points[j] − x| < radius`
+    /// (`radius ≤ h`), in ascending `j`; `out` is scratch.
+    pub fn within(&self, points: &[Vec3<f32>], x: Vec3<f32>, radius: f32, out: &mut Vec<u32>) {
+        out.clear();
+        let r2 = radius * radius;
+        self.scan(x, |j| {
+            if (points[j as usize] - x).norm_squared() < r2 {
+                out.push(j);
+            }
+        });
         out.sort_unstable();
     }
 
@@ -75,28 +86,16 @@ impl Grid {
         radius: f32,
         skip: usize,
     ) -> Option<(u32, f32)> {
-        let c = cell(x, self.h);
         let mut best: Option<(u32, f32)> = None;
-        for dz in -1..=1 {
-            for dy in -1..=1 {
-                for dx in -1..=1 {
-                    let k = key([c[0] + dx, c[1] + dy, c[2] + dz]);
-                    let start = self.keys.partition_point(|e| e.0 < k);
-                    for &(kk, j) in &self.keys[start..] {
-                        if kk != k {
-                            break;
-                        }
-                        if j as usize == skip {
-                            continue;
-                        }
-                        let d = (points[j as usize] - x).norm();
-                        if d < radius && best.is_none_or(|(bj, bd)| d < bd || (d == bd && j < bj)) {
-                            best = Some((j, d));
-                        }
-                    }
-                }
+        self.scan(x, |j| {
+            if j as usize == skip {
+                return;
             }
-        }
+            let d = (points[j as usize] - x).norm();
+            if d < radius && best.is_none_or(|(bj, bd)| d < bd || (d == bd && j < bj)) {
+                best = Some((j, d));
+            }
+        });
         best
     }
 }
