@@ -23,7 +23,7 @@ from .errors import (
 
 __version__: str = _core.version()
 
-from . import backend, cloth, colliders, errors, frames, geometry, gpu, io, mpm, scenes  # noqa: E402
+from . import backend, cloth, colliders, errors, frames, geometry, gpu, io, mpm, pbd, scenes  # noqa: E402
 
 __all__ = [
     "__version__",
@@ -35,6 +35,7 @@ __all__ = [
     "gpu",
     "io",
     "mpm",
+    "pbd",
     "scenes",
 ]
 __all__ += errors.__all__

@@ -230,6 +230,86 @@ impl Rows for f32 {
     }
 }
 
+/// An index or count stored as a whole f64 (exact below 2⁵³).
+impl Rows for u32 {
+    const SHAPE: &'static [usize] = &[];
+    fn write(&self, out: &mut Vec<f64>) {
+        out.push(f64::from(*self));
+    }
+    fn read(row: &[f64]) -> core::result::Result<Self, String> {
+        let x = row[0];
+        if x >= 0.0 && x.fract() == 0.0 && x <= f64::from(u32::MAX) {
+            Ok(x as u32)
+        } else {
+            Err(format!("expected a whole number in [0, 2³²), got {x}"))
+        }
+    }
+}
+
+/// Small flags stored as whole numbers.
+impl Rows for u8 {
+    const SHAPE: &'static [usize] = &[];
+    fn write(&self, out: &mut Vec<f64>) {
+        out.push(f64::from(*self));
+    }
+    fn read(row: &[f64]) -> core::result::Result<Self, String> {
+        let x = row[0];
+        if x >= 0.0 && x.fract() == 0.0 && x <= 255.0 {
+            Ok(x as u8)
+        } else {
+            Err(format!("expected a whole number in [0, 255], got {x}"))
+        }
+    }
+}
+
+/// A switch stored as 0 or 1.
+impl Rows for bool {
+    const SHAPE: &'static [usize] = &[];
+    fn write(&self, out: &mut Vec<f64>) {
+        out.push(if *self { 1.0 } else { 0.0 });
+    }
+    fn read(row: &[f64]) -> core::result::Result<Self, String> {
+        if row[0] == 0.0 {
+            Ok(false)
+        } else if row[0] == 1.0 {
+            Ok(true)
+        } else {
+            Err(format!("expected 0 or 1, got {}", row[0]))
+        }
+    }
+}
+
+/// `(w, x, y, z)`.
+impl<T: Real> Rows for crate::math::Quat<T> {
+    const SHAPE: &'static [usize] = &[4];
+    fn write(&self, out: &mut Vec<f64>) {
+        out.extend([self.w.to_f64(), self.x.to_f64(), self.y.to_f64(), self.z.to_f64()]);
+    }
+    fn read(row: &[f64]) -> core::result::Result<Self, String> {
+        Ok(crate::math::Quat::new(
+            T::from_f64(row[0]),
+            T::from_f64(row[1]),
+            T::from_f64(row[2]),
+            T::from_f64(row[3]),
+        ))
+    }
+}
+
+/// A triangle or an index triple.
+impl Rows for [u32; 3] {
+    const SHAPE: &'static [usize] = &[3];
+    fn write(&self, out: &mut Vec<f64>) {
+        self.iter().for_each(|i| i.write(out));
+    }
+    fn read(row: &[f64]) -> core::result::Result<Self, String> {
+        Ok([
+            u32::read(&row[..1])?,
+            u32::read(&row[1..2])?,
+            u32::read(&row[2..])?,
+        ])
+    }
+}
+
 impl<T: Real> Rows for Vec3<T> {
     const SHAPE: &'static [usize] = &[3];
     fn write(&self, out: &mut Vec<f64>) {

@@ -11,6 +11,7 @@ mod errors;
 mod geometry;
 mod gpu;
 mod mpm;
+mod pbd;
 
 use pyo3::prelude::*;
 
@@ -40,5 +41,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     gpu::register(m)?;
     mpm::register(m)?;
     cloth::register(m)?;
+    pbd::register(m)?;
     Ok(())
 }

@@ -133,6 +133,7 @@ pub fn push_cluster(clusters: &mut Clusters, particles: &Particles, new: NewClus
     clusters.component.push(new.component);
     clusters.qsum.push(Mat3::zero());
     clusters.mass.push(0.0);
+    clusters.degenerate.push(false);
 }
 
 /// Recentres cluster `c`'s rest positions with the current weights

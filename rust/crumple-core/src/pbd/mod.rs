@@ -10,6 +10,7 @@
 //! normals, volume correction), ordered by [`solver`]; [`clusters`] builds
 //! and maintains clusters; [`sim`] is the convenience `Simulation`.
 
+pub mod checkpoint;
 pub mod clusters;
 pub mod contacts;
 pub mod grid;

@@ -146,11 +146,9 @@ pub fn end_of_step(
     weights: super::params::Weights,
     rotation_iterations: u32,
     dt: f32,
-    degenerate: &mut Vec<bool>,
     snapshot: &mut Snapshot,
 ) -> PlasticCounts {
     let n = clusters.len();
-    degenerate.resize(n, false);
     snapshot.c.resize(n, Vec3::zero());
     snapshot.a.resize(n, Mat3::identity());
     snapshot.yield_strain.resize(n, 0.0);
@@ -162,6 +160,7 @@ pub fn end_of_step(
         yield_strain,
         quat,
         qsum,
+        degenerate,
         ..
     } = clusters;
     let x = &particles.x;

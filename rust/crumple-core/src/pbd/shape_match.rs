@@ -152,8 +152,6 @@ pub struct ClusterScratch {
 pub struct ClusterParams<'a> {
     /// K per cluster.
     pub stiffness: &'a [f32],
-    /// Degenerate per cluster.
-    pub degenerate: &'a [bool],
     /// Rotation fit.
     pub fit: RotationFit,
     /// Müller iterations per solver iteration.
@@ -182,6 +180,7 @@ pub fn fit_clusters(
         fp,
         qsum,
         quat,
+        degenerate,
         ..
     } = clusters;
     scratch
@@ -200,7 +199,7 @@ pub fn fit_clusters(
                 )
             });
             let fit = ClusterFit::compute(xs, members, &fp[c]);
-            let a = rotation_source(p.fit, &fit.apq, &aqq(&fp[c], &qsum[c]), p.degenerate[c]);
+            let a = rotation_source(p.fit, &fit.apq, &aqq(&fp[c], &qsum[c]), degenerate[c]);
             extract_rotation(&a, q, p.rotation_iterations);
             *t = q.to_mat3() * fp[c];
             // The goals' offset: c − T q̄ (see ClusterFit::qbar).

@@ -158,10 +158,8 @@ fn u4_split_jacobi_pass_conserves_momentum() {
             .collect();
     let mut xs = xs0.clone();
     let stiffness = vec![0.7f32; cl.len()];
-    let deg = vec![false; cl.len()];
     let params = ClusterParams {
         stiffness: &stiffness,
-        degenerate: &deg,
         fit: RotationFit::Rigid,
         rotation_iterations: 50,
         weights: Weights::Split,

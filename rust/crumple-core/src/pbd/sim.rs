@@ -262,28 +262,28 @@ impl Simulation {
 
     /// Advances by `duration` s in steps of the configured `dt`, the last one
     /// shortened to land exactly on `time + duration` (a remainder below
-    /// 1e-6 dt joins the previous step); `stop()` is asked before every step.
-    /// Returns the steps taken.
-    pub fn advance_with(&mut self, duration: f64, mut stop: impl FnMut() -> bool) -> Result<u64> {
+    /// 1e-6 dt joins the step before it); `stop()` is asked before every
+    /// step. Returns the steps taken and whether `stop()` ended it early.
+    pub fn advance_with(&mut self, duration: f64, mut stop: impl FnMut() -> bool) -> Result<(u64, bool)> {
         if !(duration.is_finite() && duration >= 0.0) {
-            return invalid!("duration must be ≥ 0 s, got {duration}");
+            return invalid!("advance: duration must be a finite number of seconds ≥ 0, got {duration}");
         }
-        let end = self.state.time + duration;
         let dt = self.model.params.dt;
+        let end = self.state.time + duration;
+        let (tiny, merge) = (1e-9 * dt, 1e-6 * dt);
         let mut steps = 0;
-        while end - self.state.time > 1e-6 * dt {
+        while end - self.state.time > tiny {
             if stop() {
-                break;
+                return Ok((steps, true));
             }
-            let left = end - self.state.time;
-            let h = if left < dt * (1.0 + 1e-6) { left } else { dt };
+            let remaining = end - self.state.time;
+            let h = if remaining - dt <= merge { remaining } else { dt };
+            let h = if (h - dt).abs() <= tiny { dt } else { h };
             self.step_dt(Some(h))?;
-            if h == left {
-                self.state.time = end;
-            }
             steps += 1;
         }
-        Ok(steps)
+        self.state.time = end;
+        Ok((steps, false))
     }
 
     /// The last step's counters.

@@ -57,8 +57,6 @@ pub struct Solver {
     scratch: ClusterScratch,
     stiffness: Vec<f32>,
     plastic: Vec<PlasticParams>,
-    /// Degenerate flag per cluster (from the last end-of-step fit).
-    pub degenerate: Vec<bool>,
     /// The last end-of-step snapshot (spec §6.1).
     pub snapshot: Snapshot,
     /// Stage timings.
@@ -88,9 +86,6 @@ impl Solver {
                 cap: m.plastic_cap as f32,
                 capped,
             });
-        }
-        if self.degenerate.len() != n {
-            self.degenerate.resize(n, false);
         }
     }
 
@@ -160,7 +155,6 @@ impl Solver {
             // Step 7: the iterations, groups in order (spec §13 item 12).
             let cparams = ClusterParams {
                 stiffness: &self.stiffness,
-                degenerate: &self.degenerate,
                 fit: p.rotation_fit,
                 rotation_iterations: p.rotation_iterations[0],
                 weights: p.weights,
@@ -217,7 +211,6 @@ impl Solver {
                 p.weights,
                 p.rotation_iterations[1],
                 dt as f32,
-                &mut self.degenerate,
                 &mut self.snapshot,
             )
         });

@@ -105,6 +105,9 @@ pub struct Clusters {
     pub qsum: Vec<Mat3<f32>>,
     /// Σ μ of the members.
     pub mass: Vec<f32>,
+    /// Degenerate (planar, collinear or under 4 members) at the last
+    /// end-of-step fit: rigid fit, no plasticity (spec §3.5).
+    pub degenerate: Vec<bool>,
 }
 
 impl Clusters {

@@ -1,0 +1,75 @@
+"""The material of a shape-matching body: cluster stiffness, plastic yield,
+flow rate, hardening, the F_P cap of the no-re-sampling baseline, volume
+correction and density (spec shape_matching §4.6, §10.2)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from .. import _core
+from .._checks import choice, flag, in_range, non_negative, positive
+from ..errors import InvalidInputError
+
+
+@dataclass(frozen=True)
+class Material:
+    """A shape-matching material. Use :meth:`preset` for the paper's scenes
+    (names in :attr:`PRESETS`). Frozen: ``dataclasses.replace`` or
+    ``Material.preset(name, field=value)`` for a variant; every field is
+    range-checked when the material is made.
+
+    Fields: ``stiffness`` K in [0, 1] (share of the distance to the cluster
+    goal removed per solver iteration; 1 is rigid-like); ``yield_strain``
+    ε_γ (log strain ≥ 0, ``math.inf`` = purely elastic); ``flow_rate`` ν in
+    [0, 1] (share of the strain above yield made permanent per step);
+    ``hardening`` κ ≥ 0 (1/s: the yield grows by κ‖ε‖dt with every plastic
+    step); ``plastic_cap`` (‖F_P‖_F limit when re-sampling is off, > √3);
+    ``volume_correction`` (keep the surface's enclosed volume, spec §8.5);
+    ``density`` (kg/m³; each particle weighs density · spacing³).
+    """
+
+    stiffness: float = 0.1
+    yield_strain: float = 0.1
+    flow_rate: float = 0.9
+    hardening: float = 0.0
+    plastic_cap: float = 2.0
+    volume_correction: bool = False
+    density: float = 1000.0
+
+    #: The paper's scenes by name (Figs. 1–8): ``armadillo``, ``armadillo_drop``,
+    #: ``bunny``, ``cow``, ``taffy``, ``dough``, ``dough_hands``, and ``elastic``.
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {}
+
+    def __post_init__(self) -> None:
+        in_range(self.stiffness, "Material.stiffness K", 0.0, 1.0)
+        y = float(self.yield_strain)
+        if math.isnan(y) or y < 0:
+            raise InvalidInputError(f"Material.yield_strain must be ≥ 0 (log strain; inf = elastic); got {self.yield_strain!r}")
+        object.__setattr__(self, "yield_strain", y)
+        in_range(self.flow_rate, "Material.flow_rate ν", 0.0, 1.0)
+        non_negative(self.hardening, "Material.hardening κ (1/s)")
+        if not float(self.plastic_cap) > math.sqrt(3.0) or not math.isfinite(float(self.plastic_cap)):
+            raise InvalidInputError(f"Material.plastic_cap must be finite and > √3 (the paper uses 2.0); got {self.plastic_cap!r}")
+        flag(self.volume_correction, "Material.volume_correction")
+        positive(self.density, "Material.density (kg/m³)")
+
+    @classmethod
+    def preset(cls, name: str, **overrides: Any) -> Material:
+        """The paper scene ``name`` (a key of :attr:`PRESETS`) with optional
+        field overrides; unknown names or fields raise :class:`InvalidInputError`."""
+        key = choice(name, "pbd preset", tuple(cls.PRESETS))
+        known = {f.name for f in dataclasses.fields(cls)}
+        bad = set(overrides) - known
+        if bad:
+            raise InvalidInputError(f"unknown Material fields {sorted(bad)}; known: {sorted(known)}")
+        return cls(**{**cls.PRESETS[key], **overrides})
+
+    def _dict(self) -> dict[str, Any]:
+        # The core lists the same field names (crumple_core::pbd::material).
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+Material.PRESETS.update({n: _core.pbd_preset(n) for n in _core.pbd_preset_names()})

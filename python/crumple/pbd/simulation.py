@@ -1,0 +1,198 @@
+"""The shape-matching simulation: bodies from closed meshes, colliders,
+stepping, frames and checkpoints."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from .. import _core
+from .._checks import as_vec3, choice, finite, flag, non_negative, positive, positive_int
+from .._simulation import SimulationBase
+from ..errors import InvalidInputError
+from ..geometry import TriMesh
+from .body import Body
+from .material import Material
+
+Vec3Like = Any
+
+
+class Simulation(SimulationBase):
+    """Shape matching with plasticity (spec shape_matching): bodies added
+    with :meth:`add_body`, solved together by a Jacobi PBD loop.
+
+    Keyword options (the spec's defaults, §1.3 and §10.1): ``dt`` (s, 1/60);
+    ``substeps`` (1); ``iterations`` (4); ``sor`` over-relaxation (1.0);
+    ``gravity`` (m/s²); ``spacing`` r (m, 0.1: the lattice spacing, the
+    contact distance between bodies and the unit of the distances below);
+    ``damping`` (fraction of velocity removed per second, 0); ``max_speed``
+    (m/s, inf); ``world_distance`` and ``contact_margin`` (in spacings, 0.5
+    and 0.5); ``particle_static_friction`` / ``particle_kinetic_friction``
+    between bodies (0.3 / 0.2); ``static_friction_ratio`` (static over
+    kinetic friction against colliders, 1.2; a collider's ``friction`` is
+    the kinetic coefficient, ``sticky`` colliders hold, ``slip`` ones do
+    not rub); ``max_neighbors`` (64); ``weights`` ("split": m/n, momentum
+    conserving; "particle": the paper's m); ``rotation_fit`` ("rigid":
+    torque-free, default; "linear": the paper's text); ``resampling`` (True;
+    False = the §4.8 baseline with each material's ``plastic_cap``);
+    ``cluster_spacing`` and ``cluster_radius`` (in spacings, 3 and 4);
+    ``min_clusters`` / ``max_clusters`` per particle (3 / 10); ``seed``;
+    ``conserve_mass_momentum`` (False: the paper).
+
+    Raises :class:`InvalidInputError` for bad options.
+    """
+
+    _solver = "pbd"
+
+    def __init__(
+        self,
+        *,
+        dt: float = 1.0 / 60.0,
+        substeps: int = 1,
+        iterations: int = 4,
+        sor: float = 1.0,
+        gravity: Vec3Like = (0.0, -9.81, 0.0),
+        spacing: float = 0.1,
+        damping: float = 0.0,
+        max_speed: float = math.inf,
+        world_distance: float = 0.5,
+        contact_margin: float = 0.5,
+        particle_static_friction: float = 0.3,
+        particle_kinetic_friction: float = 0.2,
+        static_friction_ratio: float = 1.2,
+        max_neighbors: int = 64,
+        weights: Literal["split", "particle"] = "split",
+        rotation_fit: Literal["rigid", "linear"] = "rigid",
+        resampling: bool = True,
+        cluster_spacing: float = 3.0,
+        cluster_radius: float = 4.0,
+        min_clusters: int = 3,
+        max_clusters: int = 10,
+        seed: int = 0x5EEDC1A57E25,
+        conserve_mass_momentum: bool = False,
+    ) -> None:
+        ms = float(max_speed)
+        if not ms > 0:
+            raise InvalidInputError(f"max_speed must be > 0 m/s (inf for none); got {max_speed!r}")
+        super().__init__(dict(
+            dt=positive(dt, "dt"), substeps=positive_int(substeps, "substeps"),
+            iterations=positive_int(iterations, "iterations"), sor=finite(sor, "sor"),
+            gravity=as_vec3(gravity, "gravity"), spacing=positive(spacing, "spacing"),
+            damping=non_negative(damping, "damping"), max_speed=ms,
+            world_distance=non_negative(world_distance, "world_distance"),
+            contact_margin=non_negative(contact_margin, "contact_margin"),
+            particle_static_friction=non_negative(particle_static_friction, "particle_static_friction"),
+            particle_kinetic_friction=non_negative(particle_kinetic_friction, "particle_kinetic_friction"),
+            static_friction_ratio=finite(static_friction_ratio, "static_friction_ratio"),
+            max_neighbors=positive_int(max_neighbors, "max_neighbors"),
+            weights=choice(weights, "weights", ("split", "particle")),
+            rotation_fit=choice(rotation_fit, "rotation_fit", ("rigid", "linear")),
+            resampling=flag(resampling, "resampling"),
+            cluster_spacing=positive(cluster_spacing, "cluster_spacing"),
+            cluster_radius=positive(cluster_radius, "cluster_radius"),
+            min_clusters=positive_int(min_clusters, "min_clusters"),
+            max_clusters=positive_int(max_clusters, "max_clusters"),
+            seed=positive_int(seed, "seed", 0), conserve_mass_momentum=flag(conserve_mass_momentum,
+                                                                              "conserve_mass_momentum"),
+        ))
+        self._s = _core.PbdSimulation(self._params)
+        self._objects: list[Body] = []
+        # What add_body was given, per body, for checkpoints.
+        self._body_args: list[dict[str, Any]] = []
+
+    def _core_or_none(self) -> Any:
+        return self._s
+
+    @property
+    def dt(self) -> float:
+        """Time step, s."""
+        return float(self._params["dt"])
+
+    @property
+    def spacing(self) -> float:
+        """Particle spacing r, m."""
+        return float(self._params["spacing"])
+
+    @property
+    def objects(self) -> tuple[Body, ...]:
+        """The bodies, in the order added (the handles ``add_body`` returned)."""
+        return tuple(self._objects)
+
+    def add_body(self, mesh: TriMesh, material: Material | str | None = None, *,
+                 spacing: float | None = None, velocity: Vec3Like = (0.0, 0.0, 0.0),
+                 name: str = "body") -> Body:
+        """Add a body: the inside of the closed, consistently oriented ``mesh``
+        (m; e.g. from :func:`crumple.io.load_mesh` or a generator) sampled on a
+        lattice of the simulation's ``spacing``, clusters built over it (spec
+        §2.4), and the mesh skinned to the particles as its surface.
+
+        ``material``: a :class:`Material` or a preset name (default
+        ``armadillo``); ``spacing``: must equal the simulation's (the
+        spacing is shared by every body: it is their contact distance);
+        ``velocity``: one 3-vector, m/s; ``name``: its name in frames.
+
+        Raises :class:`MeshError` for an open or non-manifold mesh and
+        :class:`InvalidInputError` when the body holds fewer than 4 lattice
+        points (a spacing too large for it) or for bad arguments.
+        """
+        if not isinstance(mesh, TriMesh):
+            raise InvalidInputError(f"mesh must be a crumple.geometry.TriMesh; got {type(mesh).__name__}")
+        if material is None:
+            material = Material.preset("armadillo")
+        elif isinstance(material, str):
+            material = Material.preset(material)
+        if not isinstance(material, Material):
+            raise InvalidInputError(f"material must be a pbd.Material or a preset name; got {type(material).__name__}")
+        if spacing is not None and positive(spacing, "spacing") != self.spacing:
+            raise InvalidInputError(
+                f"spacing={spacing} differs from the simulation's spacing {self.spacing}: every body shares one "
+                "(it is their contact distance); pass spacing to pbd.Simulation instead")
+        v0 = as_vec3(velocity, "velocity")
+        nm = self._unique_name(name)
+        idx = int(self._s.add_body(mesh._m, material._dict(), v0))
+        body = Body(self, idx, nm, material)
+        self._objects.append(body)
+        self._body_args.append(dict(velocity=v0, mesh=mesh))
+        return body
+
+    # -- read-outs --------------------------------------------------------------
+
+    def kinetic_energy(self) -> float:
+        """Σ ½ m |v|² over all particles, J."""
+        return float(self._s.kinetic_energy())
+
+    def total_momentum(self) -> npt.NDArray[np.float64]:
+        """Σ m v over all particles, kg·m/s."""
+        return np.asarray(self._s.total_momentum())
+
+    def stats(self) -> dict[str, float]:
+        """The last step's counters (plastic clusters, cap rejections,
+        degenerate clusters, contact candidates)."""
+        return dict(self._s.last_stats())
+
+    def stage_times(self) -> dict[str, float]:
+        """Seconds spent per solver stage since the start."""
+        return dict(self._s.stage_times())
+
+    # -- checkpoints -------------------------------------------------------------
+
+    def _save_objects(self, arrays: dict[str, npt.NDArray[Any]]) -> dict[str, Any]:
+        bodies = []
+        for i, (b, args) in enumerate(zip(self._objects, self._body_args)):
+            # The input mesh rebuilds the body; the saved state then replaces
+            # its particles, clusters and surface.
+            arrays[f"body{i}_vertices"] = np.asarray(args["mesh"].vertices)
+            arrays[f"body{i}_faces"] = np.asarray(args["mesh"].faces)
+            bodies.append({"name": b.name, "material": b.material._dict(), "velocity": args["velocity"]})
+        return {"bodies": bodies}
+
+    def _load_objects(self, arrays: dict[str, npt.NDArray[Any]], meta: dict[str, Any]) -> None:
+        for i, b in enumerate(meta["bodies"]):
+            mesh = TriMesh(arrays[f"body{i}_vertices"], arrays[f"body{i}_faces"])
+            self.add_body(mesh, Material(**b["material"]), velocity=b["velocity"], name=b["name"])
+
+    def _restore_handle(self, obj: Any, arrays: dict[str, Any], handle: dict[str, Any]) -> int:
+        raise InvalidInputError("shape-matching bodies have no scripted handles")

@@ -1,0 +1,305 @@
+//! Bindings of `crumple_core::pbd`: shape matching with plasticity.
+//!
+//! Settings and materials cross as dicts keyed by the Python names (the
+//! core's field lists, `crumple_core::params`); bodies are addressed by
+//! index and particles in each body's own numbering.
+
+use crate::collide::PyCollider;
+use crate::convert::{arrays_from_py, arrays_to_py, from_dict, rows_to_py, to_dict, to_points, v3};
+use crate::errors::{IntoPy, SignalCheck, invalid};
+use crate::geometry::PyTriMesh;
+use crumple_core::math::Vec3;
+use crumple_core::pbd::material::PRESET_NAMES;
+use crumple_core::pbd::{Material, Simulation, StepParams};
+use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+type T3 = (f64, f64, f64);
+/// A mesh as numpy arrays: vertices (V, 3) float32 and faces (F, 3) int64.
+type MeshArrays<'py> = (Bound<'py, PyArray2<f32>>, Bound<'py, PyArray2<i64>>);
+
+/// A shape-matching simulation (spec `shape_matching.md`).
+#[pyclass(module = "crumple._core", name = "PbdSimulation")]
+pub struct PyPbdSimulation {
+    sim: Simulation,
+}
+
+fn f32_points<'py>(
+    py: Python<'py>,
+    x: impl Iterator<Item = Vec3<f32>>,
+) -> PyResult<Bound<'py, PyArray2<f32>>> {
+    let flat: Vec<f32> = x.flat_map(|v| [v.x, v.y, v.z]).collect();
+    let n = flat.len() / 3;
+    PyArray1::from_vec(py, flat).reshape([n, 3])
+}
+
+fn local_indices(a: &PyReadonlyArray1<'_, i64>) -> PyResult<Vec<u32>> {
+    a.as_array()
+        .iter()
+        .map(|&i| u32::try_from(i).map_err(|_| invalid(format!("particle index {i} is out of range"))))
+        .collect()
+}
+
+#[pymethods]
+impl PyPbdSimulation {
+    /// `params`: the settings by their Python names.
+    #[new]
+    fn new(params: &Bound<'_, PyDict>) -> PyResult<Self> {
+        let p: StepParams = from_dict(params, "shape-matching")?;
+        Ok(Self {
+            sim: Simulation::new(p).py_err()?,
+        })
+    }
+
+    /// Replaces the settings.
+    fn set_params(&mut self, params: &Bound<'_, PyDict>) -> PyResult<()> {
+        let p: StepParams = from_dict(params, "shape-matching")?;
+        self.sim.set_params(p).py_err()
+    }
+
+    /// Adds a body from a closed mesh; returns its index.
+    fn add_body(
+        &mut self,
+        py: Python<'_>,
+        mesh: &PyTriMesh,
+        material: &Bound<'_, PyDict>,
+        velocity: T3,
+    ) -> PyResult<usize> {
+        let m: Material = from_dict(material, "pbd Material")?;
+        let sim = &mut self.sim;
+        let mesh = &mesh.inner;
+        py.detach(|| sim.add_body(mesh, m, v3(velocity))).py_err()
+    }
+
+    /// Number of bodies.
+    #[getter]
+    fn num_bodies(&self) -> usize {
+        self.sim.model.bodies.len()
+    }
+
+    /// Body `b`'s particle positions, `(N, 3)` float32 (its own numbering).
+    fn positions<'py>(&self, py: Python<'py>, b: usize) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        let p = &self.sim.state.particles;
+        f32_points(py, self.sim.body_particles(b).into_iter().map(|i| p.x[i]))
+    }
+
+    /// Body `b`'s particle velocities, `(N, 3)` float32.
+    fn velocities<'py>(&self, py: Python<'py>, b: usize) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        let p = &self.sim.state.particles;
+        f32_points(py, self.sim.body_particles(b).into_iter().map(|i| p.v[i]))
+    }
+
+    /// Sets body `b`'s particle velocities from `(N, 3)`.
+    fn set_velocities(&mut self, b: usize, v: PyReadonlyArray2<'_, f64>) -> PyResult<()> {
+        let v = to_points(&v, "velocities")?;
+        let ids = self.sim.body_particles(b);
+        if v.len() != ids.len() || v.iter().any(|x| !x.is_finite()) {
+            return Err(invalid(format!(
+                "velocities must be finite with shape ({}, 3)",
+                ids.len()
+            )));
+        }
+        for (k, i) in ids.into_iter().enumerate() {
+            self.sim.state.particles.v[i] = v[k].cast::<f32>();
+        }
+        Ok(())
+    }
+
+    /// Body `b`'s particle masses, kg.
+    fn masses<'py>(&self, py: Python<'py>, b: usize) -> Bound<'py, PyArray1<f32>> {
+        let p = &self.sim.state.particles;
+        PyArray1::from_vec(
+            py,
+            self.sim.body_particles(b).into_iter().map(|i| p.m[i]).collect(),
+        )
+    }
+
+    /// Body `b`'s surface: vertices `(V, 3)` float32 and faces `(F, 3)` int64.
+    fn surface<'py>(&self, py: Python<'py>, b: usize) -> PyResult<MeshArrays<'py>> {
+        let s = self
+            .sim
+            .state
+            .surfaces
+            .get(b)
+            .ok_or_else(|| invalid(format!("no body {b}")))?;
+        Ok((f32_points(py, s.y.iter().copied())?, rows_to_py(py, &s.faces)?))
+    }
+
+    /// Number of clusters of body `b`.
+    fn num_clusters(&self, b: usize) -> usize {
+        self.sim.num_clusters(b)
+    }
+
+    /// ‖F_P‖_F of body `b`'s clusters.
+    fn plastic_norms<'py>(&self, py: Python<'py>, b: usize) -> Bound<'py, PyArray1<f32>> {
+        let c = &self.sim.state.clusters;
+        let v: Vec<f32> = (0..c.len())
+            .filter(|&k| c.body[k] as usize == b)
+            .map(|k| c.fp[k].norm())
+            .collect();
+        PyArray1::from_vec(py, v)
+    }
+
+    #[pyo3(signature = (b, indices, targets=None))]
+    fn pin(
+        &mut self,
+        b: usize,
+        indices: PyReadonlyArray1<'_, i64>,
+        targets: Option<PyReadonlyArray2<'_, f64>>,
+    ) -> PyResult<()> {
+        let idx = local_indices(&indices)?;
+        let t = targets.map(|t| to_points(&t, "targets")).transpose()?;
+        self.sim.pin(b, &idx, t.as_deref()).py_err()
+    }
+
+    fn set_pin_targets(
+        &mut self,
+        b: usize,
+        indices: PyReadonlyArray1<'_, i64>,
+        targets: PyReadonlyArray2<'_, f64>,
+    ) -> PyResult<()> {
+        let idx = local_indices(&indices)?;
+        let t = to_points(&targets, "positions")?;
+        self.sim.set_pin_targets(b, &idx, &t).py_err()
+    }
+
+    #[pyo3(signature = (b, indices=None))]
+    fn release(&mut self, b: usize, indices: Option<PyReadonlyArray1<'_, i64>>) -> PyResult<()> {
+        let idx = indices.map(|i| local_indices(&i)).transpose()?;
+        self.sim.release(b, idx.as_deref()).py_err()
+    }
+
+    /// One step of `dt` (s; default the configured one).
+    #[pyo3(signature = (dt=None))]
+    fn step(&mut self, py: Python<'_>, dt: Option<f64>) -> PyResult<()> {
+        let sim = &mut self.sim;
+        py.detach(|| sim.step_dt(dt)).py_err().map(|_| ())
+    }
+
+    /// Advances by `duration` s, landing on `time + duration` (GIL released;
+    /// Ctrl-C stops it at a step boundary).
+    fn advance(&mut self, py: Python<'_>, duration: f64) -> PyResult<u64> {
+        let sim = &mut self.sim;
+        let mut sig = SignalCheck::new();
+        let r = py.detach(|| sim.advance_with(duration, || sig.stop()));
+        sig.finish(r)
+    }
+
+    #[getter]
+    fn time(&self) -> f64 {
+        self.sim.state.time
+    }
+
+    #[getter]
+    fn step_count(&self) -> u64 {
+        self.sim.state.step
+    }
+
+    fn add_collider(&mut self, collider: &PyCollider) -> usize {
+        self.sim.colliders.push(collider.inner.clone());
+        self.sim.colliders.len() - 1
+    }
+
+    fn remove_collider(&mut self, index: usize) -> PyResult<()> {
+        if index >= self.sim.colliders.len() {
+            return Err(invalid(format!(
+                "no collider {index}; there are {}",
+                self.sim.colliders.len()
+            )));
+        }
+        self.sim.colliders.remove(index);
+        Ok(())
+    }
+
+    fn set_collider(&mut self, index: usize, collider: &PyCollider) -> PyResult<()> {
+        let n = self.sim.colliders.len();
+        let slot = self
+            .sim
+            .colliders
+            .get_mut(index)
+            .ok_or_else(|| invalid(format!("no collider {index}; there are {n}")))?;
+        *slot = collider.inner.clone();
+        Ok(())
+    }
+
+    fn get_collider(&self, index: usize) -> PyResult<PyCollider> {
+        let c = self
+            .sim
+            .colliders
+            .get(index)
+            .ok_or_else(|| invalid(format!("no collider {index}")))?;
+        Ok(PyCollider { inner: c.clone() })
+    }
+
+    /// Σ ½ m |v|², J.
+    fn kinetic_energy(&self) -> f64 {
+        self.sim.kinetic_energy()
+    }
+
+    /// Σ m v, kg·m/s.
+    fn total_momentum(&self) -> T3 {
+        let p = self.sim.total_momentum();
+        (p.x, p.y, p.z)
+    }
+
+    /// Seconds per stage since the start.
+    fn stage_times<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let t = self.sim.stage_times();
+        let d = PyDict::new(py);
+        for (k, v) in [
+            ("integrate", t.integrate),
+            ("contacts", t.contacts),
+            ("shape_matching", t.shape_matching),
+            ("projection", t.projection),
+            ("plasticity", t.plasticity),
+            ("skin", t.skin),
+        ] {
+            d.set_item(k, v)?;
+        }
+        Ok(d)
+    }
+
+    /// Counters of the last step.
+    fn last_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.sim.last_stats();
+        let d = PyDict::new(py);
+        d.set_item("plastic_clusters", s.plastic.flowed)?;
+        d.set_item("capped_updates", s.plastic.capped)?;
+        d.set_item("degenerate_clusters", s.plastic.degenerate)?;
+        d.set_item("particle_contacts", s.particle_contacts)?;
+        d.set_item("world_contacts", s.world_contacts)?;
+        Ok(d)
+    }
+
+    /// Every state array, for checkpoints (layout: `crumple_core::pbd::checkpoint`).
+    fn state_arrays<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        arrays_to_py(py, &self.sim.checkpoint())
+    }
+
+    /// Restores the arrays written by `state_arrays`.
+    fn set_state_arrays(&mut self, arrays: &Bound<'_, PyDict>) -> PyResult<()> {
+        let a = arrays_from_py(arrays)?;
+        self.sim.restore(&a).py_err()
+    }
+}
+
+/// The fields of a shape-matching material preset (the paper's scenes).
+#[pyfunction]
+fn pbd_preset<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyDict>> {
+    let m = Material::preset(name).py_err()?;
+    to_dict(py, &m)
+}
+
+/// Names of the shape-matching presets.
+#[pyfunction]
+fn pbd_preset_names() -> Vec<&'static str> {
+    PRESET_NAMES.to_vec()
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyPbdSimulation>()?;
+    m.add_function(wrap_pyfunction!(pbd_preset, m)?)?;
+    m.add_function(wrap_pyfunction!(pbd_preset_names, m)?)?;
+    Ok(())
+}
