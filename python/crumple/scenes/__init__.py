@@ -134,3 +134,4 @@ def run(
 from . import mpm_scenes  # noqa: E402  (registers the MPM scenes)
 from . import cloth_scenes  # noqa: E402
 from . import cloth_contact_scenes  # noqa: E402
+from . import pbd_scenes  # noqa: E402

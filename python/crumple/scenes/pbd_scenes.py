@@ -1,0 +1,260 @@
+"""Built-in shape-matching scenes (Chentanez, Müller, Macklin 2016; spec
+``shape_matching.md`` §10–§11), each a figure of the paper at laptop size.
+
+Every scene builds a :class:`crumple.pbd.Simulation` at the paper's
+spacing r = 0.1 m and step 1/60 s, writes every frame (30 per second: two
+steps each) through the frame stream, renders the last frame to
+``<scene>.png`` and writes ``metrics.json``. Procedural closed meshes stand
+in for the paper's scanned models; every scene also takes a user's mesh
+file (``mesh=PATH``, any format :func:`crumple.io.load_mesh` reads), which is
+scaled to the default body's size.
+
+====================  ==========================================  ===========
+scene                 what                                        wall (s)
+====================  ==========================================  ===========
+pbd_shot              a ball dented by projectiles (Fig. 1/4)     ~5
+pbd_drop_sweep        balls dropped over ν or κ (Figs. 2–3)       ~15
+====================  ==========================================  ===========
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import colliders, geometry, io, pbd
+from .._checks import choice, positive
+from .._progress import progress as _progress_bar
+from ..errors import InvalidInputError
+from ..geometry import TriMesh
+from . import frame_writer, register
+from ._harness import GROUND, OBSTACLE, Prop, write_json
+
+__all__ = ["FRAME_DT", "pbd_shot", "pbd_drop_sweep", "body_mesh", "dent_depth"]
+
+FRAME_DT = 1.0 / 30.0
+"""Frame length, s: two steps of the paper's 1/60 s."""
+
+R = 0.1
+"""The paper's particle spacing r, m."""
+
+BODY = (0.45, 0.78, 0.62)
+
+
+def body_mesh(mesh: str | Path | None, center: Sequence[float], radius: float) -> TriMesh:
+    """The scene's body: a UV sphere of ``radius`` at ``center`` (m), or the
+    user's mesh file scaled so its bounding sphere has that radius and
+    moved there."""
+    if mesh is None:
+        n = max(12, int(round(8 * radius / R)))
+        return geometry.uv_sphere(center=tuple(center), radius=radius, n_lat=n, n_lon=2 * n)
+    m = io.load_mesh(mesh)
+    v = np.asarray(m.vertices)
+    c = 0.5 * (v.min(axis=0) + v.max(axis=0))
+    s = radius / max(float(np.linalg.norm(v - c, axis=1).max()), 1e-12)
+    return TriMesh((v - c) * s + np.asarray(center, dtype=np.float64), m.faces)
+
+
+def _ground() -> colliders.Plane:
+    return colliders.Plane(point=(0, 0, 0), normal=(0, 1, 0), mode="separate", friction=0.5)
+
+
+def _ground_prop(half: float) -> Prop:
+    return Prop("ground", lambda: geometry.box_mesh(center=(0, -0.02, 0), half_extents=(half, 0.02, half)),
+                color=GROUND)
+
+
+def _play(name: str, sim: pbd.Simulation, *, out_dir: Path, frames: int, progress: bool,
+          props: Sequence[Prop] = (), camera: Any = None) -> Path:
+    """Run ``frames`` frames of ``FRAME_DT``, writing every frame (frame 0 is
+    the initial state) and a picture of the last one; returns ``out_dir``."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with frame_writer(out_dir, name, fps=1.0 / FRAME_DT) as writer:
+        writer.write(sim.frame())
+        with _progress_bar(frames, name, enabled=progress) as bar:
+            for _ in range(frames):
+                sim.advance(FRAME_DT)
+                writer.write(sim.frame())
+                bar.update(1)
+    _picture(sim, out_dir / f"{name}.png", props, camera)
+    return out_dir
+
+
+def _picture(sim: pbd.Simulation, path: Path, props: Sequence[Prop], camera: Any) -> Path:
+    from .. import viz
+
+    items: dict[str, Any] = {b.name: b.surface for b in sim.objects}
+    colors = [BODY] * len(items)
+    for p in props:
+        if p.visible():
+            items[p.name] = p.mesh()
+            colors.append(p.color)
+    return viz.screenshot(items, path, camera=camera, colors=colors)
+
+
+def dent_depth(surface: TriMesh, center: Sequence[float], direction: Sequence[float], radius: float) -> float:
+    """How far (m) the surface under ``direction`` from ``center`` sits
+    inside the sphere of ``radius``: the largest inward offset of the
+    vertices within 30° of the direction, relative to ``radius``."""
+    v = np.asarray(surface.vertices) - np.asarray(center, dtype=np.float64)
+    d = np.asarray(direction, dtype=np.float64)
+    d = d / np.linalg.norm(d)
+    dist = np.linalg.norm(v, axis=1)
+    cosang = (v @ d) / np.maximum(dist, 1e-12)
+    near = cosang > math.cos(math.radians(30.0))
+    if not near.any():
+        return 0.0
+    return float(radius - dist[near].min())
+
+
+@register("pbd_shot", "Fig. 1/4: a ball dented by projectiles that cross its surface and withdraw", frames=60,
+          backends=("cpu",))
+def pbd_shot(*, out_dir: Path, frames: int = 60, backend: str = "cpu", scale: float = 1.0,
+             progress: bool = False, shots: int = 3, yield_strain: float = 0.1, mesh: str | None = None,
+             gravity: bool = False) -> Path:
+    """A ball of radius 10r (the armadillo material: K 0.1, ε_γ 0.1, ν 0.9)
+    is hit by ``shots`` kinematic projectiles of radius 2r, one after the
+    other from different sides, each crossing the surface at 5 m/s to a
+    depth of 3r and withdrawing (spec X9). ``yield_strain=inf`` gives the
+    elastic reference. ``scale`` scales the ball (and so the particle
+    count) at the paper's spacing. Metrics: the dent depth under every shot
+    (m and r), 2 s after it."""
+    if backend not in ("cpu", "auto"):
+        raise InvalidInputError("the shape-matching scenes run on the CPU for now; use backend='cpu'")
+    shots = int(positive(shots, "shots"))
+    radius = 10.0 * R * positive(scale, "scale")
+    center = (0.0, radius + (2.0 * R if gravity else 1.0), 0.0)
+    sim = pbd.Simulation(spacing=R, resampling=False, gravity=(0, -9.81 if gravity else 0.0, 0))
+    mat = pbd.Material.preset("armadillo", yield_strain=yield_strain)
+    ball = sim.add_body(body_mesh(mesh, center, radius), mat, name="ball")
+    props: list[Prop] = []
+    if gravity:
+        sim.add_collider(_ground(), name="ground")
+        props.append(_ground_prop(radius * 2))
+    directions = [(1.0, 0.3, 0.0), (-0.5, 0.2, 0.8), (0.0, 0.4, -1.0), (0.3, 1.0, 0.2), (-1.0, -0.2, -0.3)]
+    speed, pr = 5.0, 2.0 * R
+    start = 0.1
+    hit_times = []
+    for k in range(shots):
+        d = np.asarray(directions[k % len(directions)], dtype=np.float64)
+        d /= np.linalg.norm(d)
+        c = np.asarray(center)
+        out = c + d * (radius + pr + R)
+        deep = c + d * (radius - 3.0 * R + pr)
+        travel = float(np.linalg.norm(out - deep)) / speed
+        t0 = start + k * 0.4
+        proj = colliders.Sphere(center=tuple(out + d * 50.0), radius=pr, mode="slip")
+        proj.set_keyframes([0.0, t0 - 1e-3, t0, t0 + travel, t0 + 2 * travel, t0 + 2 * travel + 1e-3],
+                           [out + d * 50.0, out + d * 50.0, out, deep, out, out + d * 50.0])
+        sim.add_collider(proj, name=f"projectile_{k}")
+        hit_times.append((t0, d))
+    n_frames = max(int(frames), int(math.ceil((start + shots * 0.4 + 0.2) / FRAME_DT)))
+    _play("pbd_shot", sim, out_dir=out_dir, frames=n_frames, progress=progress, props=props)
+    # Let the dents settle without projectiles, then measure each.
+    for i in reversed(range(len(sim.colliders))):
+        if sim._collider_names[i].startswith("projectile"):
+            sim.remove_collider(i)
+    sim.advance(max(0.0, 2.0 - (sim.time - start)))
+    c_now = np.asarray(ball.positions, dtype=np.float64).mean(axis=0)
+    dents = [dent_depth(ball.surface, c_now.tolist(), d.tolist(), radius) for _, d in hit_times]
+    write_json(Path(out_dir) / "metrics.json", {
+        "scene": "pbd_shot", "shots": shots, "radius_m": radius, "spacing_m": R,
+        "yield_strain": yield_strain, "particles": ball.num_particles, "clusters": ball.num_clusters,
+        "dent_depth_m": dents, "dent_depth_r": [x / R for x in dents], "time_s": sim.time,
+        "max_plastic_norm": float(ball.plastic_norms.max()),
+    })
+    return Path(out_dir)
+
+
+#: The sweeps of Figs. 2–3 (spec §10.2): flow rate ν at two yields, and hardening κ.
+NU_SWEEP = (0.1, 0.2, 0.5, 0.9)
+KAPPA_SWEEP = (0.0, 0.1, 1.0, 5.0)
+
+
+def drop_height_ratio(*, flow_rate: float, yield_strain: float, hardening: float = 0.0, steps: int = 150,
+                      resampling: bool = False, mesh: str | None = None) -> float:
+    """Spec X4: a ball of radius 4.5r dropped from y = 1.0 onto the ground
+    (K 0.9), ``steps`` steps of 1/60 s; its final height over its initial one."""
+    sim = pbd.Simulation(spacing=R, resampling=resampling)
+    sim.add_collider(_ground(), name="ground")
+    mat = pbd.Material(stiffness=0.9, yield_strain=yield_strain, flow_rate=flow_rate, hardening=hardening)
+    ball = sim.add_body(body_mesh(mesh, (0.0, 1.0, 0.0), 4.5 * R), mat, name="ball")
+    y = ball.positions[:, 1]
+    h0 = float(y.max() - y.min())
+    for _ in range(steps):
+        sim.step()
+    y = ball.positions[:, 1]
+    return float(y.max() - y.min()) / h0
+
+
+@register("pbd_drop_sweep", "Figs. 2-3: balls dropped on the ground over flow rates ν (two yields) and hardening κ",
+          frames=45, backends=("cpu",))
+def pbd_drop_sweep(*, out_dir: Path, frames: int = 45, backend: str = "cpu", scale: float = 1.0,
+                   progress: bool = False, sweep: str = "flow_rate", mesh: str | None = None) -> Path:
+    """Balls of radius 4.5r (K 0.9) dropped from y = 1 m onto the ground,
+    side by side, one per value of the sweep: ``sweep="flow_rate"`` runs
+    ν = 0.1, 0.2, 0.5, 0.9 at ε_γ = 1e-4 (Fig. 2 top row; the bottom row's
+    ε_γ = 1e-2 is in the metrics), ``sweep="hardening"`` runs κ = 0, 0.1, 1, 5
+    at ε_γ = 1e-4, ν = 0.9 (Fig. 3). Writes the frames of the side-by-side
+    run, a plot of the final height ratio H/H0 (``sweep.png``) and
+    ``metrics.json`` with every ratio (spec X4)."""
+    if backend not in ("cpu", "auto"):
+        raise InvalidInputError("the shape-matching scenes run on the CPU for now; use backend='cpu'")
+    sweep = choice(sweep, "sweep", ("flow_rate", "hardening"))
+    values = NU_SWEEP if sweep == "flow_rate" else KAPPA_SWEEP
+    radius = 4.5 * R * positive(scale, "scale")
+    sim = pbd.Simulation(spacing=R, resampling=False)
+    sim.add_collider(_ground(), name="ground")
+    gap = 2.5 * radius
+    for k, v in enumerate(values):
+        x = (k - 0.5 * (len(values) - 1)) * gap
+        if sweep == "flow_rate":
+            mat = pbd.Material(stiffness=0.9, yield_strain=1e-4, flow_rate=v)
+        else:
+            mat = pbd.Material(stiffness=0.9, yield_strain=1e-4, flow_rate=0.9, hardening=v)
+        sim.add_body(body_mesh(mesh, (x, 1.0, 0.0), radius), mat, name=f"ball_{k}")
+    h0 = [float(np.ptp(b.positions[:, 1])) for b in sim.objects]
+    steps = 150
+    n_frames = max(int(frames), int(round(steps / 2)))
+    _play("pbd_drop_sweep", sim, out_dir=out_dir, frames=n_frames, progress=progress,
+          props=[_ground_prop(gap * len(values))])
+    ratios = [float(np.ptp(b.positions[:, 1])) / h for b, h in zip(sim.objects, h0)]
+    metrics: dict[str, Any] = {"scene": "pbd_drop_sweep", "sweep": sweep, "values": list(values),
+                               "height_ratio": ratios, "steps": n_frames * 2}
+    if sweep == "flow_rate":
+        metrics["height_ratio_yield_1e-2"] = [drop_height_ratio(flow_rate=v, yield_strain=1e-2, mesh=mesh)
+                                              for v in values]
+        metrics["height_ratio_elastic"] = drop_height_ratio(flow_rate=0.9, yield_strain=math.inf, mesh=mesh)
+    write_json(Path(out_dir) / "metrics.json", metrics)
+    _plot(Path(out_dir) / "sweep.png", values, ratios, sweep,
+          metrics.get("height_ratio_yield_1e-2"))
+    return Path(out_dir)
+
+
+def _plot(path: Path, x: Sequence[float], y: Sequence[float], sweep: str, y2: Sequence[float] | None) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 3.2), dpi=120)
+    label = "ε_γ = 1e-4" if sweep == "flow_rate" else "ε_γ = 1e-4, ν = 0.9"
+    ax.plot(x, y, "o-", color="tab:red", label=label)
+    if y2 is not None:
+        ax.plot(x, y2, "s--", color="tab:blue", label="ε_γ = 1e-2")
+    ax.set_xlabel("flow rate ν" if sweep == "flow_rate" else "hardening κ (1/s)")
+    if sweep == "hardening":
+        ax.set_xscale("symlog", linthresh=0.1)
+    ax.set_ylabel("final height H / H0")
+    ax.set_title("shape matching: ball drop (spec X4)")
+    ax.legend()
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
