@@ -68,6 +68,21 @@ class Body:
         return np.asarray(self._sim._core().masses(self.index))
 
     @property
+    def particle_ids(self) -> npt.NDArray[np.uint32]:
+        """Persistent particle ids, ``(N,)`` uint32: given in creation order,
+        never reused, kept by every particle that survives re-sampling; use
+        them to follow material points between frames."""
+        return np.asarray(self._sim._core().particle_ids(self.index))
+
+    @property
+    def pinned(self) -> npt.NDArray[np.int64]:
+        """Indices of the pinned particles in the body's numbering now,
+        ``(K,)`` int64 ascending. Re-sampling renumbers particles but never
+        removes or reorders pinned ones, so ``set_pin_targets(body.pinned,
+        targets)`` addresses the same particles, in the same order, every step."""
+        return np.asarray(self._sim._core().pinned(self.index))
+
+    @property
     def surface(self) -> TriMesh:
         """The skinned surface mesh now (the input mesh's connectivity), m."""
         y, f = self._sim._core().surface(self.index)

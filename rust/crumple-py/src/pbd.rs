@@ -115,6 +115,21 @@ impl PyPbdSimulation {
         )
     }
 
+    /// Body `b`'s persistent particle ids (kept through re-sampling).
+    fn particle_ids<'py>(&self, py: Python<'py>, b: usize) -> Bound<'py, PyArray1<u32>> {
+        let p = &self.sim.state.particles;
+        PyArray1::from_vec(
+            py,
+            self.sim.body_particles(b).into_iter().map(|i| p.id[i]).collect(),
+        )
+    }
+
+    /// Body `b`'s pinned particles, in its numbering now (ascending).
+    fn pinned<'py>(&self, py: Python<'py>, b: usize) -> Bound<'py, PyArray1<i64>> {
+        let v: Vec<i64> = self.sim.pinned(b).into_iter().map(i64::from).collect();
+        PyArray1::from_vec(py, v)
+    }
+
     /// Body `b`'s surface: vertices `(V, 3)` float32 and faces `(F, 3)` int64.
     fn surface<'py>(&self, py: Python<'py>, b: usize) -> PyResult<MeshArrays<'py>> {
         let s = self
@@ -254,6 +269,7 @@ impl PyPbdSimulation {
             ("projection", t.projection),
             ("plasticity", t.plasticity),
             ("skin", t.skin),
+            ("resample", t.resample),
         ] {
             d.set_item(k, v)?;
         }
@@ -269,6 +285,13 @@ impl PyPbdSimulation {
         d.set_item("degenerate_clusters", s.plastic.degenerate)?;
         d.set_item("particle_contacts", s.particle_contacts)?;
         d.set_item("world_contacts", s.world_contacts)?;
+        let r = s.resample;
+        d.set_item("deleted_particles", r.deleted)?;
+        d.set_item("seed_sources", r.sources)?;
+        d.set_item("seeded_particles", r.seeded)?;
+        d.set_item("clusters_removed", r.clusters_removed)?;
+        d.set_item("clusters_created", r.clusters_created)?;
+        d.set_item("rebound_vertices", r.rebound)?;
         Ok(d)
     }
 

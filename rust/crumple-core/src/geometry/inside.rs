@@ -48,9 +48,30 @@ impl MeshInside {
         if let Some((a, b, count)) = mesh.first_open_edge() {
             return Err(MeshError::NotClosed { a, b, count }.into());
         }
-        let (lower, upper) = mesh.bounds();
-        let faces = mesh.faces().to_vec();
-        let vertices = mesh.vertices().to_vec();
+        Ok(Self::from_closed(mesh.vertices().to_vec(), mesh.faces().to_vec()))
+    }
+
+    /// Builds the oracle of a surface the caller knows to be closed (same
+    /// connectivity as a mesh that passed [`Self::new`]), without the
+    /// [`TriMesh`] checks: a deforming surface may pass through sliver
+    /// triangles that a new input mesh would be refused for, and the parity
+    /// test does not mind them (the shape-matching re-sampling, spec
+    /// shape_matching §8.7, rebuilds one every step).
+    pub fn from_closed(vertices: Vec<Vec3<f64>>, faces: Vec<[u32; 3]>) -> Self {
+        let mut lower = Vec3::splat(f64::INFINITY);
+        let mut upper = Vec3::splat(f64::NEG_INFINITY);
+        for v in &vertices {
+            lower = lower.component_min(*v);
+            upper = upper.component_max(*v);
+        }
+        let o = vertices.first().copied().unwrap_or(Vec3::zero());
+        let volume: f64 = faces
+            .iter()
+            .map(|f| {
+                let [a, b, c] = f.map(|i| vertices[i as usize] - o);
+                a.dot(b.cross(c)) / 6.0
+            })
+            .sum();
         let extent = upper - lower;
         // About one face per bin, with the bins' aspect following the box's.
         let target = faces.len().clamp(1, MAX_BINS_PER_AXIS * MAX_BINS_PER_AXIS) as f64;
@@ -62,13 +83,13 @@ impl MeshInside {
             faces,
             lower,
             upper,
-            volume: mesh.signed_volume().abs(),
+            volume: volume.abs(),
             bins: [nx, ny],
             bin_offsets: Vec::new(),
             bin_faces: Vec::new(),
         };
         me.fill_bins();
-        Ok(me)
+        me
     }
 
     /// Bin coordinate of `x` along axis `a`; monotone in `x`, which is what

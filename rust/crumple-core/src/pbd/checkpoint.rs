@@ -56,6 +56,8 @@ impl Simulation {
         a.put_rows("orientation", &p.q);
         a.put_rows("flags", &p.flags);
         a.put_rows("target", &p.target);
+        a.put_rows("id", &p.id);
+        a.put_u64("next_id", u64::from(p.next_id));
         a.put_rows("cluster_offset", &c.offset);
         a.put_rows("cluster_member", &c.member);
         a.put_rows("cluster_rest", &c.rest);
@@ -94,6 +96,11 @@ impl Simulation {
             q: a.rows::<Quat<f32>>("orientation", n)?,
             flags: a.rows("flags", n)?,
             target: a.rows("target", n)?,
+            id: a.rows("id", n)?,
+            next_id: match u32::try_from(a.u64("next_id")?) {
+                Ok(k) => k,
+                Err(_) => return invalid!("the checkpoint's next_id does not fit 32 bits"),
+            },
         };
         let nc = rows_len(a, "cluster_n0")?;
         let ne = rows_len(a, "cluster_member")?;

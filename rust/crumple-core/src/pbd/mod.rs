@@ -6,7 +6,8 @@
 //!
 //! One file per stage of the spec's step (§9): [`contacts`] (grid and
 //! contact projections), [`shape_match`] (cluster fit, goals), [`plasticity`]
-//! (the end-of-step plastic update), [`skin`] (orientations, skinning,
+//! (the end-of-step plastic update), [`resample`] (particle and cluster
+//! re-sampling), [`skin`] (orientations, skinning,
 //! normals, volume correction), ordered by [`solver`]; [`clusters`] builds
 //! and maintains clusters; [`sim`] is the convenience `Simulation`.
 
@@ -18,6 +19,7 @@ pub mod material;
 pub mod model;
 pub mod params;
 pub mod plasticity;
+pub mod resample;
 pub mod shape_match;
 pub mod sim;
 pub mod skin;

@@ -120,6 +120,8 @@ pub struct Snapshot {
     pub a: Vec<Mat3<f32>>,
     /// Yield after the update.
     pub yield_strain: Vec<f32>,
+    /// Body of each cluster (the interpolation uses only the same body's).
+    pub body: Vec<u32>,
 }
 
 /// Counters of one end-of-step pass.
@@ -152,6 +154,7 @@ pub fn end_of_step(
     snapshot.c.resize(n, Vec3::zero());
     snapshot.a.resize(n, Mat3::identity());
     snapshot.yield_strain.resize(n, 0.0);
+    snapshot.body.clone_from(&clusters.body);
     let Clusters {
         offset,
         member,

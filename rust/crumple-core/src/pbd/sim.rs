@@ -127,6 +127,20 @@ impl Simulation {
             .collect()
     }
 
+    /// Body `b`'s pinned particles in its numbering now, ascending.
+    /// Re-sampling renumbers particles but never deletes or reorders pinned
+    /// ones (seeded particles are appended and dynamic), so this list
+    /// addresses the same particles in the same order from step to step.
+    pub fn pinned(&self, b: usize) -> Vec<u32> {
+        let pt = &self.state.particles;
+        self.body_particles(b)
+            .into_iter()
+            .enumerate()
+            .filter(|(_, i)| pt.flags[*i] & flag::KINEMATIC != 0)
+            .map(|(k, _)| k as u32)
+            .collect()
+    }
+
     fn check_body(&self, b: usize) -> Result<()> {
         if b >= self.model.bodies.len() {
             return invalid!("no body {b}; {} bodies exist", self.model.bodies.len());
@@ -284,6 +298,12 @@ impl Simulation {
         }
         self.state.time = end;
         Ok((steps, false))
+    }
+
+    /// The end-of-step snapshot of the last step (spec §6.1).
+    #[cfg(test)]
+    pub(crate) fn snapshot(&self) -> &super::plasticity::Snapshot {
+        &self.solver.snapshot
     }
 
     /// The last step's counters.

@@ -7,7 +7,7 @@
 use rayon::prelude::*;
 
 use super::grid::Grid;
-use super::state::{Clusters, Memberships, Particles, Skin, Surface};
+use super::state::{Clusters, Memberships, Particles, Skin, Surface, flag};
 use crate::math::{Quat, Vec3};
 
 /// Spec §8.1: every particle's orientation from its clusters' quaternions,
@@ -16,18 +16,30 @@ use crate::math::{Quat, Vec3};
 /// particle is in no cluster.
 pub fn orientations(particles: &mut Particles, clusters: &Clusters, memberships: &Memberships) {
     particles.q.par_iter_mut().enumerate().for_each(|(i, q)| {
-        let prev = *q;
-        let mut sum = Quat::new(0.0, 0.0, 0.0, 0.0);
-        for k in memberships.offset[i]..memberships.offset[i + 1] {
-            let e = memberships.entry[k as usize] as usize;
-            let qc = clusters.quat[memberships.entry_cluster[e] as usize];
-            let s = if qc.dot(prev) < 0.0 { -1.0 } else { 1.0 };
-            sum = sum + qc.scale(s);
-        }
-        if sum.norm() >= 1e-6 {
-            *q = sum.normalize();
+        *q = orientation(i, *q, clusters, memberships);
+    });
+}
+
+/// Spec §9 step 20: [`orientations`] again for the particles flagged
+/// MEMBERSHIP_CHANGED only (the others' clusters did not change).
+pub fn orientations_of_changed(particles: &mut Particles, clusters: &Clusters, memberships: &Memberships) {
+    let flags = &particles.flags;
+    particles.q.par_iter_mut().enumerate().for_each(|(i, q)| {
+        if flags[i] & flag::MEMBERSHIP_CHANGED != 0 {
+            *q = orientation(i, *q, clusters, memberships);
         }
     });
+}
+
+fn orientation(i: usize, prev: Quat<f32>, clusters: &Clusters, memberships: &Memberships) -> Quat<f32> {
+    let mut sum = Quat::new(0.0, 0.0, 0.0, 0.0);
+    for k in memberships.offset[i]..memberships.offset[i + 1] {
+        let e = memberships.entry[k as usize] as usize;
+        let qc = clusters.quat[memberships.entry_cluster[e] as usize];
+        let s = if qc.dot(prev) < 0.0 { -1.0 } else { 1.0 };
+        sum = sum + qc.scale(s);
+    }
+    if sum.norm() >= 1e-6 { sum.normalize() } else { prev }
 }
 
 /// Spec §8.2: `y = Σ_a w_a (R(Q_{l_a}) z_a + x_{l_a})` for every vertex.

@@ -12,6 +12,7 @@ use rayon::prelude::*;
 use super::contacts::{ContactParams, Contacts};
 use super::model::Model;
 use super::plasticity::{PlasticCounts, PlasticParams, Snapshot, end_of_step};
+use super::resample::{ResampleStats, Resampler};
 use super::shape_match::{ClusterParams, ClusterScratch, apply_goals, fit_clusters};
 use super::skin;
 use super::state::{State, flag};
@@ -36,6 +37,8 @@ pub struct StageTimes {
     pub plasticity: f64,
     /// Orientations, skinning, normals, volume correction.
     pub skin: f64,
+    /// Particle and cluster re-sampling, skin maintenance (spec §5–§6, §8.3).
+    pub resample: f64,
 }
 
 /// What one step did.
@@ -47,6 +50,8 @@ pub struct StepStats {
     pub particle_contacts: u32,
     /// Particle–collider candidates.
     pub world_contacts: u32,
+    /// What re-sampling did (zeros when it is off).
+    pub resample: ResampleStats,
 }
 
 /// Scratch space of the step, reused between steps.
@@ -59,6 +64,7 @@ pub struct Solver {
     plastic: Vec<PlasticParams>,
     /// The last end-of-step snapshot (spec §6.1).
     pub snapshot: Snapshot,
+    resampler: Resampler,
     /// Stage timings.
     pub times: StageTimes,
 }
@@ -102,7 +108,6 @@ impl Solver {
         let p = &model.params;
         self.cluster_materials(model, state);
         let h = (dt / f64::from(p.substeps)) as f32;
-        let r = p.spacing as f32;
         let cp = ContactParams {
             d_pp: p.particle_distance() as f32,
             d_pw: (p.world_distance * p.spacing) as f32,
@@ -214,19 +219,29 @@ impl Solver {
                 &mut self.snapshot,
             )
         });
-        // Spec §9 steps 9–10 (and 21): orientations, skin, normals, volume correction.
+        // Spec §9 steps 9–10: orientations, skin, normals.
         timed(&mut self.times.skin, || {
             skin::orientations(&mut state.particles, &state.clusters, &state.memberships);
-            for (b, surface) in state.surfaces.iter_mut().enumerate() {
+            for surface in &mut state.surfaces {
                 skin::skin_vertices(surface, &state.particles);
                 skin::normals(surface);
+            }
+        });
+        // Steps 13–20 and 22: re-sampling, once per step.
+        if p.resampling {
+            stats.resample = timed(&mut self.times.resample, || {
+                self.resampler.run(state, model, colliders, &self.snapshot)
+            });
+        }
+        // Step 21: volume correction.
+        timed(&mut self.times.skin, || {
+            for (b, surface) in state.surfaces.iter_mut().enumerate() {
                 if model.bodies[b].material.volume_correction {
                     skin::correct_volume(surface, &state.particles);
                     skin::normals(surface);
                 }
             }
         });
-        let _ = r;
         for f in state.particles.flags.iter_mut() {
             *f &= !(flag::NEW | flag::MEMBERSHIP_CHANGED);
         }

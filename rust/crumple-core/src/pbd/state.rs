@@ -38,6 +38,12 @@ pub struct Particles {
     pub flags: Vec<u8>,
     /// Kinematic target at the end of the coming step, m (kinematic particles only).
     pub target: Vec<Vec3<f32>>,
+    /// Persistent identity: given in creation order and never reused, kept
+    /// by a particle that survives re-sampling, so datasets can follow
+    /// material points (spec §11 "tracking the original particle ids").
+    pub id: Vec<u32>,
+    /// The id the next particle gets.
+    pub next_id: u32,
 }
 
 impl Particles {
@@ -76,6 +82,8 @@ impl Particles {
         self.q.push(q);
         self.flags.push(flags);
         self.target.push(x);
+        self.id.push(self.next_id);
+        self.next_id = self.next_id.wrapping_add(1);
     }
 }
 
