@@ -220,13 +220,23 @@ def uv_sphere(*, center: Vec3Like = (0, 0, 0), radius: float = 1.0, n_lat: int =
 
 
 def box_mesh(*, center: Vec3Like = (0, 0, 0), half_extents: Vec3Like = (0.5, 0.5, 0.5),
-             subdivisions: int = 1) -> TriMesh:
-    """A closed axis-aligned box (outward normals), each face split into
-    ``subdivisions x subdivisions`` quads; half extents in metres."""
+             subdivisions: int | Sequence[int] = 1) -> TriMesh:
+    """A closed axis-aligned box (outward normals); half extents in metres.
+    ``subdivisions``: quads per edge, one int for every axis or three
+    ``(nx, ny, nz)`` (a long bar wants more along its length)."""
     he = as_vec3(half_extents, "half_extents")
     for i, h in enumerate(he):
         positive(h, f"half_extents[{i}]")
-    return TriMesh._wrap(_core.box_mesh(as_vec3(center, "center"), he, positive_int(subdivisions, "subdivisions")))
+    if isinstance(subdivisions, (int, np.integer)):
+        n = positive_int(subdivisions, "subdivisions")
+        sub = (n, n, n)
+    else:
+        parts = list(subdivisions)
+        if len(parts) != 3:
+            raise InvalidInputError(f"subdivisions must be one int or three (nx, ny, nz); got {subdivisions!r}")
+        sub = (positive_int(parts[0], "subdivisions[0]"), positive_int(parts[1], "subdivisions[1]"),
+               positive_int(parts[2], "subdivisions[2]"))
+    return TriMesh._wrap(_core.box_mesh(as_vec3(center, "center"), he, sub))
 
 
 def cylinder_mesh(*, center: Vec3Like = (0, 0, 0), axis: Vec3Like = (0, 1, 0), radius: float = 0.5,

@@ -14,13 +14,14 @@ scene                 what                                        wall (s)
 ====================  ==========================================  ===========
 pbd_shot              a ball dented by projectiles (Fig. 1/4)     ~5
 pbd_drop_sweep        balls dropped over ν or κ (Figs. 2–3)       ~15
+pbd_taffy             a bar pulled and twisted to 5× (Fig. 6)     ~25
 ====================  ==========================================  ===========
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,7 @@ from ..geometry import TriMesh
 from . import frame_writer, register
 from ._harness import GROUND, OBSTACLE, Prop, write_json
 
-__all__ = ["FRAME_DT", "pbd_shot", "pbd_drop_sweep", "body_mesh", "dent_depth"]
+__all__ = ["FRAME_DT", "pbd_shot", "pbd_drop_sweep", "pbd_taffy", "body_mesh", "dent_depth", "enclosed_volume"]
 
 FRAME_DT = 1.0 / 30.0
 """Frame length, s: two steps of the paper's 1/60 s."""
@@ -69,16 +70,29 @@ def _ground_prop(half: float) -> Prop:
 
 
 def _play(name: str, sim: pbd.Simulation, *, out_dir: Path, frames: int, progress: bool,
-          props: Sequence[Prop] = (), camera: Any = None) -> Path:
+          props: Sequence[Prop] = (), camera: Any = None,
+          before_step: Callable[[float], None] | None = None,
+          after_frame: Callable[[], None] | None = None) -> Path:
     """Run ``frames`` frames of ``FRAME_DT``, writing every frame (frame 0 is
-    the initial state) and a picture of the last one; returns ``out_dir``."""
+    the initial state) and a picture of the last one; returns ``out_dir``.
+    ``before_step(t1)`` runs before every step ending at time ``t1`` s (to
+    move pins), ``after_frame()`` after every frame (to measure)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     with frame_writer(out_dir, name, fps=1.0 / FRAME_DT) as writer:
         writer.write(sim.frame())
         with _progress_bar(frames, name, enabled=progress) as bar:
             for _ in range(frames):
-                sim.advance(FRAME_DT)
+                if before_step is None:
+                    sim.advance(FRAME_DT)
+                else:
+                    end = sim.time + FRAME_DT
+                    while end - sim.time > 1e-9:
+                        h = min(sim.dt, end - sim.time)
+                        before_step(sim.time + h)
+                        sim.step(h)
+                if after_frame is not None:
+                    after_frame()
                 writer.write(sim.frame())
                 bar.update(1)
     _picture(sim, out_dir / f"{name}.png", props, camera)
@@ -258,3 +272,114 @@ def _plot(path: Path, x: Sequence[float], y: Sequence[float], sweep: str, y2: Se
     fig.savefig(path)
     plt.close(fig)
     return path
+
+
+def enclosed_volume(surface: TriMesh) -> float:
+    """Volume (m³) enclosed by a closed, outward-wound triangle mesh."""
+    v = np.asarray(surface.vertices, dtype=np.float64)
+    f = np.asarray(surface.faces)
+    a, b, c = v[f[:, 0]], v[f[:, 1]], v[f[:, 2]]
+    return float(np.einsum("ij,ij->i", a, np.cross(b, c)).sum() / 6.0)
+
+
+def bar_mesh(mesh: str | Path | None, center: Sequence[float], half: Sequence[float]) -> TriMesh:
+    """The taffy's body: a box of half extents ``half`` (m) at ``center``, or
+    the user's mesh file scaled uniformly so its extent along x is the box's
+    and moved there (it is pulled along x)."""
+    if mesh is None:
+        n = [max(1, int(round(h / R))) for h in half]
+        return geometry.box_mesh(center=tuple(center), half_extents=tuple(half), subdivisions=tuple(n))
+    m = io.load_mesh(mesh)
+    v = np.asarray(m.vertices)
+    c = 0.5 * (v.min(axis=0) + v.max(axis=0))
+    s = 2.0 * half[0] / max(float(np.ptp(v[:, 0])), 1e-12)
+    return TriMesh((v - c) * s + np.asarray(center, dtype=np.float64), m.faces)
+
+
+@register("pbd_taffy", "Fig. 6: a taffy bar gripped at both ends, pulled apart to 5x its length and twisted",
+          frames=150, backends=("cpu",))
+def pbd_taffy(*, out_dir: Path, frames: int = 150, backend: str = "cpu", scale: float = 1.0,
+              progress: bool = False, stretch: float = 5.0, turns: float = 0.5, resampling: bool = True,
+              mesh: str | None = None) -> Path:
+    """Spec X7 as a scene: a taffy bar 40r × 4r × 4r (K 0.99, ε_γ 1e-4,
+    ν 0.99, volume correction) is gripped at both end layers; the grips
+    move apart until the bar is ``stretch`` times its length and turn
+    ``turns`` revolutions each about the pull axis, in opposite senses, over
+    the run (``frames`` frames of 1/30 s: 5 s by default), like the arms of
+    a taffy-pulling machine. Re-sampling (on by default; ``resampling=False``
+    is spec X8) keeps the strand filled. ``scale`` scales the bar's cross
+    section. Metrics per frame: particle count, particles per volume (N r³/V)
+    over its initial value, enclosed volume over its initial value, largest
+    ‖F_P‖_F; at the end: the strand's length over the grips' separation and
+    the largest gap between neighbouring particles (r)."""
+    if backend not in ("cpu", "auto"):
+        raise InvalidInputError("the shape-matching scenes run on the CPU for now; use backend='cpu'")
+    stretch = positive(stretch, "stretch")
+    if stretch < 1.0:
+        raise InvalidInputError(f"stretch is a length ratio ≥ 1; got {stretch}")
+    sc = positive(scale, "scale")
+    half = (20.0 * R, 2.0 * R * sc, 2.0 * R * sc)
+    center = (0.0, 1.0, 0.0)
+    sim = pbd.Simulation(spacing=R, gravity=(0, 0, 0), resampling=resampling)
+    mat = pbd.Material.preset("taffy")
+    bar = sim.add_body(bar_mesh(mesh, center, half), mat, name="taffy")
+    x0 = bar.positions.astype(np.float64)
+    lo, hi = float(x0[:, 0].min()), float(x0[:, 0].max())
+    grip = (x0[:, 0] <= lo + 0.5 * R) | (x0[:, 0] >= hi - 0.5 * R)
+    start = x0[grip]
+    bar.pin(np.flatnonzero(grip))
+    length0 = hi - lo
+    duration = frames * FRAME_DT
+    c = np.asarray(center)
+
+    def grips_at(t: float) -> np.ndarray:
+        u = min(max(t / duration, 0.0), 1.0)
+        side = np.sign(start[:, 0] - c[0])
+        # The grips turn in opposite senses about the x axis through the centre.
+        ang = side * 2.0 * math.pi * turns * u
+        y, z = start[:, 1] - c[1], start[:, 2] - c[2]
+        out = np.empty_like(start)
+        out[:, 0] = start[:, 0] + side * 0.5 * (stretch - 1.0) * length0 * u
+        out[:, 1] = c[1] + np.cos(ang) * y - np.sin(ang) * z
+        out[:, 2] = c[2] + np.sin(ang) * y + np.cos(ang) * z
+        return out
+
+    def before_step(t1: float) -> None:
+        bar.set_pin_targets(bar.pinned, grips_at(t1))
+
+    v0 = enclosed_volume(bar.surface)
+    n0 = bar.num_particles
+    series: dict[str, list[float]] = {"time_s": [], "particles": [], "density_ratio": [], "volume_ratio": [],
+                                      "max_plastic_norm": []}
+
+    def after_frame() -> None:
+        n = bar.num_particles
+        v = enclosed_volume(bar.surface)
+        series["time_s"].append(sim.time)
+        series["particles"].append(n)
+        series["density_ratio"].append((n / v) / (n0 / v0))
+        series["volume_ratio"].append(v / v0)
+        series["max_plastic_norm"].append(float(bar.plastic_norms.max()))
+
+    # The bar as it started, drawn below the strand for scale.
+    start_bar = bar_mesh(mesh, (center[0], center[1] - 8.0 * half[1], center[2]), half)
+    props = [Prop("initial_bar", lambda: start_bar, color=OBSTACLE)]
+    _play("pbd_taffy", sim, out_dir=out_dir, frames=int(frames), progress=progress, before_step=before_step,
+          after_frame=after_frame, props=props,
+          camera=((0.0, 1.0 + 0.3 * stretch * length0, 0.7 * stretch * length0), center))
+    x = bar.positions.astype(np.float64)
+    free = np.ones(len(x), dtype=bool)
+    free[bar.pinned] = False
+    span = float(np.ptp(x[free, 0])) if free.any() else 0.0
+    d = np.linalg.norm(x[free][:, None, :] - x[None, :, :], axis=2) if free.any() else np.zeros((0, 1))
+    d[d == 0.0] = np.inf
+    surface = bar.surface
+    write_json(Path(out_dir) / "metrics.json", {
+        "scene": "pbd_taffy", "stretch": stretch, "turns": turns, "resampling": resampling, "spacing_m": R,
+        "particles_initial": n0, "particles_final": bar.num_particles, "clusters_final": bar.num_clusters,
+        "length_ratio": span / (stretch * length0),
+        "max_gap_r": float(d.min(axis=1).max() / R) if len(d) else 0.0,
+        "surface_closed": bool(surface.is_closed) if hasattr(surface, "is_closed") else None,
+        **{k: v for k, v in series.items()},
+    })
+    return Path(out_dir)

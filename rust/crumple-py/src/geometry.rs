@@ -152,10 +152,14 @@ fn uv_sphere(py: Python<'_>, center: T3, radius: f64, n_lat: usize, n_lon: usize
 }
 
 #[pyfunction]
-fn box_mesh(py: Python<'_>, center: T3, half_extents: T3, subdivisions: usize) -> PyResult<PyTriMesh> {
-    wrap_mesh(py, || {
-        g::box_mesh(v3(center), v3(half_extents), [subdivisions; 3])
-    })
+fn box_mesh(
+    py: Python<'_>,
+    center: T3,
+    half_extents: T3,
+    subdivisions: (usize, usize, usize),
+) -> PyResult<PyTriMesh> {
+    let (a, b, c) = subdivisions;
+    wrap_mesh(py, || g::box_mesh(v3(center), v3(half_extents), [a, b, c]))
 }
 
 #[pyfunction]
