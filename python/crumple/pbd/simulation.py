@@ -4,13 +4,14 @@ stepping, frames and checkpoints."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from .. import _core
-from .._checks import as_vec3, choice, finite, flag, non_negative, positive, positive_int
+from .._checks import as_points, as_vec3, choice, finite, flag, non_negative, positive, positive_int
 from .._simulation import SimulationBase
 from ..errors import InvalidInputError
 from ..geometry import TriMesh
@@ -123,7 +124,8 @@ class Simulation(SimulationBase):
 
     def add_body(self, mesh: TriMesh, material: Material | str | None = None, *,
                  spacing: float | None = None, velocity: Vec3Like = (0.0, 0.0, 0.0),
-                 name: str = "body") -> Body:
+                 name: str = "body", particles: npt.ArrayLike | None = None,
+                 clusters: Sequence[npt.ArrayLike] | None = None) -> Body:
         """Add a body: the inside of the closed, consistently oriented ``mesh``
         (m; e.g. from :func:`crumple.io.load_mesh` or a generator) sampled on a
         lattice of the simulation's ``spacing``, clusters built over it (spec
@@ -133,6 +135,13 @@ class Simulation(SimulationBase):
         ``armadillo``); ``spacing``: must equal the simulation's (the
         spacing is shared by every body: it is their contact distance);
         ``velocity``: one 3-vector, m/s; ``name``: its name in frames.
+
+        ``particles`` ``(N, 3)`` m replaces the lattice sampling and
+        ``clusters`` (a sequence of integer index arrays into the particles,
+        each a cluster) replaces the cluster creation: for a sampling and
+        cluster layout of one's own (a benchmark scene, a dataset's fixed
+        layout). Every particle must be in a cluster; the mesh is still the
+        surface that is skinned to them.
 
         Raises :class:`MeshError` for an open or non-manifold mesh and
         :class:`InvalidInputError` when the body holds fewer than 4 lattice
@@ -151,11 +160,15 @@ class Simulation(SimulationBase):
                 f"spacing={spacing} differs from the simulation's spacing {self.spacing}: every body shares one "
                 "(it is their contact distance); pass spacing to pbd.Simulation instead")
         v0 = as_vec3(velocity, "velocity")
+        pts = None if particles is None else as_points(particles, "particles")
+        offsets = members = None
+        if clusters is not None:
+            offsets, members = _cluster_csr(clusters)
         nm = self._unique_name(name)
-        idx = int(self._s.add_body(mesh._m, material._dict(), v0))
+        idx = int(self._s.add_body(mesh._m, material._dict(), v0, pts, offsets, members))
         body = Body(self, idx, nm, material)
         self._objects.append(body)
-        self._body_args.append(dict(velocity=v0, mesh=mesh))
+        self._body_args.append(dict(velocity=v0, mesh=mesh, particles=pts, offsets=offsets, members=members))
         return body
 
     # -- read-outs --------------------------------------------------------------
@@ -186,13 +199,41 @@ class Simulation(SimulationBase):
             # its particles, clusters and surface.
             arrays[f"body{i}_vertices"] = np.asarray(args["mesh"].vertices)
             arrays[f"body{i}_faces"] = np.asarray(args["mesh"].faces)
+            for key in ("particles", "offsets", "members"):
+                if args[key] is not None:
+                    arrays[f"body{i}_{key}"] = args[key]
             bodies.append({"name": b.name, "material": b.material._dict(), "velocity": args["velocity"]})
         return {"bodies": bodies}
 
     def _load_objects(self, arrays: dict[str, npt.NDArray[Any]], meta: dict[str, Any]) -> None:
         for i, b in enumerate(meta["bodies"]):
             mesh = TriMesh(arrays[f"body{i}_vertices"], arrays[f"body{i}_faces"])
-            self.add_body(mesh, Material(**b["material"]), velocity=b["velocity"], name=b["name"])
+            pts = arrays.get(f"body{i}_particles")
+            clusters = None
+            if f"body{i}_offsets" in arrays:
+                off, mem = arrays[f"body{i}_offsets"], arrays[f"body{i}_members"]
+                clusters = [mem[off[k]:off[k + 1]] for k in range(len(off) - 1)]
+            self.add_body(mesh, Material(**b["material"]), velocity=b["velocity"], name=b["name"],
+                          particles=pts, clusters=clusters)
 
     def _restore_handle(self, obj: Any, arrays: dict[str, Any], handle: dict[str, Any]) -> int:
         raise InvalidInputError("shape-matching bodies have no scripted handles")
+
+
+def _cluster_csr(clusters: Sequence[npt.ArrayLike]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Clusters (index arrays) as CSR offsets ``(C + 1,)`` and members, int64."""
+    if isinstance(clusters, (str, bytes)) or not hasattr(clusters, "__len__"):
+        raise InvalidInputError("clusters must be a sequence of integer index arrays, one per cluster")
+    parts = []
+    for k, c in enumerate(clusters):
+        a = np.asarray(c)
+        if a.ndim != 1 or not (np.issubdtype(a.dtype, np.integer) or a.size == 0):
+            raise InvalidInputError(f"cluster {k} must be a 1-D array of particle indices; got shape {a.shape} "
+                                    f"dtype {a.dtype}")
+        if a.size and a.min() < 0:
+            raise InvalidInputError(f"cluster {k} has a negative particle index {int(a.min())}")
+        parts.append(a.astype(np.int64))
+    offsets = np.zeros(len(parts) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([len(p) for p in parts])
+    members = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    return offsets, members

@@ -59,17 +59,29 @@ impl PyPbdSimulation {
     }
 
     /// Adds a body from a closed mesh; returns its index.
+    #[pyo3(signature = (mesh, material, velocity, particles=None, cluster_offsets=None, cluster_members=None))]
+    #[allow(clippy::too_many_arguments)]
     fn add_body(
         &mut self,
         py: Python<'_>,
         mesh: &PyTriMesh,
         material: &Bound<'_, PyDict>,
         velocity: T3,
+        particles: Option<PyReadonlyArray2<'_, f64>>,
+        cluster_offsets: Option<PyReadonlyArray1<'_, i64>>,
+        cluster_members: Option<PyReadonlyArray1<'_, i64>>,
     ) -> PyResult<usize> {
         let m: Material = from_dict(material, "pbd Material")?;
+        let points = particles.map(|p| to_points(&p, "particles")).transpose()?;
+        let clusters = match (cluster_offsets, cluster_members) {
+            (Some(o), Some(mem)) => Some(csr_to_lists(o.as_slice()?, mem.as_slice()?)?),
+            (None, None) => None,
+            _ => return Err(invalid("cluster_offsets and cluster_members come together")),
+        };
         let sim = &mut self.sim;
         let mesh = &mesh.inner;
-        py.detach(|| sim.add_body(mesh, m, v3(velocity))).py_err()
+        py.detach(|| sim.add_body_with(mesh, m, v3(velocity), points.as_deref(), clusters.as_deref()))
+            .py_err()
     }
 
     /// Number of bodies.
@@ -325,4 +337,31 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pbd_preset, m)?)?;
     m.add_function(wrap_pyfunction!(pbd_preset_names, m)?)?;
     Ok(())
+}
+
+/// Clusters given as CSR (`offsets` C + 1 ascending from 0, `members` the
+/// particle indices) as one list per cluster; indices are range-checked by
+/// the core.
+fn csr_to_lists(offsets: &[i64], members: &[i64]) -> PyResult<Vec<Vec<u32>>> {
+    if offsets.first() != Some(&0)
+        || offsets.last().copied() != Some(members.len() as i64)
+        || offsets.windows(2).any(|w| w[1] < w[0])
+    {
+        return Err(invalid(format!(
+            "cluster_offsets must rise from 0 to len(cluster_members) = {}",
+            members.len()
+        )));
+    }
+    offsets
+        .windows(2)
+        .map(|w| {
+            members[w[0] as usize..w[1] as usize]
+                .iter()
+                .map(|&k| {
+                    u32::try_from(k)
+                        .map_err(|_| invalid(format!("cluster member {k} is not a particle index")))
+                })
+                .collect()
+        })
+        .collect()
 }

@@ -198,12 +198,16 @@ pub fn initial_clusters(
     seed: u64,
     weights: Weights,
     iterations: u32,
+    first: usize,
     yield_of: impl Fn(u32) -> f32,
 ) {
     let mut grid = Grid::default();
     for round in 0..64u64 {
         memberships.rebuild(particles.len(), clusters);
-        let counts: Vec<u32> = (0..particles.len()).map(|i| memberships.count(i)).collect();
+        // Particles before `first` belong to bodies that have their clusters.
+        let counts: Vec<u32> = (0..particles.len())
+            .map(|i| if i < first { u32::MAX } else { memberships.count(i) })
+            .collect();
         let centres = choose_centres(
             particles,
             &counts,

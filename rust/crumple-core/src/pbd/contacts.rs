@@ -32,6 +32,11 @@ pub struct Contacts {
     pub world: Vec<(u32, u32)>,
     /// Scratch for the double buffer of the particle–particle projection.
     pub buffer: Vec<Vec3<f32>>,
+    /// Per body, the box of its predicted positions grown by the search reach.
+    boxes: Vec<(Vec3<f32>, Vec3<f32>)>,
+    /// Particles inside another body's grown box: the only ones that can
+    /// have a neighbour of another body (the others skip the grid).
+    exposed: Vec<bool>,
 }
 
 /// Contact settings of one step (distances in m).
@@ -66,9 +71,48 @@ impl Contacts {
         let n = xs.len();
         let h = p.d_pp + p.margin;
         self.capacity = capacity;
+        // Particles of one body never collide (spec §1.4), so a particle
+        // needs the grid only inside another body's box grown by the reach:
+        // if i and j of different bodies are within h, each lies in the
+        // other's grown box, so the filter loses no pair. A lone body, or
+        // bodies apart, cost nothing here.
+        self.boxes.clear();
+        for (i, &x) in xs.iter().enumerate() {
+            let b = particles.body[i] as usize;
+            if b >= self.boxes.len() {
+                self.boxes.resize(
+                    b + 1,
+                    (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY)),
+                );
+            }
+            let bx = &mut self.boxes[b];
+            *bx = (bx.0.component_min(x), bx.1.component_max(x));
+        }
+        for bx in &mut self.boxes {
+            *bx = (bx.0 - Vec3::splat(h), bx.1 + Vec3::splat(h));
+        }
+        let boxes = &self.boxes;
+        self.exposed.clear();
+        self.exposed.extend(xs.iter().enumerate().map(|(i, x)| {
+            let b = particles.body[i] as usize;
+            boxes.iter().enumerate().any(|(k, (lo, hi))| {
+                k != b
+                    && x.x >= lo.x
+                    && x.y >= lo.y
+                    && x.z >= lo.z
+                    && x.x <= hi.x
+                    && x.y <= hi.y
+                    && x.z <= hi.z
+            })
+        }));
+        let exposed = &self.exposed;
         self.keys.clear();
-        self.keys
-            .extend(xs.iter().enumerate().map(|(i, &x)| (key(cell(x, h)), i as u32)));
+        self.keys.extend(
+            xs.iter()
+                .enumerate()
+                .filter(|(i, _)| exposed[*i])
+                .map(|(i, &x)| (key(cell(x, h)), i as u32)),
+        );
         // Unique keys: the unstable sort is deterministic.
         self.keys.par_sort_unstable();
         self.neighbors.resize(n * capacity, 0);
@@ -81,6 +125,9 @@ impl Contacts {
             .enumerate()
             .for_each(|(i, (slots, count))| {
                 *count = 0;
+                if !exposed[i] {
+                    return;
+                }
                 let xi = xs[i];
                 let bi = particles.body[i];
                 let c = cell(xi, h);
@@ -144,6 +191,10 @@ impl Contacts {
     /// Spec §1.3 step 7b: particle–particle separation with friction
     /// (Jacobi, double-buffered: reads `xs`, writes the result back).
     pub fn project_particles(&mut self, xs: &mut [Vec3<f32>], particles: &Particles, p: &ContactParams) {
+        if self.keys.is_empty() {
+            // No particle near another body: nothing to project.
+            return;
+        }
         let n = xs.len();
         self.buffer.clear();
         self.buffer.extend_from_slice(xs);

@@ -56,30 +56,36 @@ pub struct ClusterFit {
 
 impl ClusterFit {
     /// The sums of spec §3.2 over `members` (particle, rest q, weight μ) at
-    /// positions `x`, with plastic matrix `fp`; two passes (c first, then
-    /// the moments about c) so nothing cancels at large coordinates.
+    /// positions `x`, with plastic matrix `fp`. One pass in f64 about the
+    /// first member's position `o` (so nothing cancels at large coordinates):
+    /// `c = o + Σμ(x−o)/Σμ` and `B = Σμ(x−o)qᵀ − (c−o)(Σμq)ᵀ`, which is
+    /// `Σμ(x−c)qᵀ` exactly in real arithmetic.
     pub fn compute(
         x: &[Vec3<f32>],
-        members: impl Iterator<Item = (usize, Vec3<f32>, f32)> + Clone,
+        members: impl Iterator<Item = (usize, Vec3<f32>, f32)>,
         fp: &Mat3<f32>,
     ) -> Self {
         let mut mass = 0.0f64;
-        let mut sum = Vec3::<f64>::zero();
-        let mut qsum = Vec3::<f64>::zero();
-        for (i, q, mu) in members.clone() {
-            mass += f64::from(mu);
-            sum += x[i].cast::<f64>() * f64::from(mu);
-            qsum += q.cast::<f64>() * f64::from(mu);
-        }
-        let inv = if mass > 0.0 { 1.0 / mass } else { 0.0 };
-        let (c, qbar) = (sum * inv, qsum * inv);
-        let mut b = Mat3::<f64>::zero();
+        let mut s = Vec3::<f64>::zero();
+        let mut sq = Vec3::<f64>::zero();
+        let mut m = Mat3::<f64>::zero();
+        let mut origin = None;
         for (i, q, mu) in members {
-            b += Mat3::outer((x[i].cast::<f64>() - c) * f64::from(mu), q.cast::<f64>());
+            let o = *origin.get_or_insert(x[i].cast::<f64>());
+            let mu = f64::from(mu);
+            let d = (x[i].cast::<f64>() - o) * mu;
+            let q = q.cast::<f64>();
+            mass += mu;
+            s += d;
+            sq += q * mu;
+            m += Mat3::outer(d, q);
         }
-        let b = b.cast::<f32>();
+        let o = origin.unwrap_or(Vec3::zero());
+        let inv = if mass > 0.0 { 1.0 / mass } else { 0.0 };
+        let (co, qbar) = (s * inv, sq * inv);
+        let b = (m - Mat3::outer(co, sq)).cast::<f32>();
         Self {
-            c,
+            c: o + co,
             qbar,
             b,
             apq: b * fp.transpose(),
@@ -139,13 +145,61 @@ pub fn elastic_stretch(r: &Mat3<f32>, apq: &Mat3<f32>, aqq: &Mat3<f32>) -> Mat3<
 }
 
 /// Scratch of the shape-matching stage: each cluster's centre and goal
-/// transform `T = R F_P` of the current iteration.
+/// transform `T = R F_P` of the current iteration, and, prepared once per
+/// step ([`ClusterScratch::prepare`]), each membership's weight μ and the
+/// memberships' rest positions and clusters in particle order, so the
+/// goal gather reads them in sequence.
 #[derive(Clone, Debug, Default)]
 pub struct ClusterScratch {
     /// c per cluster, m (f64: see [`ClusterFit`]).
     pub c: Vec<Vec3<f64>>,
     /// T = R F_P per cluster.
     pub t: Vec<Mat3<f32>>,
+    /// μ per entry (indexed like `Clusters::member`).
+    pub mu: Vec<f32>,
+    /// Rest position of each membership, in the order of `Memberships::entry`.
+    pub rest_by_particle: Vec<Vec3<f32>>,
+    /// Cluster of each membership, in the order of `Memberships::entry`.
+    pub cluster_by_particle: Vec<u32>,
+    /// Per cluster, Σμ and Σμq (f64): fixed within a step.
+    pub sums: Vec<(f64, Vec3<f64>)>,
+}
+
+impl ClusterScratch {
+    /// Weights and particle-ordered copies for the coming step (masses and
+    /// memberships do not change inside a step).
+    pub fn prepare(
+        &mut self,
+        particles: &Particles,
+        clusters: &Clusters,
+        memberships: &Memberships,
+        weights: Weights,
+    ) {
+        let counts = &memberships.offset;
+        self.mu.clear();
+        self.mu.extend(clusters.member.iter().map(|&i| {
+            let i = i as usize;
+            weight(weights, particles.m[i], counts[i + 1] - counts[i])
+        }));
+        self.rest_by_particle.clear();
+        self.rest_by_particle
+            .extend(memberships.entry.iter().map(|&e| clusters.rest[e as usize]));
+        self.cluster_by_particle.clear();
+        self.cluster_by_particle.extend(
+            memberships
+                .entry
+                .iter()
+                .map(|&e| memberships.entry_cluster[e as usize]),
+        );
+        let mu = &self.mu;
+        self.sums.clear();
+        self.sums.extend((0..clusters.len()).map(|c| {
+            clusters.entries(c).fold((0.0, Vec3::zero()), |(m, q), e| {
+                let w = f64::from(mu[e]);
+                (m + w, q + clusters.rest[e].cast::<f64>() * w)
+            })
+        }));
+    }
 }
 
 /// Per-cluster material and flags the stage reads.
@@ -164,9 +218,7 @@ pub struct ClusterParams<'a> {
 /// `clusters.quat`, which is updated), and T = R F_P.
 pub fn fit_clusters(
     xs: &[Vec3<f32>],
-    particles: &Particles,
     clusters: &mut Clusters,
-    memberships: &Memberships,
     p: &ClusterParams<'_>,
     scratch: &mut ClusterScratch,
 ) {
@@ -183,6 +235,8 @@ pub fn fit_clusters(
         degenerate,
         ..
     } = clusters;
+    let (mu, sums) = (&scratch.mu, &scratch.sums);
+    debug_assert_eq!(mu.len(), member.len(), "ClusterScratch::prepare was not called");
     scratch
         .c
         .par_iter_mut()
@@ -190,21 +244,70 @@ pub fn fit_clusters(
         .zip(quat.par_iter_mut())
         .enumerate()
         .for_each(|(c, ((cc, t), q))| {
-            let members = (offset[c] as usize..offset[c + 1] as usize).map(|e| {
-                let i = member[e] as usize;
-                (
-                    i,
-                    rest[e],
-                    weight(p.weights, particles.m[i], memberships.count(i)),
-                )
-            });
-            let fit = ClusterFit::compute(xs, members, &fp[c]);
-            let a = rotation_source(p.fit, &fit.apq, &aqq(&fp[c], &qsum[c]), degenerate[c]);
+            let range = offset[c] as usize..offset[c + 1] as usize;
+            let (centre, b) = fit_sums(
+                xs,
+                &member[range.clone()],
+                &rest[range.clone()],
+                &mu[range],
+                sums[c],
+            );
+            let apq = b * fp[c].transpose();
+            let a = rotation_source(p.fit, &apq, &aqq(&fp[c], &qsum[c]), degenerate[c]);
             extract_rotation(&a, q, p.rotation_iterations);
             *t = q.to_mat3() * fp[c];
             // The goals' offset: c − T q̄ (see ClusterFit::qbar).
-            *cc = fit.c - t.cast::<f64>() * fit.qbar;
+            let (mass, sq) = sums[c];
+            let qbar = if mass > 0.0 {
+                sq * (1.0 / mass)
+            } else {
+                Vec3::zero()
+            };
+            *cc = centre - t.cast::<f64>() * qbar;
         });
+}
+
+/// The solver loop's [`ClusterFit`]: the same c and B from one pass with
+/// Σμ and Σμq given, the centre sum in f64 (the goals' momentum balance
+/// rests on it) and the moment B in f32 about the first member (it only
+/// feeds the rotation; relative rounding ~1e-6 of a cluster's extent).
+#[inline]
+fn fit_sums(
+    xs: &[Vec3<f32>],
+    member: &[u32],
+    rest: &[Vec3<f32>],
+    mu: &[f32],
+    (mass, sq): (f64, Vec3<f64>),
+) -> (Vec3<f64>, Mat3<f32>) {
+    let Some(&first) = member.first() else {
+        return (Vec3::zero(), Mat3::zero());
+    };
+    let o = xs[first as usize];
+    let mut s = Vec3::<f64>::zero();
+    let mut m = [0.0f32; 9];
+    for ((&i, q), &w) in member.iter().zip(rest).zip(mu) {
+        let d = (xs[i as usize] - o) * w;
+        s += d.cast::<f64>();
+        m[0] += d.x * q.x;
+        m[1] += d.x * q.y;
+        m[2] += d.x * q.z;
+        m[3] += d.y * q.x;
+        m[4] += d.y * q.y;
+        m[5] += d.y * q.z;
+        m[6] += d.z * q.x;
+        m[7] += d.z * q.y;
+        m[8] += d.z * q.z;
+    }
+    let inv = if mass > 0.0 { 1.0 / mass } else { 0.0 };
+    let co = s * inv;
+    let sqf = sq.cast::<f32>();
+    let cof = co.cast::<f32>();
+    let b = Mat3::from_rows(
+        Vec3::new(m[0], m[1], m[2]),
+        Vec3::new(m[3], m[4], m[5]),
+        Vec3::new(m[6], m[7], m[8]),
+    ) - Mat3::outer(cof, sqf);
+    (o.cast::<f64>() + co, b)
 }
 
 /// Spec §1.3 step 7a (second half): every particle moves by
@@ -213,7 +316,6 @@ pub fn fit_clusters(
 pub fn apply_goals(
     xs: &mut [Vec3<f32>],
     particles: &Particles,
-    clusters: &Clusters,
     memberships: &Memberships,
     stiffness: &[f32],
     sor: f32,
@@ -225,15 +327,19 @@ pub fn apply_goals(
             return;
         }
         // In f64 (see ClusterFit): g − x = T q + (c − x), rounded to f32 once.
+        // c − x in f64 (c is f64, see ClusterFit), then the short
+        // per-cluster offsets g − x (a cluster's extent) summed in f32.
         let xd = x.cast::<f64>();
-        let mut d = Vec3::<f64>::zero();
-        for k in memberships.offset[i]..memberships.offset[i + 1] {
-            let e = memberships.entry[k as usize] as usize;
-            let c = memberships.entry_cluster[e] as usize;
-            let tq = (scratch.t[c] * clusters.rest[e]).cast::<f64>();
-            d += (tq + (scratch.c[c] - xd)) * f64::from(stiffness[c]);
+        let mut d = Vec3::<f32>::zero();
+        let range = memberships.offset[i] as usize..memberships.offset[i + 1] as usize;
+        for (q, &c) in scratch.rest_by_particle[range.clone()]
+            .iter()
+            .zip(&scratch.cluster_by_particle[range])
+        {
+            let c = c as usize;
+            d += (scratch.t[c] * *q + (scratch.c[c] - xd).cast::<f32>()) * stiffness[c];
         }
-        *x = (xd + d * (f64::from(sor) / f64::from(n))).cast::<f32>();
+        *x = (xd + (d * (sor / n as f32)).cast::<f64>()).cast::<f32>();
     });
 }
 

@@ -165,8 +165,9 @@ fn u4_split_jacobi_pass_conserves_momentum() {
         weights: Weights::Split,
     };
     let mut scratch = ClusterScratch::default();
-    fit_clusters(&xs0, &pt, &mut cl, &ms, &params, &mut scratch);
-    apply_goals(&mut xs, &pt, &cl, &ms, &stiffness, 1.0, &scratch);
+    scratch.prepare(&pt, &cl, &ms, params.weights);
+    fit_clusters(&xs0, &mut cl, &params, &mut scratch);
+    apply_goals(&mut xs, &pt, &ms, &stiffness, 1.0, &scratch);
     let mut lin = Vec3::<f64>::zero();
     let mut ang = Vec3::<f64>::zero();
     let mut scale = 0.0;

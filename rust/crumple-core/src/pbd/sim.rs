@@ -2,7 +2,7 @@
 //! closed meshes (spec shape_matching §2.4), colliders, kinematic pins,
 //! stepping with rollback of a diverged step, exact `advance`, and read-outs.
 
-use super::clusters::initial_clusters;
+use super::clusters::{NewCluster, initial_clusters, push_cluster, refresh_all};
 use super::grid::Grid;
 use super::material::Material;
 use super::model::{Body, Model};
@@ -26,7 +26,7 @@ pub struct Simulation {
     /// Kinematic colliders (advanced to the end of each step before it runs).
     pub colliders: Vec<Collider>,
     solver: Solver,
-    backup: State,
+    backup: Rollback,
     last: StepStats,
 }
 
@@ -42,7 +42,7 @@ impl Simulation {
             state: State::default(),
             colliders: Vec::new(),
             solver: Solver::default(),
-            backup: State::default(),
+            backup: Rollback::default(),
             last: StepStats::default(),
         })
     }
@@ -61,11 +61,38 @@ impl Simulation {
     /// Errors: an open or non-manifold mesh ([`Error::Mesh`]), a body that
     /// holds no lattice point (spacing larger than the body), a bad material.
     pub fn add_body(&mut self, mesh: &TriMesh, material: Material, velocity: Vec3<f64>) -> Result<usize> {
+        self.add_body_with(mesh, material, velocity, None, None)
+    }
+
+    /// [`Self::add_body`] with the particles (m) and/or the clusters (lists
+    /// of indices into the particles) given instead of made: for a lattice
+    /// and cluster layout of one's own (a benchmark scene, a dataset's
+    /// fixed sampling). Given particles need not lie on the spacing's
+    /// lattice, but the spacing stays their contact distance and the unit of
+    /// re-sampling. Given clusters are used as they are (no creation rounds).
+    ///
+    /// Errors as [`Self::add_body`], and: non-finite or fewer than 4
+    /// particles, a cluster with an index out of range, a repeated member or
+    /// fewer than 2 members, or a particle in no cluster.
+    pub fn add_body_with(
+        &mut self,
+        mesh: &TriMesh,
+        material: Material,
+        velocity: Vec3<f64>,
+        particles: Option<&[Vec3<f64>]>,
+        clusters: Option<&[Vec<u32>]>,
+    ) -> Result<usize> {
         material.validate()?;
         crate::validate::finite_vec("velocity", velocity)?;
         let inside = MeshInside::new(mesh)?;
         let r = self.model.params.spacing;
-        let points = sample_lattice(&Region::Mesh(&inside), r)?;
+        let points = match particles {
+            Some(p) => {
+                crate::validate::all_finite("particles", p)?;
+                p.to_vec()
+            }
+            None => sample_lattice(&Region::Mesh(&inside), r)?,
+        };
         if points.len() < 4 {
             let (lo, hi) = mesh.bounds();
             return invalid!(
@@ -76,6 +103,9 @@ impl Simulation {
                 hi.y - lo.y,
                 hi.z - lo.z
             );
+        }
+        if let Some(cl) = clusters {
+            check_clusters(cl, points.len())?;
         }
         let b = self.model.bodies.len() as u32;
         let m = (material.density * r * r * r) as f32;
@@ -88,21 +118,51 @@ impl Simulation {
         }
         let p = self.model.params;
         let rf = r as f32;
-        // Only the new body's particles are candidates: every other particle
-        // already has its clusters, and bodies never share one.
         let yield_strain = material.yield_strain as f32;
-        initial_clusters(
-            &mut self.state.particles,
-            &mut self.state.clusters,
-            &mut self.state.memberships,
-            p.min_clusters,
-            (p.cluster_spacing * r) as f32,
-            (p.cluster_radius * r) as f32,
-            p.seed,
-            p.weights,
-            p.rotation_iterations[2],
-            |_| yield_strain,
-        );
+        match clusters {
+            Some(cl) => {
+                let pt = &self.state.particles;
+                for members in cl {
+                    let global: Vec<u32> = members.iter().map(|&k| k + first as u32).collect();
+                    // Rest positions are the members' offsets from their mass
+                    // centre; the refresh below centres them with the weights.
+                    let c = global.iter().fold(Vec3::zero(), |a, &i| a + pt.x[i as usize])
+                        * (1.0 / global.len() as f32);
+                    let rest = global.iter().map(|&i| pt.x[i as usize] - c).collect();
+                    push_cluster(
+                        &mut self.state.clusters,
+                        pt,
+                        NewCluster {
+                            members: global,
+                            rest,
+                            yield_strain,
+                            body: b,
+                            component: 0,
+                        },
+                        p.rotation_iterations[2],
+                    );
+                }
+                refresh_all(
+                    &mut self.state.clusters,
+                    &self.state.particles,
+                    &mut self.state.memberships,
+                    p.weights,
+                );
+            }
+            None => initial_clusters(
+                &mut self.state.particles,
+                &mut self.state.clusters,
+                &mut self.state.memberships,
+                p.min_clusters,
+                (p.cluster_spacing * r) as f32,
+                (p.cluster_radius * r) as f32,
+                p.seed,
+                p.weights,
+                p.rotation_iterations[2],
+                first,
+                |_| yield_strain,
+            ),
+        }
         let mut surface = Surface {
             y: mesh.vertices().iter().map(|v| v.cast::<f32>()).collect(),
             faces: mesh.faces().to_vec(),
@@ -246,7 +306,7 @@ impl Simulation {
         if !(dt.is_finite() && dt > 0.0) {
             return invalid!("dt must be a positive number of seconds, got {dt}");
         }
-        self.backup.clone_from(&self.state);
+        self.backup.save(&self.state);
         let poses: Vec<Collider> = self.colliders.clone();
         let t1 = self.state.time + dt;
         for c in &mut self.colliders {
@@ -261,13 +321,13 @@ impl Simulation {
                 Ok(s)
             }
             Err(Error::Diverged { what, .. }) => {
-                let (step, time) = (self.backup.step, self.backup.time);
-                self.state.clone_from(&self.backup);
+                let (step, time) = (self.state.step, self.state.time);
+                self.backup.restore(&mut self.state);
                 self.colliders = poses;
                 Err(Error::Diverged { step, time, what })
             }
             Err(e) => {
-                self.state.clone_from(&self.backup);
+                self.backup.restore(&mut self.state);
                 self.colliders = poses;
                 Err(e)
             }
@@ -342,5 +402,65 @@ impl Simulation {
             s += p.v[i].cast::<f64>() * f64::from(p.m[i]);
         }
         s
+    }
+}
+
+/// Given clusters must index `n` particles, each at most once per cluster,
+/// with at least 2 members, and cover every particle.
+fn check_clusters(clusters: &[Vec<u32>], n: usize) -> Result<()> {
+    if clusters.is_empty() {
+        return invalid!("clusters: give at least one cluster (or None to have them made)");
+    }
+    let mut covered = vec![false; n];
+    let mut seen = vec![usize::MAX; n];
+    for (c, members) in clusters.iter().enumerate() {
+        if members.len() < 2 {
+            return invalid!(
+                "cluster {c} has {} members; a cluster needs at least 2 (4 to hold a shape)",
+                members.len()
+            );
+        }
+        for &k in members {
+            let Some(s) = seen.get_mut(k as usize) else {
+                return invalid!("cluster {c} names particle {k}, but the body has {n} particles");
+            };
+            if *s == c {
+                return invalid!("cluster {c} names particle {k} twice");
+            }
+            *s = c;
+            covered[k as usize] = true;
+        }
+    }
+    if let Some(k) = covered.iter().position(|c| !c) {
+        return invalid!("particle {k} is in no cluster; every particle needs one (it would fall freely)");
+    }
+    Ok(())
+}
+
+/// What a failed step must put back. The solver checks for divergence right
+/// after the PBD loop (spec §9 step 7), before plasticity, skinning and
+/// re-sampling touch anything, and nothing after that check can fail; up to
+/// it only positions, velocities and the clusters' warm-started rotations
+/// change. So those three are saved (not the whole state: a copy of every
+/// cluster's rest shape each step would cost more than the step's own
+/// goal pass at 10⁵ memberships).
+#[derive(Clone, Debug, Default)]
+struct Rollback {
+    x: Vec<Vec3<f32>>,
+    v: Vec<Vec3<f32>>,
+    quat: Vec<Quat<f32>>,
+}
+
+impl Rollback {
+    fn save(&mut self, s: &State) {
+        self.x.clone_from(&s.particles.x);
+        self.v.clone_from(&s.particles.v);
+        self.quat.clone_from(&s.clusters.quat);
+    }
+
+    fn restore(&self, s: &mut State) {
+        s.particles.x.clone_from(&self.x);
+        s.particles.v.clone_from(&self.v);
+        s.clusters.quat.clone_from(&self.quat);
     }
 }

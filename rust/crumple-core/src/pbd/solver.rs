@@ -123,6 +123,8 @@ impl Solver {
         let keep = (1.0 - p.damping * f64::from(h)).max(0.0) as f32;
         let vmax = p.max_speed as f32;
         let mut stats = StepStats::default();
+        self.scratch
+            .prepare(&state.particles, &state.clusters, &state.memberships, p.weights);
         for _ in 0..p.substeps {
             let pt = &mut state.particles;
             // Steps 1–2: forces, damping, speed clamp, prediction (kinematic: the target).
@@ -166,18 +168,10 @@ impl Solver {
             };
             for _ in 0..p.iterations {
                 timed(&mut self.times.shape_matching, || {
-                    fit_clusters(
-                        &self.xs,
-                        &state.particles,
-                        &mut state.clusters,
-                        &state.memberships,
-                        &cparams,
-                        &mut self.scratch,
-                    );
+                    fit_clusters(&self.xs, &mut state.clusters, &cparams, &mut self.scratch);
                     apply_goals(
                         &mut self.xs,
                         &state.particles,
-                        &state.clusters,
                         &state.memberships,
                         &self.stiffness,
                         cp.sor,
