@@ -273,6 +273,7 @@ impl PyPbdSimulation {
     /// Seconds per stage since the start.
     fn stage_times<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let t = self.sim.stage_times();
+        let r = self.sim.resample_times();
         let d = PyDict::new(py);
         for (k, v) in [
             ("integrate", t.integrate),
@@ -282,6 +283,12 @@ impl PyPbdSimulation {
             ("plasticity", t.plasticity),
             ("skin", t.skin),
             ("resample", t.resample),
+            ("resample_hash", r.hash),
+            ("resample_deletion", r.deletion),
+            ("resample_addition", r.addition),
+            ("resample_clusters", r.clusters),
+            ("resample_skin", r.skin),
+            ("resample_other", r.other),
         ] {
             d.set_item(k, v)?;
         }
@@ -299,6 +306,8 @@ impl PyPbdSimulation {
         d.set_item("world_contacts", s.world_contacts)?;
         let r = s.resample;
         d.set_item("deleted_particles", r.deleted)?;
+        d.set_item("deleted_crowded", r.crowded)?;
+        d.set_item("deleted_outside", r.outside)?;
         d.set_item("seed_sources", r.sources)?;
         d.set_item("seeded_particles", r.seeded)?;
         d.set_item("clusters_removed", r.clusters_removed)?;

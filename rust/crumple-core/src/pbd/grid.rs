@@ -48,21 +48,51 @@ impl Grid {
 
     /// Calls `f(j)` for every kept point in the 27 cells around `x`.
     fn scan(&self, x: Vec3<f32>, mut f: impl FnMut(u32)) {
+        self.scan_until(x, |j| {
+            f(j);
+            false
+        });
+    }
+
+    /// Calls `f(j)` for the kept points in the 27 cells around `x` until it
+    /// returns true; returns whether it did. x is the key's lowest field,
+    /// so the three cells along x of each (y, z) row are consecutive keys:
+    /// one binary search per row, nine in all.
+    fn scan_until(&self, x: Vec3<f32>, mut f: impl FnMut(u32) -> bool) -> bool {
         let c = cell(x, self.h);
         for dz in -1..=1 {
             for dy in -1..=1 {
-                for dx in -1..=1 {
-                    let k = key([c[0] + dx, c[1] + dy, c[2] + dz]);
-                    let start = self.keys.partition_point(|e| e.0 < k);
-                    for &(kk, j) in &self.keys[start..] {
-                        if kk != k {
-                            break;
+                let lo = key([c[0] - 1, c[1] + dy, c[2] + dz]);
+                let hi = key([c[0] + 1, c[1] + dy, c[2] + dz]);
+                if hi < lo {
+                    // The row wraps the 21-bit x field (far outside any
+                    // scene): fall back to one search per cell.
+                    for dx in -1..=1 {
+                        let k = key([c[0] + dx, c[1] + dy, c[2] + dz]);
+                        let start = self.keys.partition_point(|e| e.0 < k);
+                        for &(kk, j) in &self.keys[start..] {
+                            if kk != k {
+                                break;
+                            }
+                            if f(j) {
+                                return true;
+                            }
                         }
-                        f(j);
+                    }
+                    continue;
+                }
+                let start = self.keys.partition_point(|e| e.0 < lo);
+                for &(kk, j) in &self.keys[start..] {
+                    if kk > hi {
+                        break;
+                    }
+                    if f(j) {
+                        return true;
                     }
                 }
             }
         }
+        false
     }
 
     /// Calls `f(j)` for every kept point `j` with `|points[j] − x| < radius`
@@ -76,6 +106,13 @@ impl Grid {
             }
         });
         out.sort_unstable();
+    }
+
+    /// Whether a kept point lies closer than `radius` (≤ h) to `x`; stops at
+    /// the first one found.
+    pub fn any_within(&self, points: &[Vec3<f32>], x: Vec3<f32>, radius: f32) -> bool {
+        let r2 = radius * radius;
+        self.scan_until(x, |j| (points[j as usize] - x).norm_squared() < r2)
     }
 
     /// The nearest kept point other than `skip` within `radius` (ties: the lower index).

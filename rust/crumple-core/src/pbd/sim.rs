@@ -360,6 +360,11 @@ impl Simulation {
         Ok((steps, false))
     }
 
+    /// Seconds per re-sampling phase since the start.
+    pub fn resample_times(&self) -> super::resample::ResampleTimes {
+        self.solver.resample_times()
+    }
+
     /// The end-of-step snapshot of the last step (spec §6.1).
     #[cfg(test)]
     pub(crate) fn snapshot(&self) -> &super::plasticity::Snapshot {

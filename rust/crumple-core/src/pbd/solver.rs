@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use super::contacts::{ContactParams, Contacts};
 use super::model::Model;
 use super::plasticity::{PlasticCounts, PlasticParams, Snapshot, end_of_step};
-use super::resample::{ResampleStats, Resampler};
+use super::resample::{ResampleStats, ResampleTimes, Resampler};
 use super::shape_match::{ClusterParams, ClusterScratch, apply_goals, fit_clusters};
 use super::skin;
 use super::state::{State, flag};
@@ -77,6 +77,11 @@ fn timed<R>(acc: &mut f64, f: impl FnOnce() -> R) -> R {
 }
 
 impl Solver {
+    /// Seconds per re-sampling phase (the paper's BH, PD, PA, CS, SK, Oth).
+    pub fn resample_times(&self) -> ResampleTimes {
+        self.resampler.times
+    }
+
     /// Per-cluster material of the coming step (clusters change with re-sampling).
     fn cluster_materials(&mut self, model: &Model, state: &State) {
         let capped = !model.params.resampling;

@@ -23,12 +23,13 @@ use super::grid::Grid;
 use super::model::Model;
 use super::plasticity::Snapshot;
 use super::skin;
-use super::state::{State, flag};
+use super::state::{Skin, State, flag};
 use crate::collide::Collider;
 use crate::geometry::MeshInside;
 use crate::math::Vec3;
 use clusters::{create_clusters, remove_clusters, update_clusters};
-use particles::{body_momenta, compact, conserve, deletion_marks, seed};
+use particles::{Fate, body_momenta, compact, conserve, deletion_marks, seed};
+use rayon::prelude::*;
 
 /// ‖F_P‖_F above which a cluster's particles seed new ones (spec §5.2).
 pub const SEED_NORM: f32 = 1.8;
@@ -46,6 +47,10 @@ pub const TRIES: u64 = 5;
 pub struct ResampleStats {
     /// Particles deleted (crowded or outside).
     pub deleted: u32,
+    /// Of those, crowded (spec §5.1 a).
+    pub crowded: u32,
+    /// Of those, outside the inflated surface and unskinned (spec §5.1 b).
+    pub outside: u32,
     /// Source particles of seeding.
     pub sources: u32,
     /// Particles seeded.
@@ -58,9 +63,40 @@ pub struct ResampleStats {
     pub rebound: u32,
 }
 
+/// Seconds per re-sampling phase since the solver was made, in the paper's
+/// Table 1 columns (spec §10.3): BH (the inflated surfaces' inside oracles,
+/// the paper's ray-cast hash), PD (deletion and compaction), PA (seeding),
+/// CS (cluster update, removal and creation), SK (skin maintenance), Oth
+/// (the rest: reverse maps, recentring, the conservation fix-up).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ResampleTimes {
+    /// BH.
+    pub hash: f64,
+    /// PD.
+    pub deletion: f64,
+    /// PA.
+    pub addition: f64,
+    /// CS.
+    pub clusters: f64,
+    /// SK.
+    pub skin: f64,
+    /// Oth.
+    pub other: f64,
+}
+
+fn lap(t: &mut std::time::Instant) -> f64 {
+    let now = std::time::Instant::now();
+    let dt = (now - *t).as_secs_f64();
+    *t = now;
+    dt
+}
+
 /// Scratch space of re-sampling.
 #[derive(Clone, Debug, Default)]
 pub struct Resampler {
+    /// Seconds per phase.
+    pub times: ResampleTimes,
+    wide: Grid,
     grid: Grid,
     near: Vec<u32>,
 }
@@ -94,21 +130,27 @@ impl Resampler {
         let p = &model.params;
         let r = p.spacing as f32;
         let mut stats = ResampleStats::default();
+        let mut clock = std::time::Instant::now();
         let momentum_before = if p.conserve_mass_momentum {
             body_momenta(state, model.bodies.len())
         } else {
             Vec::new()
         };
+        self.times.other += lap(&mut clock);
         // 13. The inside oracles of the inflated surfaces.
         let inside: Vec<Option<MeshInside>> = (0..state.surfaces.len())
             .map(|b| inflated_inside(state, b, INFLATE * r))
             .collect();
+        self.times.hash += lap(&mut clock);
         let counts_before: Vec<u32> = (0..state.particles.len())
             .map(|i| state.memberships.count(i))
             .collect();
         // 14. Deletion, stable compaction; clusters that lost members are recentred.
-        let keep = deletion_marks(&mut self.grid, state, &inside, r);
-        stats.deleted = keep.iter().filter(|k| !**k).count() as u32;
+        let fates = deletion_marks(&mut self.grid, state, &inside, r);
+        stats.crowded = fates.iter().filter(|f| **f == Fate::Crowded).count() as u32;
+        stats.outside = fates.iter().filter(|f| **f == Fate::Outside).count() as u32;
+        stats.deleted = stats.crowded + stats.outside;
+        let keep: Vec<bool> = fates.iter().map(|f| *f == Fate::Keep).collect();
         let lost = compact(state, &keep);
         let mut counts: Vec<u32> = (0..keep.len())
             .filter(|&i| keep[i])
@@ -126,11 +168,13 @@ impl Resampler {
                 );
             }
         }
+        self.times.deletion += lap(&mut clock);
         // 15. Seeding.
-        let (sources, seeded) = seed(&mut self.grid, &mut self.near, state, &inside, colliders, p, r);
+        let (sources, seeded) = seed(&mut self.grid, state, &inside, colliders, p, r);
         stats.sources = sources;
         stats.seeded = seeded;
         counts.resize(state.particles.len(), 0);
+        self.times.addition += lap(&mut clock);
         state.memberships.rebuild(state.particles.len(), &state.clusters);
         // 16. Existing clusters adopt the new particles.
         update_clusters(state, p, r);
@@ -139,6 +183,7 @@ impl Resampler {
         // 18. New clusters where coverage is thin.
         state.memberships.rebuild(state.particles.len(), &state.clusters);
         stats.clusters_created = create_clusters(&mut self.grid, state, model, snapshot, r);
+        self.times.clusters += lap(&mut clock);
         // 19. Reverse map; recentre the clusters holding a particle whose n_i
         // or membership changed (new clusters are centred here too).
         state.memberships.rebuild(state.particles.len(), &state.clusters);
@@ -163,13 +208,16 @@ impl Resampler {
                 );
             }
         }
+        self.times.other += lap(&mut clock);
         // 20. Skin maintenance: orientations of the changed particles, rebinds, offsets.
         skin::orientations_of_changed(&mut state.particles, &state.clusters, &state.memberships);
         stats.rebound = self.maintain_skin(state, r);
+        self.times.skin += lap(&mut clock);
         // 22. Optional conservation fix-up (spec §5.3).
         if p.conserve_mass_momentum {
             conserve(state, model, &momentum_before);
         }
+        self.times.other += lap(&mut clock);
         stats
     }
 
@@ -179,39 +227,67 @@ impl Resampler {
     /// vertex position. Returns the vertices rebound.
     fn maintain_skin(&mut self, state: &mut State, r: f32) -> u32 {
         let mut rebound = 0;
+        // A used slot whose particle was deleted (compaction set it to MAX).
+        let needs = |k: &Skin| {
+            k.weight.iter().all(|w| *w == 0.0)
+                || (0..4).any(|a| k.weight[a] > 0.0 && k.particle[a] == u32::MAX)
+        };
         for b in 0..state.surfaces.len() {
-            self.grid.build(&state.particles.x, 8.0 * r, |i| {
-                state.particles.body[i] as usize == b
-            });
             let pt = &state.particles;
             let s = &mut state.surfaces[b];
-            for (k, y) in s.y.iter().enumerate() {
-                let skin = &mut s.skin[k];
-                // A used slot whose particle was deleted (compaction set it to MAX).
-                if skin.weight.iter().all(|w| *w == 0.0)
-                    || (0..4).any(|a| skin.weight[a] > 0.0 && skin.particle[a] == u32::MAX)
-                {
-                    let mut radius = 2.0 * r;
-                    loop {
-                        self.grid.within(&pt.x, *y, radius, &mut self.near);
-                        if self.near.len() >= 4 || radius >= 8.0 * r {
-                            break;
+            let todo: Vec<usize> = (0..s.skin.len()).filter(|&k| needs(&s.skin[k])).collect();
+            if !todo.is_empty() {
+                // Cells of 2r serve the first query radius; the rare vertex
+                // with fewer than four particles within 2r retries at 4r and
+                // 8r on a coarser grid.
+                self.grid.build(&pt.x, 2.0 * r, |i| pt.body[i] as usize == b);
+                let (grid, y) = (&self.grid, &s.y);
+                let bound: Vec<Option<Skin>> = todo
+                    .par_iter()
+                    .map_init(Vec::new, |near, &k| {
+                        grid.within(&pt.x, y[k], 2.0 * r, near);
+                        (near.len() >= 4).then(|| skin::bind(y[k], near, pt, r))
+                    })
+                    .collect();
+                let mut wide_built = false;
+                for (&k, new) in todo.iter().zip(bound) {
+                    let new = match new {
+                        Some(n) => Some(n),
+                        None => {
+                            if !wide_built {
+                                self.wide.build(&pt.x, 8.0 * r, |i| pt.body[i] as usize == b);
+                                wide_built = true;
+                            }
+                            let mut radius = 4.0 * r;
+                            loop {
+                                self.wide.within(&pt.x, y[k], radius, &mut self.near);
+                                if self.near.len() >= 4 || radius >= 8.0 * r {
+                                    break;
+                                }
+                                radius *= 2.0;
+                            }
+                            (!self.near.is_empty()).then(|| skin::bind(y[k], &self.near, pt, r))
                         }
-                        radius *= 2.0;
-                    }
-                    if !self.near.is_empty() {
-                        *skin = skin::bind(*y, &self.near, pt, r);
+                    };
+                    if let Some(n) = new {
+                        s.skin[k] = n;
                         rebound += 1;
-                    }
-                    continue;
-                }
-                for a in 0..4 {
-                    let l = skin.particle[a] as usize;
-                    if skin.weight[a] > 0.0 && pt.flags[l] & flag::MEMBERSHIP_CHANGED != 0 {
-                        skin.offset[a] = pt.q[l].to_mat3().transpose() * (*y - pt.x[l]);
                     }
                 }
             }
+            // Offsets of the slots whose particle changed orientation, at
+            // the vertex's current position (no jump, spec §12 S1).
+            s.skin.par_iter_mut().zip(s.y.par_iter()).for_each(|(skin, y)| {
+                for a in 0..4 {
+                    let l = skin.particle[a] as usize;
+                    if skin.weight[a] > 0.0
+                        && l != u32::MAX as usize
+                        && pt.flags[l] & flag::MEMBERSHIP_CHANGED != 0
+                    {
+                        skin.offset[a] = pt.q[l].to_mat3().transpose() * (*y - pt.x[l]);
+                    }
+                }
+            });
         }
         rebound
     }

@@ -11,6 +11,7 @@ use crate::pbd::grid::Grid;
 use crate::pbd::model::Model;
 use crate::pbd::params::StepParams;
 use crate::pbd::state::{Particles, State, flag};
+use rayon::prelude::*;
 use std::collections::HashMap;
 
 /// The candidates accepted so far in one seeding pass, hashed by cells of
@@ -56,15 +57,26 @@ impl Accepted {
     }
 }
 
-/// Spec §5.1: crowded (nearest same-body neighbour within ηr, the lower
-/// index of a pair dies) or outside the inflated surface and unskinned;
-/// kinematic particles stay. `true` = keep.
+/// Why a particle is deleted (spec §5.1), or kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Fate {
+    /// Stays.
+    Keep,
+    /// (a): its nearest same-body neighbour is within ηr and has a higher index.
+    Crowded,
+    /// (b): outside the inflated surface and referenced by no skin slot.
+    Outside,
+}
+
+/// Spec §5.1 for every particle, in parallel (each mark reads only the
+/// state before deletion, so the marks do not depend on the order);
+/// kinematic particles stay.
 pub(super) fn deletion_marks(
     grid: &mut Grid,
     state: &State,
     inside: &[Option<MeshInside>],
     r: f32,
-) -> Vec<bool> {
+) -> Vec<Fate> {
     let pt = &state.particles;
     let n = pt.len();
     let mut skinned = vec![false; n];
@@ -78,36 +90,43 @@ pub(super) fn deletion_marks(
         }
     }
     grid.build(&pt.x, r, |_| true);
-    let mut keep = vec![true; n];
-    for i in 0..n {
-        if pt.flags[i] & flag::KINEMATIC != 0 {
-            continue;
-        }
-        let same = |j: usize| pt.body[j] == pt.body[i] && pt.component[j] == pt.component[i];
-        if let Some((j, _)) = grid.nearest(&pt.x, pt.x[i], ETA * r, i)
-            && same(j as usize)
-            && (i as u32) < j
-        {
-            keep[i] = false;
-            continue;
-        }
-        if !skinned[i]
-            && let Some(Some(m)) = inside.get(pt.body[i] as usize)
-            && !m.contains(pt.x[i].cast::<f64>())
-        {
-            keep[i] = false;
-        }
-    }
-    keep
+    let grid = &*grid;
+    (0..n)
+        .into_par_iter()
+        .map(|i| {
+            if pt.flags[i] & flag::KINEMATIC != 0 {
+                return Fate::Keep;
+            }
+            let same = |j: usize| pt.body[j] == pt.body[i] && pt.component[j] == pt.component[i];
+            if let Some((j, _)) = grid.nearest(&pt.x, pt.x[i], ETA * r, i)
+                && same(j as usize)
+                && (i as u32) < j
+            {
+                return Fate::Crowded;
+            }
+            if !skinned[i]
+                && let Some(Some(m)) = inside.get(pt.body[i] as usize)
+                && !m.contains(pt.x[i].cast::<f64>())
+            {
+                return Fate::Outside;
+            }
+            Fate::Keep
+        })
+        .collect()
 }
 
 /// Spec §5.2: sources in ascending order, five shell candidates each,
 /// accepted greedily when farther than r from every particle (accepted
 /// ones included), inside the source's inflated surface and outside
 /// every collider. Returns (sources, seeded).
+///
+/// The tests against the existing particles, the surface and the colliders
+/// do not depend on what was accepted before, so they run for all
+/// candidates in parallel first; only the survivors go through the greedy
+/// pass against the accepted ones, in the reference order: the same set as
+/// the sequential loop (the spec's lexicographically first choice).
 pub(super) fn seed(
     grid: &mut Grid,
-    near: &mut Vec<u32>,
     state: &mut State,
     inside: &[Option<MeshInside>],
     colliders: &[Collider],
@@ -131,15 +150,16 @@ pub(super) fn seed(
         return (0, 0);
     }
     grid.build(&state.particles.x, r, |_| true);
+    let grid = &*grid;
     let d_pw = p.world_distance * p.spacing;
-    let mut accepted = Accepted::new(r);
-    let mut seeded = 0;
-    for &s in &sources {
-        let xs = state.particles.x[s];
-        for t in 0..TRIES {
+    let (pt, step) = (&state.particles, state.step);
+    let candidates: Vec<(usize, Vec3<f32>)> = sources
+        .par_iter()
+        .flat_map_iter(|&s| (0..TRIES).map(move |t| (s, t)))
+        .filter_map(|(s, t)| {
             // u ∈ [0, 1) from the top 24 bits: exact in f32 (and in WGSL).
             let h = |k: u64| {
-                let v = hash3(p.seed ^ 0x5eed_5eed, state.step, (s as u64) * 16 + t * 3 + k);
+                let v = hash3(p.seed ^ 0x5eed_5eed, step, (s as u64) * 16 + t * 3 + k);
                 (v >> 40) as f32 * (1.0 / (1u32 << 24) as f32)
             };
             // Uniform in the volume of the shell r ≤ ρ ≤ 2r (spec §5.2).
@@ -147,26 +167,35 @@ pub(super) fn seed(
             let z = 2.0 * h(1) - 1.0;
             let phi = 2.0 * std::f32::consts::PI * h(2);
             let s2 = (1.0 - z * z).max(0.0).sqrt();
-            let c = xs + Vec3::new(s2 * phi.cos(), s2 * phi.sin(), z) * rho;
-            grid.within(&state.particles.x, c, r, near);
-            if !near.is_empty() || accepted.any_within(c) {
-                continue;
+            let c = pt.x[s] + Vec3::new(s2 * phi.cos(), s2 * phi.sin(), z) * rho;
+            // (i) against the existing particles.
+            if grid.any_within(&pt.x, c, r) {
+                return None;
             }
-            let b = state.particles.body[s] as usize;
             // (ii) inside the source's inflated surface; no surface, no seeding.
-            if !matches!(inside.get(b), Some(Some(m)) if m.contains(c.cast::<f64>())) {
-                continue;
-            }
             let cd = c.cast::<f64>();
-            if colliders.iter().any(|k| k.phi(cd) < d_pw) {
-                continue;
+            if !matches!(inside.get(pt.body[s] as usize), Some(Some(m)) if m.contains(cd)) {
+                return None;
             }
-            accepted.insert(c);
-            let pt = &mut state.particles;
-            let (v, m, body, comp, q) = (pt.v[s], pt.m[s], pt.body[s], pt.component[s], pt.q[s]);
-            pt.push(c, v, m, body, comp, q, flag::NEW);
-            seeded += 1;
+            // (iii) outside every collider.
+            if colliders.iter().any(|k| k.phi(cd) < d_pw) {
+                return None;
+            }
+            Some((s, c))
+        })
+        .collect();
+    let mut accepted = Accepted::new(r);
+    let mut seeded = 0;
+    for (s, c) in candidates {
+        // (i) against the particles accepted before it.
+        if accepted.any_within(c) {
+            continue;
         }
+        accepted.insert(c);
+        let pt = &mut state.particles;
+        let (v, m, body, comp, q) = (pt.v[s], pt.m[s], pt.body[s], pt.component[s], pt.q[s]);
+        pt.push(c, v, m, body, comp, q, flag::NEW);
+        seeded += 1;
     }
     (sources.len() as u32, seeded)
 }

@@ -1,7 +1,7 @@
 //! Tests of re-sampling: the spec's R1–R8 and S1 (shape_matching §12).
 
 use super::clusters::{interpolate, overlap_volume, w_of};
-use super::particles::deletion_marks;
+use super::particles::{Fate, deletion_marks};
 use super::*;
 use crate::geometry::box_mesh;
 use crate::math::{Mat3, Quat, polar3};
@@ -126,15 +126,15 @@ fn r2_deletion_keeps_one_of_a_close_pair() {
         Vec3::new(5.0 * R, 0.0, 0.0),
     ]);
     let keep = deletion_marks(&mut Grid::default(), &st, &[None], R);
-    assert_eq!(keep, vec![false, true, true]);
+    assert_eq!(keep, vec![Fate::Crowded, Fate::Keep, Fate::Keep]);
     st.particles.flags[0] = flag::KINEMATIC;
     let keep = deletion_marks(&mut Grid::default(), &st, &[None], R);
-    assert_eq!(keep, vec![true, true, true]);
+    assert_eq!(keep, vec![Fate::Keep; 3]);
     // A pair of two bodies is not crowded.
     st.particles.flags[0] = 0;
     st.particles.body[1] = 1;
     let keep = deletion_marks(&mut Grid::default(), &st, &[None, None], R);
-    assert_eq!(keep, vec![true, true, true]);
+    assert_eq!(keep, vec![Fate::Keep; 3]);
 }
 
 /// A ball after a few steps, then stretched by `stretch` along x (positions,

@@ -1,0 +1,249 @@
+"""crumple.pbd against the paper's Table 1 and against its peers.
+
+Two parts, each measured in worker subprocesses with 2 threads:
+
+1. **Table 1 replica** (spec shape_matching §10.3): one body per row at the
+   paper's particle count (Armadillo 11.7K, Bunny 37.9K, Cow 4.5K, Taffy
+   6.2K, Dough 7.1K) with the row's material and re-sampling on, 4
+   iterations, dt = 1/60 s, in a motion that makes it flow plastically
+   (procedural shapes stand in for the scans: the balls are dropped onto the
+   ground at 4 m/s, the cow block is squeezed between two closing bars, the
+   taffy bar is pulled to 3× its length, the dough slab is pressed by a
+   descending plate). Reported per row, ms per step averaged over the
+   window, in the paper's columns: Sim (PBD loop + plasticity), skin (per-step
+   orientations, skinning, normals, volume correction), BH, PD, PA, CS, SK,
+   Oth, RTotal (their sum) and Total = Sim + skin + RTotal, next to the
+   paper's figures. Topo (surface tracking, CMMK15) is not implemented
+   (surface level 0): reported as None. Also N, %Seed, clusters, clusters
+   per particle.
+2. **SM-block peer comparison** (``pbd_scene.py``: a 24³ or 34³ lattice
+   falling on the ground, fixed clusters, no plasticity, no re-sampling: the
+   Sim column only) run by crumple, by the same Jacobi loop in Taichi
+   (``pbd_peer_taichi.py``, CPU, 2 threads) and by PositionBasedDynamics
+   (``pbd_peer_pypbd.py``, pyPBD 2.2.2 in its own environment under
+   ``bench-out/peers/``, OpenMP 2 threads). Ratios > 1: crumple is faster.
+
+A peer that cannot be installed or run is reported unavailable, not fatal.
+Run: ``python benches/pbd_table1.py``; one measurement:
+``--worker crumple-sm --size 13.8K`` or ``--worker table1 --row Armadillo``.
+Writes ``bench-out/pbd_table1.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import pbd_scene as S
+from _common import (
+    THREADS,
+    import_crumple,
+    peer_python,
+    ratio,
+    run_worker,
+    time_steps,
+    unavailable,
+    worker_env,
+    worker_main,
+    write_json,
+)
+
+HERE = Path(__file__).resolve()
+WORKER_TIMEOUT_S = 900.0
+
+# The paper's Table 1 (ms; Titan X): Sim, Topo, BH, PD, PA, CS, SK, Oth, RTotal, Total; N, %Seed, clusters.
+PAPER = {
+    "Armadillo": dict(sim=2.61, topo=12.37, bh=0.20, pd=2.77, pa=5.78, cs=0.76, sk=1.09, oth=0.32, rtotal=10.92,
+                      total=25.90, particles=11707, seed_pct=38.7, clusters=697),
+    "Bunny": dict(sim=4.77, topo=18.87, bh=0.15, pd=3.15, pa=3.99, cs=0.88, sk=1.37, oth=0.40, rtotal=9.94,
+                  total=33.58, particles=37883, seed_pct=16.5, clusters=1387),
+    "Cow": dict(sim=1.76, topo=26.05, bh=1.16, pd=1.87, pa=6.81, cs=0.51, sk=1.09, oth=0.37, rtotal=11.81,
+                total=39.62, particles=4452, seed_pct=80.0, clusters=394),
+    "Taffy": dict(sim=2.33, topo=34.99, bh=1.63, pd=0.77, pa=7.79, cs=0.69, sk=3.67, oth=0.47, rtotal=15.02,
+                  total=52.34, particles=6188, seed_pct=65.5, clusters=512),
+    "Dough": dict(sim=2.12, topo=7.38, bh=0.19, pd=0.57, pa=4.32, cs=0.54, sk=1.41, oth=0.30, rtotal=7.33,
+                  total=16.83, particles=7073, seed_pct=50.1, clusters=335),
+}
+ROW_PRESET = {"Armadillo": "armadillo", "Bunny": "bunny", "Cow": "cow", "Taffy": "taffy", "Dough": "dough"}
+WARMUP, STEPS = 10, 60
+
+
+# ------------------------------------------------------------------ Table 1 rows
+
+
+def _ball_radius(cr: Any, count: int) -> float:
+    """Radius (m) of a sphere holding about ``count`` lattice points at r = 0.1."""
+    radius = (3.0 * count / (4.0 * math.pi)) ** (1.0 / 3.0) * S.R
+    for _ in range(8):  # a few secant-free corrections on the actual lattice count
+        n = len(cr.geometry.sample_sphere(center=(0, 0, 0), radius=radius, spacing=S.R))
+        radius *= (count / n) ** (1.0 / 3.0)
+    return radius
+
+
+def _row_scene(cr: Any, row: str) -> tuple[Any, Any, Any]:
+    """The row's simulation, its body and a per-step hook (pin motion) or None."""
+    count = PAPER[row]["particles"]
+    sim = cr.pbd.Simulation(spacing=S.R, iterations=S.ITERATIONS)
+    mat = cr.pbd.Material.preset(ROW_PRESET[row])
+    ground = cr.colliders.Plane(point=(0, 0, 0), normal=(0, 1, 0), mode="separate", friction=0.5)
+    hook = None
+    if row in ("Armadillo", "Bunny"):
+        radius = _ball_radius(cr, count)
+        n = max(16, int(round(6 * radius / S.R)))
+        mesh = cr.geometry.uv_sphere(center=(0, radius + 0.3, 0), radius=radius, n_lat=n, n_lon=2 * n)
+        sim.add_collider(ground, name="ground")
+        body = sim.add_body(mesh, mat, velocity=(0, -4.0, 0), name=row.lower())
+    elif row == "Cow":
+        side = (count ** (1.0 / 3.0)) * S.R
+        half = (0.5 * side, 0.5 * side, 0.5 * side)
+        mesh = cr.geometry.box_mesh(center=(0, half[1] + 0.05, 0), half_extents=half,
+                                    subdivisions=max(2, int(side / S.R)))
+        sim.add_collider(ground, name="ground")
+        for sgn in (-1.0, 1.0):
+            bar = cr.colliders.Capsule(a=(sgn * (half[0] + 0.3), half[1], -2 * side),
+                                       b=(sgn * (half[0] + 0.3), half[1], 2 * side), radius=0.2, mode="separate")
+            bar.set_velocity((-sgn * 0.5, 0.0, 0.0))
+            sim.add_collider(bar, name=f"bar_{int(sgn)}")
+        body = sim.add_body(mesh, mat, name="cow")
+    elif row == "Taffy":
+        w = max(4, int(round(math.sqrt(count / 50.0))))
+        length = count / (w * w) * S.R
+        half = (0.5 * length, 0.5 * w * S.R, 0.5 * w * S.R)
+        mesh = cr.geometry.box_mesh(center=(0, 1.0, 0), half_extents=half,
+                                    subdivisions=(int(length / S.R), w, w))
+        body = sim.add_body(mesh, mat, name="taffy")
+        x = body.positions
+        grip = np.flatnonzero((x[:, 0] < x[:, 0].min() + 0.05) | (x[:, 0] > x[:, 0].max() - 0.05))
+        body.pin(grip)
+        start = x[grip].astype(np.float64)
+        sign = np.sign(start[:, 0])
+        speed = length / ((WARMUP + STEPS) * S.DT)  # to 3x over the run
+
+        def hook(t1: float) -> None:
+            targets = start.copy()
+            targets[:, 0] += sign * speed * t1
+            body.set_pin_targets(body.pinned, targets)
+    else:  # Dough: a slab pressed by a descending plate
+        side = (count / 0.5) ** (1.0 / 3.0) * S.R
+        half = (0.5 * side, 0.25 * side, 0.5 * side)
+        mesh = cr.geometry.box_mesh(center=(0, half[1] + 0.05, 0), half_extents=half,
+                                    subdivisions=max(2, int(side / S.R)))
+        sim.add_collider(ground, name="ground")
+        plate = cr.colliders.Box(center=(0, 2 * half[1] + 0.05 + 0.25, 0), half_extents=(2 * side, 0.2, 2 * side),
+                                 mode="separate")
+        plate.set_velocity((0.0, -0.6, 0.0))
+        sim.add_collider(plate, name="plate")
+        body = sim.add_body(mesh, mat, name="dough")
+    return sim, body, hook
+
+
+def measure_row(row: str) -> dict[str, Any]:
+    cr = import_crumple()
+    sim, body, hook = _row_scene(cr, row)
+    n0, c0 = body.num_particles, body.num_clusters
+    seeds: list[float] = []
+
+    def step() -> None:
+        if hook is not None:
+            hook(sim.time + S.DT)
+        sim.step()
+
+    def after_step() -> None:
+        s = sim.stats()
+        seeds.append(100.0 * s["seed_sources"] / max(1, body.num_particles))
+
+    before: dict[str, float] = {}
+
+    def after_warmup() -> None:
+        before.update(sim.stage_times())
+
+    timing = time_steps(step, warmup=WARMUP, steps=STEPS, on_step=after_step, after_warmup=after_warmup)
+    t = {k: 1e3 * (v - before.get(k, 0.0)) / STEPS for k, v in sim.stage_times().items()}
+    sim_ms = t["integrate"] + t["contacts"] + t["shape_matching"] + t["projection"] + t["plasticity"]
+    cols = {"bh": t["resample_hash"], "pd": t["resample_deletion"], "pa": t["resample_addition"],
+            "cs": t["resample_clusters"], "sk": t["resample_skin"], "oth": t["resample_other"]}
+    rtotal = sum(cols.values())
+    x = body.positions
+    return {"row": row, "threads": THREADS, "particles_start": n0, "particles_end": body.num_particles,
+            "clusters_start": c0, "clusters_end": body.num_clusters,
+            "seed_pct": float(np.mean(seeds)) if seeds else 0.0,
+            "sim": sim_ms, "skin": t["skin"], "topo": None, **cols, "rtotal": rtotal,
+            "sim_plus_rtotal": sim_ms + rtotal, "total": sim_ms + t["skin"] + rtotal,
+            "wall_ms_per_step": 1e3 * timing.s_per_step, "finite": bool(np.isfinite(x).all())}
+
+
+# ------------------------------------------------------------------ SM-block
+
+
+def measure_sm(size: str) -> dict[str, Any]:
+    cr = import_crumple()
+    block = S.SIZES[size]
+    x0 = S.lattice(block.n)
+    clusters, _ = S.clusters(block.n)
+    v, f = S.boundary_mesh(block.n)
+    sim = cr.pbd.Simulation(spacing=S.R, iterations=S.ITERATIONS, dt=S.DT, resampling=False,
+                            gravity=S.GRAVITY)
+    sim.add_collider(cr.colliders.Plane(point=(0, 0, 0), normal=(0, 1, 0), mode="separate", friction=0.5),
+                     name="ground")
+    # Mass 1 per particle (density · r³ = 1), no yield: the peers have no plasticity.
+    mat = cr.pbd.Material(stiffness=S.STIFFNESS, yield_strain=math.inf, density=1.0 / S.R ** 3)
+    body = sim.add_body(cr.geometry.TriMesh(v, f), mat, particles=x0, clusters=clusters, name="block")
+    before: dict[str, float] = {}
+    timing = time_steps(sim.step, warmup=block.warmup, steps=block.steps,
+                        after_warmup=lambda: before.update(sim.stage_times()))
+    t = {k: 1e3 * (val - before.get(k, 0.0)) / block.steps for k, val in sim.stage_times().items()}
+    sim_ms = t["integrate"] + t["contacts"] + t["shape_matching"] + t["projection"] + t["plasticity"]
+    return {"framework": f"crumple {cr.__version__} (CPU, rayon)", "size": size, "particles": block.particles,
+            "clusters": body.num_clusters, "threads": THREADS, "ms_per_step": 1e3 * timing.s_per_step,
+            "median_ms_per_step": 1e3 * timing.median_s_per_step, "cpu_utilisation": timing.cpu_utilisation,
+            "sim_ms": sim_ms, "skin_ms": t["skin"], "stage_ms": t, **S.sanity(x0, body.positions)}
+
+
+def _in_worker(args: list[str], label: str) -> dict[str, Any]:
+    return run_worker([sys.executable, str(HERE), *args], timeout_s=WORKER_TIMEOUT_S, label=label,
+                      env=worker_env(THREADS))
+
+
+def run() -> dict[str, Any]:
+    """Both parts; the JSON written to ``bench-out/pbd_table1.json``."""
+    rows = {row: _in_worker(["--worker", "table1", "--row", row], f"pbd_table1: {row}") for row in PAPER}
+    py_pbd, why = peer_python("pypbd", ["pyPBD==2.2.2", "numpy"])
+    sm: dict[str, Any] = {}
+    for size in S.SIZES:
+        crumple = _in_worker(["--worker", "crumple-sm", "--size", size], f"pbd SM-block: crumple {size}")
+        taichi = run_worker([sys.executable, str(HERE.parent / "pbd_peer_taichi.py"), "--size", size],
+                            timeout_s=WORKER_TIMEOUT_S, label=f"pbd SM-block: taichi {size}")
+        pypbd = (run_worker([py_pbd, str(HERE.parent / "pbd_peer_pypbd.py"), "--size", size],
+                            timeout_s=WORKER_TIMEOUT_S, label=f"pbd SM-block: pyPBD {size}")
+                 if py_pbd else unavailable(why or "pyPBD environment not made"))
+        sm[size] = {"crumple": crumple, "taichi": taichi, "pypbd": pypbd,
+                    "speed_over_taichi": ratio(taichi, crumple, "ms_per_step"),
+                    "speed_over_pypbd": ratio(pypbd, crumple, "ms_per_step")}
+    out = {"threads": THREADS, "table1": {"paper": PAPER, "crumple": rows}, "sm_block": sm}
+    write_json("pbd_table1", out)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--worker", choices=("table1", "crumple-sm"))
+    ap.add_argument("--row", choices=sorted(PAPER))
+    ap.add_argument("--size", choices=sorted(S.SIZES), default="13.8K")
+    args = ap.parse_args()
+    if args.worker == "table1":
+        return worker_main(lambda: measure_row(args.row))
+    if args.worker == "crumple-sm":
+        return worker_main(lambda: measure_sm(args.size))
+    import json
+
+    print(json.dumps(run(), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
