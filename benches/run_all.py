@@ -22,6 +22,11 @@ Parts:
   VBD and Style3D cloth solvers (CPU, one thread, own environment under
   ``bench-out/peers/``) on the same twist at 2K and 27K with both twist ratios
   (``cloth_wrinkles.py``, ``cloth_peer_newton.py``).
+- ``pbd_table1``: the shape-matching solver's Table 1 replica (per-phase ms
+  at the paper's particle counts, next to the paper's figures) and the
+  SM-block peer comparison against the same Jacobi loop in Taichi and
+  against PositionBasedDynamics (pyPBD 2.2.2, own environment under
+  ``bench-out/peers/``), 2 threads (``pbd_table1.py``).
 
 The shared plumbing (worker processes, RESULT lines, timing, JSON, peer
 environments) is ``_common.py``.
@@ -38,6 +43,7 @@ import cloth_wrinkles
 import mpm_cloth
 import mpm_gpu
 import mpm_vs_peers
+import pbd_table1
 from _common import ROOT, crumple_info, write_json
 
 
@@ -94,6 +100,7 @@ def main() -> int:
         "mpm_cloth": mpm_cloth.run(),
         "mpm_gpu": mpm_gpu.run(),
         "cloth_wrinkles": cloth_wrinkles.run(),
+        "pbd_table1": pbd_table1.run(),
     }
     write_json("summary", summary)
     print(json.dumps(summary, indent=2))

@@ -12,6 +12,7 @@ import numpy.typing as npt
 
 from .. import _core
 from .._checks import choice, finite, flag, in_range, non_negative, positive
+from .._presets import Presets
 from ..errors import InvalidInputError
 
 
@@ -31,7 +32,7 @@ def _triple(x: Any, name: str) -> Triple:
 
 
 @dataclass(frozen=True)
-class Material:
+class Material(Presets):
     """A cloth material: one row of the paper's Table 2/3 plus the tensile
     constants of spec §7.3. Use :meth:`preset` for the paper's fabrics
     (names in :attr:`PRESETS`). Frozen: use ``dataclasses.replace`` or
@@ -103,22 +104,6 @@ class Material:
         for name in ("tensile_tau_f", "tensile_tau_p"):
             if min(getattr(self, name)) <= 0:
                 raise InvalidInputError(f"Material.{name} must be > 0 s; got {getattr(self, name)}")
-
-    @classmethod
-    def preset(cls, name: str, **overrides: Any) -> Material:
-        """The paper's fabric ``name`` (a key of :attr:`PRESETS`) with
-        optional field overrides. Unknown names or fields raise
-        :class:`InvalidInputError`."""
-        key = choice(name, "cloth preset", tuple(cls.PRESETS))
-        known = {f.name for f in dataclasses.fields(cls)}
-        bad = set(overrides) - known
-        if bad:
-            raise InvalidInputError(f"unknown Material fields {sorted(bad)}; known: {sorted(known)}")
-        return cls(**{**cls.PRESETS[key], **overrides})
-
-    def _dict(self) -> dict[str, Any]:
-        # The core lists the same field names (crumple_core::cloth::material).
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
 
 Material.PRESETS.update({n: _core.cloth_preset(n) for n in _core.cloth_preset_names()})

@@ -116,12 +116,7 @@ class Simulation(SimulationBase):
         """
         if not isinstance(mesh, TriMesh):
             raise InvalidInputError(f"mesh must be a crumple.geometry.TriMesh; got {type(mesh).__name__}")
-        if material is None:
-            material = Material.preset("cotton")
-        elif isinstance(material, str):
-            material = Material.preset(material)
-        if not isinstance(material, Material):
-            raise InvalidInputError(f"material must be a cloth.Material or a preset name; got {type(material).__name__}")
+        material = Material.coerce(material, "cotton", "cloth.Material")
         wrinkles = Wrinkles() if wrinkles is None else wrinkles
         if not isinstance(wrinkles, Wrinkles):
             raise InvalidInputError(f"wrinkles must be a cloth.Wrinkles; got {type(wrinkles).__name__}")

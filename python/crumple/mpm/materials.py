@@ -5,11 +5,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
 
 import numpy.typing as npt
 
-from .._checks import choice, in_range, non_negative, positive
+from .._checks import in_range, non_negative, positive
+from .._presets import Presets
 from ..errors import InvalidInputError
 
 
@@ -24,25 +25,11 @@ def _poisson(x: float) -> float:
     return in_range(x, "poisson_ratio", -1.0, 0.5, lo_open=True, hi_open=True)
 
 
-_M = TypeVar("_M", bound="_Presets")
 
 
-class _Presets:
-    """``PRESETS`` (name → field values) and ``preset(name, **overrides)``,
-    the same on every material class of every module."""
-
-    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {}
-
-    @classmethod
-    def preset(cls: type[_M], name: str, **overrides: Any) -> _M:
-        """The material ``name`` (a key of ``PRESETS``) with optional field
-        overrides; unknown names or fields raise :class:`InvalidInputError`."""
-        key = choice(name, f"{cls.__name__} preset", tuple(cls.PRESETS))
-        known = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]  # subclasses are dataclasses
-        bad = set(overrides) - known
-        if bad:
-            raise InvalidInputError(f"unknown {cls.__name__} fields {sorted(bad)}; known: {sorted(known)}")
-        return cls(**{**cls.PRESETS[key], **overrides})
+class _Presets(Presets):
+    """The shared presets (``crumple._presets``) and the constitutive fields
+    the core's material specs read."""
 
     def _params(self) -> dict[str, float]:
         """The constitutive fields by name, as the core's material specs list

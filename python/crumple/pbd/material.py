@@ -4,18 +4,18 @@ correction and density (spec shape_matching §4.6, §10.2)."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from .. import _core
-from .._checks import choice, flag, in_range, non_negative, positive
+from .._checks import flag, in_range, non_negative, positive
+from .._presets import Presets
 from ..errors import InvalidInputError
 
 
 @dataclass(frozen=True)
-class Material:
+class Material(Presets):
     """A shape-matching material. Use :meth:`preset` for the paper's scenes
     (names in :attr:`PRESETS`). Frozen: ``dataclasses.replace`` or
     ``Material.preset(name, field=value)`` for a variant; every field is
@@ -55,21 +55,6 @@ class Material:
             raise InvalidInputError(f"Material.plastic_cap must be finite and > √3 (the paper uses 2.0); got {self.plastic_cap!r}")
         flag(self.volume_correction, "Material.volume_correction")
         positive(self.density, "Material.density (kg/m³)")
-
-    @classmethod
-    def preset(cls, name: str, **overrides: Any) -> Material:
-        """The paper scene ``name`` (a key of :attr:`PRESETS`) with optional
-        field overrides; unknown names or fields raise :class:`InvalidInputError`."""
-        key = choice(name, "pbd preset", tuple(cls.PRESETS))
-        known = {f.name for f in dataclasses.fields(cls)}
-        bad = set(overrides) - known
-        if bad:
-            raise InvalidInputError(f"unknown Material fields {sorted(bad)}; known: {sorted(known)}")
-        return cls(**{**cls.PRESETS[key], **overrides})
-
-    def _dict(self) -> dict[str, Any]:
-        # The core lists the same field names (crumple_core::pbd::material).
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
 
 Material.PRESETS.update({n: _core.pbd_preset(n) for n in _core.pbd_preset_names()})

@@ -149,12 +149,7 @@ class Simulation(SimulationBase):
         """
         if not isinstance(mesh, TriMesh):
             raise InvalidInputError(f"mesh must be a crumple.geometry.TriMesh; got {type(mesh).__name__}")
-        if material is None:
-            material = Material.preset("armadillo")
-        elif isinstance(material, str):
-            material = Material.preset(material)
-        if not isinstance(material, Material):
-            raise InvalidInputError(f"material must be a pbd.Material or a preset name; got {type(material).__name__}")
+        material = Material.coerce(material, "armadillo", "pbd.Material")
         if spacing is not None and positive(spacing, "spacing") != self.spacing:
             raise InvalidInputError(
                 f"spacing={spacing} differs from the simulation's spacing {self.spacing}: every body shares one "

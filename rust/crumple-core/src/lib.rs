@@ -18,6 +18,7 @@ pub mod mpm;
 pub mod parallel;
 pub mod params;
 pub mod pbd;
+pub(crate) mod stepping;
 pub(crate) mod validate;
 
 #[doc(hidden)]

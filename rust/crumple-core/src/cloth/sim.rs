@@ -474,22 +474,11 @@ impl Simulation {
         }
         let dt = self.params.dt;
         let end = self.state.time + duration;
-        // Steps of dt; a remainder below 1e-6 dt is merged into the step
-        // before it (a vanishing step would divide by ~0 in the fail-safe's
-        // velocity update), and one below 1e-9 dt is rounding.
-        let tiny = 1e-9 * dt;
-        let merge = 1e-6 * dt;
         let mut steps = 0;
-        while end - self.state.time > tiny {
+        while let Some(h) = crate::stepping::next_fixed_step(self.state.time, end, dt) {
             if stop() {
                 return Ok((steps, true));
             }
-            let remaining = end - self.state.time;
-            let h = if remaining - dt <= merge { remaining } else { dt };
-            // A whole step of exactly dt when the remainder is dt (up to the
-            // rounding of the summed time), so that advancing by a multiple
-            // of dt takes the same steps as calling step().
-            let h = if (h - dt).abs() <= tiny { dt } else { h };
             self.step_dt(h)?;
             steps += 1;
         }

@@ -344,15 +344,11 @@ impl Simulation {
         }
         let dt = self.model.params.dt;
         let end = self.state.time + duration;
-        let (tiny, merge) = (1e-9 * dt, 1e-6 * dt);
         let mut steps = 0;
-        while end - self.state.time > tiny {
+        while let Some(h) = crate::stepping::next_fixed_step(self.state.time, end, dt) {
             if stop() {
                 return Ok((steps, true));
             }
-            let remaining = end - self.state.time;
-            let h = if remaining - dt <= merge { remaining } else { dt };
-            let h = if (h - dt).abs() <= tiny { dt } else { h };
             self.step_dt(Some(h))?;
             steps += 1;
         }
