@@ -3,6 +3,7 @@
 //! lists that sum element contributions in a fixed order (§11.1), and the
 //! fill-reducing vertex order of the sparse Cholesky.
 
+use crate::geometry::csr;
 use crate::math::Vec3;
 
 /// 3×3-block CSR pattern of the system matrix (full symmetric storage) and
@@ -111,57 +112,28 @@ impl Pattern {
         // Gather lists, in element order within each block (fixed, so the sum
         // is the same for any thread count).
         let nbk = col.len();
-        let mut count = vec![0u32; nbk + 1];
-        for b in tri_blocks.iter().flatten().chain(hinge_blocks.iter().flatten()) {
-            count[*b as usize + 1] += 1;
-        }
-        for k in 0..nbk {
-            count[k + 1] += count[k];
-        }
-        let src_ptr = count.clone();
-        let mut fill = count;
-        let mut src = vec![0u64; src_ptr[nbk] as usize];
-        for (t, bl) in tri_blocks.iter().enumerate() {
-            for (s, &b) in bl.iter().enumerate() {
-                src[fill[b as usize] as usize] = ((t as u64) << 5) | s as u64;
-                fill[b as usize] += 1;
-            }
-        }
-        for (h, bl) in hinge_blocks.iter().enumerate() {
-            for (s, &b) in bl.iter().enumerate() {
-                src[fill[b as usize] as usize] = ((h as u64) << 5) | (1 << 4) | s as u64;
-                fill[b as usize] += 1;
-            }
-        }
-        let mut icount = vec![0u32; n + 1];
-        for f in faces {
-            for &v in f {
-                icount[v as usize + 1] += 1;
-            }
-        }
-        for h in hinges {
-            for &v in h {
-                icount[v as usize + 1] += 1;
-            }
-        }
-        for i in 0..n {
-            icount[i + 1] += icount[i];
-        }
-        let inc_ptr = icount.clone();
-        let mut ifill = icount;
-        let mut inc = vec![0u64; inc_ptr[n] as usize];
-        for (t, f) in faces.iter().enumerate() {
-            for (c, &v) in f.iter().enumerate() {
-                inc[ifill[v as usize] as usize] = ((t as u64) << 3) | c as u64;
-                ifill[v as usize] += 1;
-            }
-        }
-        for (h, hv) in hinges.iter().enumerate() {
-            for (c, &v) in hv.iter().enumerate() {
-                inc[ifill[v as usize] as usize] = ((h as u64) << 3) | (1 << 2) | c as u64;
-                ifill[v as usize] += 1;
-            }
-        }
+        let tri_src = tri_blocks.iter().enumerate().flat_map(|(t, bl)| {
+            bl.iter()
+                .enumerate()
+                .map(move |(s, &b)| (b, ((t as u64) << 5) | s as u64))
+        });
+        let hinge_src = hinge_blocks.iter().enumerate().flat_map(|(h, bl)| {
+            bl.iter()
+                .enumerate()
+                .map(move |(s, &b)| (b, ((h as u64) << 5) | (1 << 4) | s as u64))
+        });
+        let (src_ptr, src) = csr(nbk, tri_src.chain(hinge_src));
+        let tri_inc = faces.iter().enumerate().flat_map(|(t, f)| {
+            f.iter()
+                .enumerate()
+                .map(move |(c, &v)| (v, ((t as u64) << 3) | c as u64))
+        });
+        let hinge_inc = hinges.iter().enumerate().flat_map(|(h, hv)| {
+            hv.iter()
+                .enumerate()
+                .map(move |(c, &v)| (v, ((h as u64) << 3) | (1 << 2) | c as u64))
+        });
+        let (inc_ptr, inc) = csr(n, tri_inc.chain(hinge_inc));
         Pattern {
             row_ptr,
             col,

@@ -9,6 +9,7 @@
 //! - Volume sampling in a [`Region`] (box, sphere, closed mesh via
 //!   [`MeshInside`]): [`sample_lattice`], [`sample_poisson_disk`], seeded by
 //!   the deterministic [`SplitMix64`].
+mod csr;
 mod curve_generators;
 mod curves;
 mod error;
@@ -22,6 +23,7 @@ mod topology;
 mod trimesh;
 mod validate;
 
+pub use csr::csr;
 pub use curve_generators::{grid_roots, helix_curves, straight_curves};
 pub use curves::{Curves, MIN_SEGMENT_RATIO};
 pub use error::MeshError;

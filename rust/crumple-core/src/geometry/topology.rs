@@ -238,25 +238,13 @@ fn make_hinge(faces: &[[u32; 3]], s0: Side, s1: Side, edge: u32) -> Hinge {
 
 /// Vertex→face adjacency by counting sort (faces ascending per vertex).
 fn vertex_face_csr(num_vertices: usize, faces: &[[u32; 3]]) -> (Vec<u32>, Vec<u32>) {
-    let mut offsets = vec![0u32; num_vertices + 1];
-    for tri in faces {
-        for &v in tri {
-            offsets[v as usize + 1] += 1;
-        }
-    }
-    for i in 0..num_vertices {
-        offsets[i + 1] += offsets[i];
-    }
-    let mut cursor = offsets.clone();
-    let mut indices = vec![0u32; faces.len() * 3];
-    for (f, tri) in faces.iter().enumerate() {
-        for &v in tri {
-            let c = &mut cursor[v as usize];
-            indices[*c as usize] = f as u32;
-            *c += 1;
-        }
-    }
-    (offsets, indices)
+    super::csr(
+        num_vertices,
+        faces
+            .iter()
+            .enumerate()
+            .flat_map(|(f, tri)| tri.iter().map(move |&v| (v, f as u32))),
+    )
 }
 
 #[cfg(test)]

@@ -261,47 +261,14 @@ fn run_gpu(ctx: &Arc<GpuContext>, colliders: &[Collider], probes: &[Probe]) -> V
     let records = GpuBuffer::from_slice(ctx, &records, "collider test records").unwrap();
     let sdf = GpuBuffer::from_slice(ctx, &sdf, "collider test sdf").unwrap();
     let out = GpuBuffer::<[f32; 4]>::zeroed(ctx, probes.len(), "collider test out").unwrap();
-    let bind_group = ctx
-        .capture("collider test bind group", || {
-            let buffers = [&points, &vels];
-            let mut entries: Vec<wgpu::BindGroupEntry> = buffers
-                .iter()
-                .enumerate()
-                .map(|(i, b)| wgpu::BindGroupEntry {
-                    binding: i as u32,
-                    resource: b.binding(),
-                })
-                .collect();
-            entries.push(wgpu::BindGroupEntry {
-                binding: 2,
-                resource: records.binding(),
-            });
-            entries.push(wgpu::BindGroupEntry {
-                binding: 3,
-                resource: sdf.binding(),
-            });
-            entries.push(wgpu::BindGroupEntry {
-                binding: 4,
-                resource: out.binding(),
-            });
-            ctx.device().create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("colliders_test"),
-                layout: &pipeline.get_bind_group_layout(0),
-                entries: &entries,
-            })
-        })
-        .unwrap();
-    let mut encoder = ctx.encoder("colliders_test");
-    {
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("colliders_test"),
-            timestamp_writes: None,
-        });
-        pass.set_pipeline(&pipeline);
-        pass.set_bind_group(0, &bind_group, &[]);
-        pass.dispatch_workgroups((probes.len() as u32).div_ceil(64), 1, 1);
-    }
-    ctx.submit_and_wait("colliders_test", encoder).unwrap();
+    let bindings = vec![
+        points.binding(),
+        vels.binding(),
+        records.binding(),
+        sdf.binding(),
+        out.binding(),
+    ];
+    crate::gpu::run_test_entry(ctx, "colliders_test", &pipeline, bindings, probes.len());
     out.read().unwrap().into_iter().map(from4).collect()
 }
 

@@ -33,6 +33,48 @@ pub use context::{AdapterSummary, GpuContext, probe};
 pub use radix_sort::{GpuRadixSort, radix_sort_pairs_u32};
 pub use scan::{GpuScan, scan_exclusive_u32};
 
+/// Test support: runs `pipeline` once over `threads` invocations
+/// (workgroups of 64) with `bindings` bound in order to group 0, bindings
+/// 0, 1, 2, …, and waits for it. Panics on a GPU error (tests only).
+#[cfg(test)]
+pub(crate) fn run_test_entry(
+    ctx: &GpuContext,
+    label: &str,
+    pipeline: &wgpu::ComputePipeline,
+    bindings: Vec<wgpu::BindingResource<'_>>,
+    threads: usize,
+) {
+    let entries: Vec<wgpu::BindGroupEntry<'_>> = bindings
+        .into_iter()
+        .enumerate()
+        .map(|(i, resource)| wgpu::BindGroupEntry {
+            binding: i as u32,
+            resource,
+        })
+        .collect();
+    let bind_group = ctx
+        .capture(label, || {
+            ctx.device().create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some(label),
+                layout: &pipeline.get_bind_group_layout(0),
+                entries: &entries,
+            })
+        })
+        .unwrap_or_else(|e| panic!("{label}: {e}"));
+    let mut encoder = ctx.encoder(label);
+    {
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some(label),
+            timestamp_writes: None,
+        });
+        pass.set_pipeline(pipeline);
+        pass.set_bind_group(0, &bind_group, &[]);
+        pass.dispatch_workgroups((threads as u32).div_ceil(64), 1, 1);
+    }
+    ctx.submit_and_wait(label, encoder)
+        .unwrap_or_else(|e| panic!("{label}: {e}"));
+}
+
 /// The shared context for GPU tests (the crate's own and the integration
 /// tests'), printing its adapter once, or `None` (with a SKIPPED line) when
 /// there is no adapter. With `CRUMPLE_REQUIRE_GPU=1` a missing adapter fails

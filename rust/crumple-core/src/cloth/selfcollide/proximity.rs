@@ -356,23 +356,7 @@ pub(super) fn edge_box(topo: &Topology, x: &[Vec3<f64>], e: usize) -> Aabb {
     Aabb::point(a).grow(b)
 }
 
-/// Compressed rows from `(row, value)` entries, values in input order.
-pub(super) fn csr(rows: usize, entries: impl Iterator<Item = (u32, u32)> + Clone) -> (Vec<u32>, Vec<u32>) {
-    let mut offsets = vec![0u32; rows + 1];
-    for (r, _) in entries.clone() {
-        offsets[r as usize + 1] += 1;
-    }
-    for i in 0..rows {
-        offsets[i + 1] += offsets[i];
-    }
-    let mut fill = offsets.clone();
-    let mut values = vec![0u32; offsets[rows] as usize];
-    for (r, v) in entries {
-        values[fill[r as usize] as usize] = v;
-        fill[r as usize] += 1;
-    }
-    (offsets, values)
-}
+pub(super) use crate::geometry::csr;
 
 #[inline]
 pub(super) fn pad_box(b: Aabb, pad: Vec3<f64>) -> Aabb {

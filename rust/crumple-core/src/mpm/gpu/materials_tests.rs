@@ -163,39 +163,8 @@ fn run(ctx: &Arc<GpuContext>, entry: &'static str, cases: &[Case], mats: &[[f32;
     let input = GpuBuffer::from_slice(ctx, &flat, "constitutive test cases").unwrap();
     let materials = GpuBuffer::from_slice(ctx, mats, "constitutive test materials").unwrap();
     let out = GpuBuffer::<f32>::zeroed(ctx, cases.len() * OUT_LEN, "constitutive test out").unwrap();
-    let bind_group = ctx
-        .capture("constitutive test bind group", || {
-            ctx.device().create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("constitutive_test"),
-                layout: &pipeline.get_bind_group_layout(0),
-                entries: &[
-                    wgpu::BindGroupEntry {
-                        binding: 0,
-                        resource: input.binding(),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 1,
-                        resource: materials.binding(),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 2,
-                        resource: out.binding(),
-                    },
-                ],
-            })
-        })
-        .unwrap();
-    let mut encoder = ctx.encoder("constitutive_test");
-    {
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("constitutive_test"),
-            timestamp_writes: None,
-        });
-        pass.set_pipeline(&pipeline);
-        pass.set_bind_group(0, &bind_group, &[]);
-        pass.dispatch_workgroups(cases.len().div_ceil(64) as u32, 1, 1);
-    }
-    ctx.submit_and_wait("constitutive_test", encoder).unwrap();
+    let bindings = vec![input.binding(), materials.binding(), out.binding()];
+    crate::gpu::run_test_entry(ctx, "constitutive_test", &pipeline, bindings, cases.len());
     out.read().unwrap()
 }
 
