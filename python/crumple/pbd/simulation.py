@@ -13,6 +13,7 @@ import numpy.typing as npt
 from .. import _core
 from .._checks import as_points, as_vec3, choice, finite, flag, non_negative, positive, positive_int
 from .._simulation import SimulationBase
+from ..backend import Backend, resolve_backend
 from ..errors import InvalidInputError
 from ..geometry import TriMesh
 from .body import Body
@@ -41,7 +42,12 @@ class Simulation(SimulationBase):
     False = the §4.8 baseline with each material's ``plastic_cap``);
     ``cluster_spacing`` and ``cluster_radius`` (in spacings, 3 and 4);
     ``min_clusters`` / ``max_clusters`` per particle (3 / 10); ``seed``;
-    ``conserve_mass_momentum`` (False: the paper).
+    ``conserve_mass_momentum`` (False: the paper); ``backend`` ("cpu":
+    rayon, bitwise the same for any thread count; "gpu": the PBD loop,
+    plasticity and orientations as wgpu compute shaders with the state on
+    the device between steps, spec §14, agreeing with the CPU within f32
+    rounding; with ``resampling`` the re-sampling stages run on the host
+    once per step; "auto": a hardware GPU when there is one).
 
     Raises :class:`InvalidInputError` for bad options.
     """
@@ -74,6 +80,7 @@ class Simulation(SimulationBase):
         max_clusters: int = 10,
         seed: int = 0x5EEDC1A57E25,
         conserve_mass_momentum: bool = False,
+        backend: str = "cpu",
     ) -> None:
         ms = float(max_speed)
         if not ms > 0:
@@ -98,8 +105,12 @@ class Simulation(SimulationBase):
             max_clusters=positive_int(max_clusters, "max_clusters"),
             seed=positive_int(seed, "seed", 0), conserve_mass_momentum=flag(conserve_mass_momentum,
                                                                               "conserve_mass_momentum"),
+            backend=backend,
         ))
-        self._s = _core.PbdSimulation(self._params)
+        self.backend: Backend = resolve_backend(backend)
+        self._s = _core.PbdSimulation({k: v for k, v in self._params.items() if k != "backend"})
+        if self.backend == "gpu":
+            self._s.use_gpu()
         self._objects: list[Body] = []
         # What add_body was given, per body, for checkpoints.
         self._body_args: list[dict[str, Any]] = []

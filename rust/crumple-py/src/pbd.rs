@@ -112,8 +112,9 @@ impl PyPbdSimulation {
                 ids.len()
             )));
         }
+        let state = self.sim.state_mut().py_err()?;
         for (k, i) in ids.into_iter().enumerate() {
-            self.sim.state.particles.v[i] = v[k].cast::<f32>();
+            state.particles.v[i] = v[k].cast::<f32>();
         }
         Ok(())
     }
@@ -201,7 +202,13 @@ impl PyPbdSimulation {
     #[pyo3(signature = (dt=None))]
     fn step(&mut self, py: Python<'_>, dt: Option<f64>) -> PyResult<()> {
         let sim = &mut self.sim;
-        py.detach(|| sim.step_dt(dt)).py_err().map(|_| ())
+        // On the GPU the state comes back once per call, so every read-out sees it.
+        py.detach(|| {
+            let r = sim.step_dt(dt);
+            let synced = sim.sync();
+            r.and(synced)
+        })
+        .py_err()
     }
 
     /// Advances by `duration` s, landing on `time + duration` (GIL released;
@@ -209,8 +216,31 @@ impl PyPbdSimulation {
     fn advance(&mut self, py: Python<'_>, duration: f64) -> PyResult<u64> {
         let sim = &mut self.sim;
         let mut sig = SignalCheck::new();
-        let r = py.detach(|| sim.advance_with(duration, || sig.stop()));
+        let r = py.detach(|| {
+            let r = sim.advance_with(duration, || sig.stop());
+            // Read back whatever ran, also when a step failed or Ctrl-C stopped it.
+            let synced = sim.sync();
+            r.and_then(|v| synced.map(|()| v))
+        });
         sig.finish(r)
+    }
+
+    /// Runs every later step on the GPU (wgpu, spec shape_matching §14), or
+    /// on the CPU again with `on=False`. Raises `BackendUnavailable`
+    /// without an adapter.
+    #[pyo3(signature = (on=true))]
+    fn use_gpu(&mut self, on: bool) -> PyResult<()> {
+        let ctx = if on {
+            Some(crumple_core::gpu::GpuContext::shared().py_err()?)
+        } else {
+            None
+        };
+        self.sim.use_gpu(ctx.as_ref()).py_err()
+    }
+
+    /// The GPU adapter's name, or None on the CPU.
+    fn gpu_adapter(&self) -> Option<String> {
+        self.sim.gpu_adapter().map(str::to_owned)
     }
 
     #[getter]

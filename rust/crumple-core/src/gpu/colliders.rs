@@ -218,6 +218,14 @@ pub fn collider_sdf_words(c: &Collider) -> Vec<f32> {
     }
 }
 
+/// `collider_sdf_words(c).len()` without building the values.
+pub fn collider_sdf_words_len(c: &Collider) -> usize {
+    match c.shape() {
+        Shape::Mesh(m) => m.values().len(),
+        _ => 0,
+    }
+}
+
 #[cfg(test)]
 #[path = "colliders_tests.rs"]
 mod tests;

@@ -411,7 +411,7 @@ fn wgsl_library_validates_and_keeps_its_namespace() {
         .validate(&module)
         .unwrap_or_else(|e| panic!("{}", e.emit_to_string(&source)));
     }
-    // Every name it defines besides the public two is co_/CO_-prefixed.
+    // Every name it defines besides the public four is co_/CO_-prefixed.
     // Constants come only from the generated prelude.
     for line in COLLIDE_WGSL.iter().flat_map(|f| f.lines()) {
         assert!(
@@ -426,6 +426,8 @@ fn wgsl_library_validates_and_keeps_its_namespace() {
                     .collect();
                 assert!(
                     name == "collider_response"
+                        || name == "collider_contact"
+                        || name == "collider_velocity"
                         || name == "PackedCollider"
                         || name.starts_with("co_")
                         || name.starts_with("CO_"),

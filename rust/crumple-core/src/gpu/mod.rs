@@ -25,6 +25,7 @@ mod context;
 pub(crate) mod dispatch;
 pub mod radix_sort;
 pub mod scan;
+pub(crate) mod stage;
 pub(crate) mod uniforms;
 pub mod wgsl;
 

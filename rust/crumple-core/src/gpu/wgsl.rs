@@ -15,7 +15,7 @@ use std::fmt::Write;
 /// `cm_`-prefixed, public names are `svd3`, `qr3`, `Svd3`, `Qr3`), in
 /// concatenation order (a WGSL module may use a name before it is declared,
 /// so the order is only for reading).
-pub const MATH_WGSL: [&str; 8] = [
+pub const MATH_WGSL: [&str; 9] = [
     include_str!("shaders/math/libm.wgsl"),
     include_str!("shaders/math/vec3.wgsl"),
     include_str!("shaders/math/mat3.wgsl"),
@@ -24,12 +24,14 @@ pub const MATH_WGSL: [&str; 8] = [
     include_str!("shaders/math/eigen.wgsl"),
     include_str!("shaders/math/svd.wgsl"),
     include_str!("shaders/math/polar.wgsl"),
+    include_str!("shaders/math/quat.wgsl"),
 ];
 
 /// The WGSL twins of `collide/`: the record written by
 /// [`super::colliders::pack_collider`], each shape's signed distance and
 /// normal, and the boundary response (public: `PackedCollider`,
-/// `collider_response`; helpers are `co_`-prefixed). The including shader
+/// `collider_response`, `collider_contact`, `collider_velocity`; helpers
+/// are `co_`-prefixed). The including shader
 /// declares `collider_sdf: array<f32>`.
 pub const COLLIDE_WGSL: [&str; 8] = [
     include_str!("shaders/collide/collider.wgsl"),
@@ -129,6 +131,12 @@ pub fn shared_prelude() -> Prelude {
         .u32("CM_REORTH_PASSES", m::REORTH_PASSES as u32)
         .u32("CM_POLAR_MAX_ITERS", m::POLAR_MAX_ITERS as u32)
         .f32("CM_POLAR_TOL", m::polar_tolerance::<f32>())
+        // `extract_rotation`'s stopping tolerance and denominator guard.
+        .f32(
+            "CM_EXTRACT_ROTATION_TOL",
+            crate::math::EXTRACT_ROTATION_TOL as f32,
+        )
+        .f32("CM_EXTRACT_GUARD", crate::math::EXTRACT_ROTATION_GUARD as f32)
         .f32("CM_POLAR_DET_FLOOR", m::polar_det_floor::<f32>())
         .f32("CM_MINUS_THIRD", m::polar_minus_third::<f32>())
         // The f32 roundings of π, π/2, π/4 that `libm.wgsl`'s atan/atan2 add.
@@ -211,6 +219,31 @@ pub fn reflect_bindings(source: &str) -> Result<Vec<Binding>, String> {
     }
     out.sort_by_key(|b| b.binding);
     Ok(out)
+}
+
+/// Test support: size and member offsets of the WGSL struct `name` in
+/// `source`, from naga's layouter, so the Rust mirrors of parameter blocks
+/// and records are checked against the shaders themselves, not against a
+/// number written by hand. Panics when the source does not parse or has no
+/// such struct (tests only).
+#[cfg(test)]
+pub(crate) fn struct_layout(source: &str, name: &str) -> (u32, Vec<(String, u32)>) {
+    let module =
+        naga::front::wgsl::parse_str(source).unwrap_or_else(|e| panic!("{}", e.emit_to_string(source)));
+    let mut layouter = naga::proc::Layouter::default();
+    layouter.update(module.to_ctx()).unwrap();
+    for (h, ty) in module.types.iter() {
+        if ty.name.as_deref() == Some(name)
+            && let naga::TypeInner::Struct { members, .. } = &ty.inner
+        {
+            let offsets = members
+                .iter()
+                .map(|m| (m.name.clone().unwrap_or_default(), m.offset))
+                .collect();
+            return (layouter[h].size, offsets);
+        }
+    }
+    panic!("struct {name} not found");
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@ pub use mat2::{Mat2, Svd2, mat2_mul, polar2_angle, qr2, rot2, svd2_signed};
 pub use mat3::Mat3;
 pub use polar::polar_rotation;
 pub use qr::{Qr3, qr3};
-pub use quat::{EXTRACT_ROTATION_TOL, Quat, extract_rotation};
+pub use quat::{EXTRACT_ROTATION_GUARD, EXTRACT_ROTATION_TOL, Quat, extract_rotation};
 pub use svd::{Svd3, polar3, svd3};
 pub use vec3::Vec3;
 

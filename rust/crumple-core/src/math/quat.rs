@@ -136,6 +136,9 @@ impl<T: Real> core::ops::Add for Quat<T> {
 /// in f32 an update of 1e-6 rad is below the rounding of the quaternion itself.
 pub const EXTRACT_ROTATION_TOL: f64 = 1e-6;
 
+/// Added to the denominator of [`extract_rotation`]'s step (a zero `a` leaves q).
+pub const EXTRACT_ROTATION_GUARD: f64 = 1e-9;
+
 /// Müller et al. 2016: improves the rotation `q` towards the rotational
 /// polar factor of `a` by at most `max_iter` steps
 /// `ω = Σ_k r_k × a_k / (|Σ_k r_k · a_k| + 1e-9)`, `q ← exp(ω) q` (r_k, a_k
@@ -145,7 +148,7 @@ pub const EXTRACT_ROTATION_TOL: f64 = 1e-6;
 /// A zero `a` leaves `q` unchanged. Returns the iterations taken.
 pub fn extract_rotation<T: Real>(a: &Mat3<T>, q: &mut Quat<T>, max_iter: u32) -> u32 {
     let tol = T::from_f64(EXTRACT_ROTATION_TOL);
-    let guard = T::from_f64(1e-9);
+    let guard = T::from_f64(EXTRACT_ROTATION_GUARD);
     for it in 0..max_iter {
         let r = q.to_mat3();
         let (r0, r1, r2) = (r.col(0), r.col(1), r.col(2));

@@ -85,6 +85,8 @@ impl Simulation {
     /// Restores a [`checkpoint`](Self::checkpoint) of a simulation with the
     /// same bodies; everything is read and checked before anything changes.
     pub fn restore(&mut self, a: &Arrays) -> Result<()> {
+        // On the GPU: the next step uploads the restored state.
+        self.state_mut()?;
         let n = rows_len(a, "x")?;
         let particles = Particles {
             x: a.rows("x", n)?,

@@ -14,6 +14,7 @@
 pub mod checkpoint;
 pub mod clusters;
 pub mod contacts;
+pub mod gpu;
 pub mod grid;
 pub mod material;
 pub mod model;

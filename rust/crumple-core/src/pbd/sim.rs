@@ -17,7 +17,12 @@ use crate::invalid;
 use crate::math::{Quat, Vec3};
 
 /// A shape-matching simulation.
-#[derive(Clone, Debug)]
+///
+/// On the GPU backend ([`Simulation::use_gpu`]) the state lives on the
+/// device between steps: call [`Simulation::sync`] before reading `state`
+/// after stepping (the Python binding does after every `step`/`advance`),
+/// and the mutators here bring it back themselves.
+#[derive(Debug)]
 pub struct Simulation {
     /// Settings and bodies.
     pub model: Model,
@@ -28,6 +33,7 @@ pub struct Simulation {
     solver: Solver,
     backup: Rollback,
     last: StepStats,
+    gpu: Option<Box<super::gpu::GpuSolver>>,
 }
 
 impl Simulation {
@@ -44,12 +50,49 @@ impl Simulation {
             solver: Solver::default(),
             backup: Rollback::default(),
             last: StepStats::default(),
+            gpu: None,
         })
+    }
+
+    /// Runs the following steps on the GPU of `ctx` (spec §14), or back on
+    /// the CPU with `None` (the state is read back first).
+    pub fn use_gpu(&mut self, ctx: Option<&std::sync::Arc<crate::gpu::GpuContext>>) -> Result<()> {
+        self.sync()?;
+        self.gpu = match ctx {
+            Some(c) => Some(Box::new(super::gpu::GpuSolver::new(c)?)),
+            None => None,
+        };
+        Ok(())
+    }
+
+    /// The GPU adapter's name, or `None` on the CPU backend.
+    pub fn gpu_adapter(&self) -> Option<&str> {
+        self.gpu.as_ref().map(|g| g.adapter_name())
+    }
+
+    /// Brings `state` up to date with the device (a no-op on the CPU or
+    /// when nothing ran since the last sync).
+    pub fn sync(&mut self) -> Result<()> {
+        if let Some(g) = &mut self.gpu {
+            g.sync(&mut self.state, &self.model)?;
+        }
+        Ok(())
+    }
+
+    /// The state for changing it from the host: synced, and uploaded again
+    /// before the next GPU step.
+    pub fn state_mut(&mut self) -> Result<&mut State> {
+        self.sync()?;
+        if let Some(g) = &mut self.gpu {
+            g.host_changed();
+        }
+        Ok(&mut self.state)
     }
 
     /// Replaces the settings (checked first).
     pub fn set_params(&mut self, params: StepParams) -> Result<()> {
         params.validate()?;
+        self.state_mut()?;
         self.model.params = params;
         Ok(())
     }
@@ -82,6 +125,7 @@ impl Simulation {
         particles: Option<&[Vec3<f64>]>,
         clusters: Option<&[Vec<u32>]>,
     ) -> Result<usize> {
+        self.state_mut()?;
         material.validate()?;
         crate::validate::finite_vec("velocity", velocity)?;
         let inside = MeshInside::new(mesh)?;
@@ -214,6 +258,7 @@ impl Simulation {
     /// by re-sampling.
     pub fn pin(&mut self, b: usize, local: &[u32], targets: Option<&[Vec3<f64>]>) -> Result<()> {
         self.check_body(b)?;
+        self.state_mut()?;
         let ids = self.body_particles(b);
         if let Some(t) = targets {
             if t.len() != local.len() {
@@ -242,6 +287,7 @@ impl Simulation {
     /// Moves pinned particles' targets (positions at the end of the next step).
     pub fn set_pin_targets(&mut self, b: usize, local: &[u32], targets: &[Vec3<f64>]) -> Result<()> {
         self.check_body(b)?;
+        self.state_mut()?;
         if targets.len() != local.len() {
             return invalid!(
                 "set_pin_targets: {} targets for {} particles",
@@ -271,6 +317,7 @@ impl Simulation {
     /// Makes pinned particles of body `b` dynamic again (all of them when `local` is `None`).
     pub fn release(&mut self, b: usize, local: Option<&[u32]>) -> Result<()> {
         self.check_body(b)?;
+        self.state_mut()?;
         let ids = self.body_particles(b);
         let chosen: Vec<usize> = match local {
             None => ids,
@@ -306,28 +353,45 @@ impl Simulation {
         if !(dt.is_finite() && dt > 0.0) {
             return invalid!("dt must be a positive number of seconds, got {dt}");
         }
-        self.backup.save(&self.state);
+        let on_gpu = self.gpu.is_some();
+        // The device keeps its own start-of-step copy (`gpu/backend.rs`).
+        if !on_gpu {
+            self.backup.save(&self.state);
+        }
         let poses: Vec<Collider> = self.colliders.clone();
         let t1 = self.state.time + dt;
         for c in &mut self.colliders {
             c.advance_to(t1)?;
         }
-        match self
-            .solver
-            .step(&mut self.state, &self.model, &self.colliders, dt)
-        {
+        let result = match &mut self.gpu {
+            Some(g) => g.step(
+                &mut self.state,
+                &self.model,
+                &self.colliders,
+                dt,
+                &mut self.solver,
+            ),
+            None => self
+                .solver
+                .step(&mut self.state, &self.model, &self.colliders, dt),
+        };
+        match result {
             Ok(s) => {
                 self.last = s;
                 Ok(s)
             }
             Err(Error::Diverged { what, .. }) => {
                 let (step, time) = (self.state.step, self.state.time);
-                self.backup.restore(&mut self.state);
+                if !on_gpu {
+                    self.backup.restore(&mut self.state);
+                }
                 self.colliders = poses;
                 Err(Error::Diverged { step, time, what })
             }
             Err(e) => {
-                self.backup.restore(&mut self.state);
+                if !on_gpu {
+                    self.backup.restore(&mut self.state);
+                }
                 self.colliders = poses;
                 Err(e)
             }

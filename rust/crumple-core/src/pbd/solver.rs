@@ -112,21 +112,13 @@ impl Solver {
     ) -> Result<StepStats> {
         let p = &model.params;
         self.cluster_materials(model, state);
-        let h = (dt / f64::from(p.substeps)) as f32;
-        let cp = ContactParams {
-            d_pp: p.particle_distance() as f32,
-            d_pw: (p.world_distance * p.spacing) as f32,
-            margin: (p.contact_margin * p.spacing) as f32,
-            mu_pp: (
-                p.particle_static_friction as f32,
-                p.particle_kinetic_friction as f32,
-            ),
-            static_ratio: p.static_friction_ratio as f32,
-            sor: p.sor as f32,
-        };
-        let g = p.gravity.cast::<f32>();
-        let keep = (1.0 - p.damping * f64::from(h)).max(0.0) as f32;
-        let vmax = p.max_speed as f32;
+        let LoopParams {
+            h,
+            gravity: g,
+            keep,
+            vmax,
+            contact: cp,
+        } = LoopParams::new(p, dt);
         let mut stats = StepStats::default();
         self.scratch
             .prepare(&state.particles, &state.clusters, &state.memberships, p.weights);
@@ -204,6 +196,36 @@ impl Solver {
             });
         }
         check_finite(state)?;
+        self.finish(state, model, colliders, dt, &mut stats);
+        Ok(stats)
+    }
+
+    /// The part of a step after the PBD loop, for a loop that ran elsewhere
+    /// (the GPU backend with re-sampling on runs the loop on the device and
+    /// this on the host): plasticity, skinning, re-sampling, volume
+    /// correction, the step count. `stats` gets the plastic and re-sampling
+    /// counters.
+    pub fn finish_on_host(
+        &mut self,
+        state: &mut State,
+        model: &Model,
+        colliders: &[Collider],
+        dt: f64,
+        stats: &mut StepStats,
+    ) {
+        self.cluster_materials(model, state);
+        self.finish(state, model, colliders, dt, stats);
+    }
+
+    fn finish(
+        &mut self,
+        state: &mut State,
+        model: &Model,
+        colliders: &[Collider],
+        dt: f64,
+        stats: &mut StepStats,
+    ) {
+        let p = &model.params;
         // Step 9 (spec §9 step 8): plasticity and the snapshot, once per step.
         stats.plastic = timed(&mut self.times.plasticity, || {
             end_of_step(
@@ -246,7 +268,46 @@ impl Solver {
         }
         state.time += dt;
         state.step += 1;
-        Ok(stats)
+    }
+}
+
+/// The PBD loop's settings for a step of `dt` (shared with the GPU twin,
+/// `pbd/gpu/params.rs`, so both read the same f32 values).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LoopParams {
+    /// Sub-step, s.
+    pub h: f32,
+    /// Gravity, m/s².
+    pub gravity: Vec3<f32>,
+    /// Velocity kept per sub-step after damping.
+    pub keep: f32,
+    /// Largest speed, m/s.
+    pub vmax: f32,
+    /// Contact distances, friction and over-relaxation.
+    pub contact: ContactParams,
+}
+
+impl LoopParams {
+    /// From the step settings and the step `dt`, s.
+    pub fn new(p: &super::params::StepParams, dt: f64) -> Self {
+        let h = (dt / f64::from(p.substeps)) as f32;
+        Self {
+            h,
+            gravity: p.gravity.cast::<f32>(),
+            keep: (1.0 - p.damping * f64::from(h)).max(0.0) as f32,
+            vmax: p.max_speed as f32,
+            contact: ContactParams {
+                d_pp: p.particle_distance() as f32,
+                d_pw: (p.world_distance * p.spacing) as f32,
+                margin: (p.contact_margin * p.spacing) as f32,
+                mu_pp: (
+                    p.particle_static_friction as f32,
+                    p.particle_kinetic_friction as f32,
+                ),
+                static_ratio: p.static_friction_ratio as f32,
+                sor: p.sor as f32,
+            },
+        }
     }
 }
 

@@ -88,7 +88,7 @@ struct Plan {
 impl GpuMpm {
     /// Compiles the stages (once per process) and uploads `model` and `state`.
     pub fn new<T: Real>(ctx: &Arc<GpuContext>, model: &Model<T>, state: &State<T>) -> Result<Self> {
-        let stages = Stages::get(ctx)?;
+        let stages = super::stages::stages(ctx)?;
         // Keys pack 10 bits per axis (30 bits): 8 radix passes, an even
         // number, so the sort ends in place.
         let key_bits = 30;
@@ -134,23 +134,7 @@ impl GpuMpm {
     /// A bind group of `module` over the device buffers, each resource
     /// looked up by the name the shader declares.
     fn bind_group(&self, module: &StageModule, colour: usize) -> Result<wgpu::BindGroup> {
-        let entries = module
-            .bindings
-            .iter()
-            .map(|b| {
-                Ok(wgpu::BindGroupEntry {
-                    binding: b.binding,
-                    resource: self.dev.resource(&b.name, colour)?,
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        self.ctx.capture("creating an MPM bind group", || {
-            self.ctx.device().create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("mpm"),
-                layout: &module.layout,
-                entries: &entries,
-            })
-        })
+        module.bind_group(&self.ctx, "mpm", |name| self.dev.resource(name, colour))
     }
 
     fn make_plan(&mut self) -> Result<()> {

@@ -18,27 +18,8 @@ fn a_grid_beyond_the_device_limits_is_a_backend_error() {
     assert!(err.to_string().contains("sparse grid needs"), "{err}");
 }
 
-/// Size (and member offsets, where both sides name them) of the WGSL
-/// `name` struct in the stage `stage`, computed by naga's layouter: the
-/// Rust mirrors are checked against the shaders themselves, not against a
-/// number written by hand.
 fn wgsl_layout(stage: &str, name: &str) -> (u32, Vec<(String, u32)>) {
-    let src = stage_wgsl(stage);
-    let module = naga::front::wgsl::parse_str(src).unwrap_or_else(|e| panic!("{}", e.emit_to_string(src)));
-    let mut layouter = naga::proc::Layouter::default();
-    layouter.update(module.to_ctx()).unwrap();
-    for (h, ty) in module.types.iter() {
-        if ty.name.as_deref() == Some(name)
-            && let naga::TypeInner::Struct { members, .. } = &ty.inner
-        {
-            let offsets = members
-                .iter()
-                .map(|m| (m.name.clone().unwrap_or_default(), m.offset))
-                .collect();
-            return (layouter[h].size, offsets);
-        }
-    }
-    panic!("struct {name} not found in stage {stage}");
+    crate::gpu::wgsl::struct_layout(stage_wgsl(stage), name)
 }
 
 /// Rust ↔ WGSL layouts: `StepParams` field by field, and the packed records

@@ -12,7 +12,7 @@ use bytemuck::Pod;
 
 use crate::collide::Collider;
 use crate::error::{Error, Result};
-use crate::gpu::colliders::{collider_sdf_words, pack_collider};
+use crate::gpu::colliders::{collider_sdf_words, collider_sdf_words_len, pack_collider};
 use crate::gpu::{GpuBuffer, GpuContext};
 use crate::math::{Mat3, Real, Vec3};
 use crate::mpm::model::{Model, State};
@@ -566,13 +566,6 @@ impl Device {
         ctx.capture("restoring the MPM state", || {
             ctx.queue().submit([encoder.finish()]);
         })
-    }
-}
-
-fn collider_sdf_words_len(c: &Collider) -> usize {
-    match c.shape() {
-        crate::collide::Shape::Mesh(m) => m.values().len(),
-        _ => 0,
     }
 }
 

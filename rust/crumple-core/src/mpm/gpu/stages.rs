@@ -12,11 +12,10 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::gpu::GpuContext;
-use crate::gpu::wgsl::{
-    BindKind, Binding, COLLIDE_WGSL, MATH_WGSL, Prelude, concat, reflect_bindings, shared_prelude,
-};
+pub(super) use crate::gpu::stage::{StageModule, Stages};
+use crate::gpu::wgsl::{COLLIDE_WGSL, MATH_WGSL, Prelude, concat, shared_prelude};
 use crate::mpm::constitutive::{DEG_TO_RAD, LOG_CLAMP, ReturnEvent, SQRT_2_3};
 
 use super::materials::{
@@ -178,119 +177,13 @@ const ENTRIES: [(&str, &[&str]); 8] = [
     ("plasticity", &["plasticity_volume", "return_map"]),
 ];
 
-/// One compiled stage file: its layout, the resources it declares (from
-/// naga's reflection of the source) and its pipelines by entry point.
-pub(super) struct StageModule {
-    pub(super) layout: wgpu::BindGroupLayout,
-    pub(super) bindings: Vec<Binding>,
-    pub(super) pipelines: BTreeMap<&'static str, wgpu::ComputePipeline>,
-}
-
-impl StageModule {
-    fn new(ctx: &GpuContext, name: &'static str, entries: &[&'static str]) -> Result<Self> {
-        let source = stage_wgsl(name);
-        let bindings = reflect_bindings(source).map_err(|e| {
-            Error::Backend(format!("internal: the MPM stage {name}.wgsl does not parse: {e}"))
-        })?;
-        let storage = bindings.iter().filter(|b| b.kind != BindKind::Uniform).count() as u32;
-        let limit = ctx.limits().max_storage_buffers_per_shader_stage;
-        if storage > limit {
-            return Err(Error::Backend(format!(
-                "the MPM stage {name} binds {storage} storage buffers but '{}' allows {limit} per \
-                 shader stage; use backend=\"cpu\" on this adapter",
-                ctx.adapter_info().name
-            )));
-        }
-        let layout_entries: Vec<wgpu::BindGroupLayoutEntry> = bindings
-            .iter()
-            .map(|b| wgpu::BindGroupLayoutEntry {
-                binding: b.binding,
-                visibility: wgpu::ShaderStages::COMPUTE,
-                ty: wgpu::BindingType::Buffer {
-                    ty: match b.kind {
-                        BindKind::Uniform => wgpu::BufferBindingType::Uniform,
-                        BindKind::ReadOnly => wgpu::BufferBindingType::Storage { read_only: true },
-                        BindKind::ReadWrite => wgpu::BufferBindingType::Storage { read_only: false },
-                    },
-                    has_dynamic_offset: false,
-                    min_binding_size: None,
-                },
-                count: None,
-            })
-            .collect();
-        let device = ctx.device();
-        let what = format!("compiling the MPM stage {name}.wgsl");
-        let module = ctx.capture(&what, || {
-            device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some(name),
-                source: wgpu::ShaderSource::Wgsl(source.into()),
-            })
-        })?;
-        let layout = ctx.capture(&what, || {
-            device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                label: Some(name),
-                entries: &layout_entries,
-            })
-        })?;
-        let pl = ctx.capture(&what, || {
-            device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: Some(name),
-                bind_group_layouts: &[Some(&layout)],
-                immediate_size: 0,
-            })
-        })?;
-        let mut pipelines = BTreeMap::new();
-        for &entry in entries {
-            let p = ctx.capture(&format!("creating the MPM pipeline {name}::{entry}"), || {
-                device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                    label: Some(entry),
-                    layout: Some(&pl),
-                    module: &module,
-                    entry_point: Some(entry),
-                    compilation_options: wgpu::PipelineCompilationOptions::default(),
-                    cache: None,
-                })
-            })?;
-            pipelines.insert(entry, p);
-        }
-        Ok(Self {
-            layout,
-            bindings,
-            pipelines,
-        })
-    }
-}
-
-/// Compiled stages per context. The entry holds a weak reference, so a
-/// dropped context's entry is recognised (and pruned) even if a new context
-/// is later allocated at the same address.
-type StageCache = std::sync::Mutex<Vec<(std::sync::Weak<GpuContext>, Arc<Stages>)>>;
-
-/// All stage modules, compiled once per context.
-pub(super) struct Stages {
-    pub(super) modules: BTreeMap<&'static str, StageModule>,
-}
-
-impl Stages {
-    pub(super) fn get(ctx: &Arc<GpuContext>) -> Result<Arc<Stages>> {
-        static CACHE: OnceLock<StageCache> = OnceLock::new();
-        let cache = CACHE.get_or_init(Default::default);
-        let mut guard = cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        guard.retain(|(w, _)| w.strong_count() > 0);
-        if let Some((_, s)) = guard
-            .iter()
-            .find(|(w, _)| w.upgrade().is_some_and(|c| Arc::ptr_eq(&c, ctx)))
-        {
-            return Ok(Arc::clone(s));
-        }
-        let mut modules = BTreeMap::new();
-        for (name, entries) in ENTRIES {
-            modules.insert(name, StageModule::new(ctx, name, entries)?);
-        }
-        let s = Arc::new(Stages { modules });
-        guard.push((Arc::downgrade(ctx), Arc::clone(&s)));
-        Ok(s)
-    }
+/// The MPM stages, compiled once per context ([`crate::gpu::stage`]).
+pub(super) fn stages(ctx: &Arc<GpuContext>) -> Result<Arc<Stages>> {
+    let files: Vec<(&'static str, &str, &[&'static str])> = ENTRIES
+        .iter()
+        .map(|&(name, entries)| (name, stage_wgsl(name), entries))
+        .collect();
+    Stages::get(ctx, "MPM", &files)
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! are declared.
 
 use super::*;
+use crate::gpu::wgsl::{BindKind, reflect_bindings};
 
 /// Every stage parses and validates with naga (no device needed).
 #[test]

@@ -10,7 +10,8 @@
 //
 //     var<storage, read> collider_sdf: array<f32>;
 //
-// The one public function is `collider_response`; the struct
+// The public functions are `collider_response` (the MPM grid update), `collider_contact` and
+// `collider_velocity` (the shape-matching contacts); the struct
 // `PackedCollider` is the record written by `pack_collider` in
 // `gpu/colliders.rs`. Every other name starts with `co_` / `CO_`. One file per CPU
 // file of `collide/`: this one is the twin of `collider.rs` (the record, the shape dispatch and
@@ -93,4 +94,20 @@ fn collider_response(c: PackedCollider, x: vec3<f32>, v: vec3<f32>) -> vec3<f32>
     let n = r0 * s.x + r1 * s.y + r2 * s.z;
     let v_co = c.v[4].xyz + cross(c.v[5].xyz, d);
     return co_boundary_response(v, v_co, n, u32(c.v[1].w), c.v[2].w);
+}
+
+// `Collider::contact` without the velocity: vec4(world outward normal, φ) at world point x (the
+// shape-matching contacts, `pbd/contacts.rs`, read φ and the normal every iteration).
+fn collider_contact(c: PackedCollider, x: vec3<f32>) -> vec4<f32> {
+    let r0 = c.v[1].xyz;
+    let r1 = c.v[2].xyz;
+    let r2 = c.v[3].xyz;
+    let d = x - c.v[0].xyz;
+    let s = co_shape(c, vec3<f32>(dot(r0, d), dot(r1, d), dot(r2, d)));
+    return vec4<f32>(r0 * s.x + r1 * s.y + r2 * s.z, s.w);
+}
+
+// `Collider::velocity`: v + ω × (x − translation), m/s.
+fn collider_velocity(c: PackedCollider, x: vec3<f32>) -> vec3<f32> {
+    return c.v[4].xyz + cross(c.v[5].xyz, x - c.v[0].xyz);
 }

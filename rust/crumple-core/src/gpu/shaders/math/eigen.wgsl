@@ -28,3 +28,75 @@ fn cm_swap_cols_proper(m: ptr<function, mat3x3<f32>>, i: u32, j: u32) {
     (*m)[i] = (*m)[j];
     (*m)[j] = -xi;
 }
+
+// `sym_eigen3`: eigenvalues ascending and a proper orthonormal frame of the symmetric part of a, by
+// cyclic Jacobi on the matrix scaled by its largest entry. Non-finite input gives NaN eigenvalues;
+// the zero matrix gives (0, I).
+struct CmSymEigen3 {
+    values: vec3<f32>,
+    vectors: mat3x3<f32>,
+}
+
+fn cm_sym_eigen3(a: mat3x3<f32>) -> CmSymEigen3 {
+    let sym = (a + transpose(a)) * 0.5;
+    var q = cm_identity();
+    if (!cm_mat_is_finite(sym)) {
+        let nan = cm_nan_like(0.0);
+        return CmSymEigen3(vec3<f32>(nan, nan, nan), q);
+    }
+    let scale = cm_mat_max_abs(sym);
+    if (scale <= 0.0) {
+        return CmSymEigen3(vec3<f32>(0.0), q);
+    }
+    // Symmetric, so WGSL's column-major m[p][r] is the CPU's m[p][r] too.
+    var m = mat3x3<f32>(sym[0] / scale, sym[1] / scale, sym[2] / scale);
+    let floor = CM_EPSILON * CM_EPSILON;
+    for (var sweep = 0u; sweep < CM_MAX_SWEEPS; sweep++) {
+        var rotated = false;
+        for (var pair = 0u; pair < 3u; pair++) {
+            let p = select(select(1u, 0u, pair < 2u), 0u, pair == 0u);
+            let r = select(select(2u, 2u, pair < 2u), 1u, pair == 0u);
+            let app = m[p][p];
+            let arr = m[r][r];
+            let apr = m[p][r];
+            if (abs(apr) <= CM_EPSILON * sqrt(abs(app) * abs(arr)) || abs(apr) <= floor) {
+                continue;
+            }
+            rotated = true;
+            let cst = cm_jacobi_rotation(app, arr, apr);
+            let c = cst.x;
+            let s = cst.y;
+            let t = cst.z;
+            let k = 3u - p - r;
+            let akp = m[k][p];
+            let akr = m[k][r];
+            let nkp = c * akp - s * akr;
+            let nkr = s * akp + c * akr;
+            m[k][p] = nkp;
+            m[p][k] = nkp;
+            m[k][r] = nkr;
+            m[r][k] = nkr;
+            m[p][p] = app - t * apr;
+            m[r][r] = arr + t * apr;
+            m[p][r] = 0.0;
+            m[r][p] = 0.0;
+            cm_rotate_cols(&q, p, r, c, s);
+        }
+        if (!rotated) {
+            break;
+        }
+    }
+    var d = vec3<f32>(m[0][0], m[1][1], m[2][2]);
+    // Three-element sorting network, ascending: (0, 1), (1, 2), (0, 1).
+    for (var step = 0u; step < 3u; step++) {
+        let i = select(0u, 1u, step == 1u);
+        let j = i + 1u;
+        if (d[j] < d[i]) {
+            let di = d[i];
+            d[i] = d[j];
+            d[j] = di;
+            cm_swap_cols_proper(&q, i, j);
+        }
+    }
+    return CmSymEigen3(d * scale, q);
+}
