@@ -23,6 +23,15 @@ Two parts, each measured in worker subprocesses with 2 threads:
    (``pbd_peer_pypbd.py``, pyPBD 2.2.2 in its own environment under
    ``bench-out/peers/``, OpenMP 2 threads). Ratios > 1: crumple is faster.
 
+Both parts run on the CPU (rayon, 2 threads) and on the GPU (the wgpu
+adapter crumple finds: Mesa lavapipe on a machine without a GPU, which runs
+the shaders on the same 2 CPU cores; the JSON names the adapter). On the
+GPU ``ms_per_step`` is one ``step()`` call, which reads the state back and
+skins the surface every step as a viewer would; ``advance_ms_per_step`` is
+``advance()`` over the window, state on the device throughout (with
+re-sampling on, the re-sampling stages run on the host every step either
+way, spec §14.1 v1). The paper's phase columns come from the CPU run.
+
 A peer that cannot be installed or run is reported unavailable, not fatal.
 Run: ``python benches/pbd_table1.py``; one measurement:
 ``--worker crumple-sm --size 13.8K`` or ``--worker table1 --row Armadillo``.
@@ -92,11 +101,11 @@ def _ball_radius(cr: Any, count: int) -> float:
     return radius
 
 
-def _row_scene(cr: Any, row: str) -> tuple[Any, Any, Any]:
+def _row_scene(cr: Any, row: str, backend: str = "cpu") -> tuple[Any, Any, Any]:
     """The row's simulation, its body and a per-step hook (pin motion) or None."""
     count = PAPER[EXTRA_ROWS.get(row, row)]["particles"]
     if row == "Armadillo-drop":
-        sim = cr.pbd.Simulation(spacing=S.R, iterations=S.ITERATIONS)
+        sim = cr.pbd.Simulation(spacing=S.R, iterations=S.ITERATIONS, backend=backend)
         radius = _ball_radius(cr, count)
         n = max(16, int(round(6 * radius / S.R)))
         mesh = cr.geometry.uv_sphere(center=(0, radius + 0.3, 0), radius=radius, n_lat=n, n_lon=2 * n)
@@ -104,7 +113,7 @@ def _row_scene(cr: Any, row: str) -> tuple[Any, Any, Any]:
                          name="ground")
         return sim, sim.add_body(mesh, "armadillo", velocity=(0, -4.0, 0), name="armadillo"), None
     shot = row in ("Armadillo", "Bunny")
-    sim = cr.pbd.Simulation(spacing=S.R, iterations=S.ITERATIONS,
+    sim = cr.pbd.Simulation(spacing=S.R, iterations=S.ITERATIONS, backend=backend,
                             gravity=(0.0, 0.0, 0.0) if shot else S.GRAVITY)
     mat = cr.pbd.Material.preset(ROW_PRESET[row])
     ground = cr.colliders.Plane(point=(0, 0, 0), normal=(0, 1, 0), mode="separate", friction=0.5)
@@ -172,9 +181,21 @@ def _row_scene(cr: Any, row: str) -> tuple[Any, Any, Any]:
     return sim, body, hook
 
 
-def measure_row(row: str) -> dict[str, Any]:
+def _gpu_figures(cr: Any, sim: Any, step: Any, steps: int) -> dict[str, Any]:
+    """On the GPU backend: the adapter, and ms per step of ``advance`` (state
+    on the device) over ``steps`` more steps when nothing moves by hand."""
+    if sim.backend != "gpu":
+        return {}
+    out: dict[str, Any] = {"adapter": cr.backend.gpu_adapter()}
+    if step is None:
+        t = time_steps(lambda: sim.advance(steps * S.DT), warmup=0, steps=1)
+        out["advance_ms_per_step"] = 1e3 * t.s_per_step / steps
+    return out
+
+
+def measure_row(row: str, backend: str = "cpu") -> dict[str, Any]:
     cr = import_crumple()
-    sim, body, hook = _row_scene(cr, row)
+    sim, body, hook = _row_scene(cr, row, backend)
     n0, c0 = body.num_particles, body.num_clusters
     seeds: list[float] = []
 
@@ -204,20 +225,21 @@ def measure_row(row: str) -> dict[str, Any]:
             "seed_pct": float(np.mean(seeds)) if seeds else 0.0,
             "sim": sim_ms, "skin": t["skin"], "topo": None, **cols, "rtotal": rtotal,
             "sim_plus_rtotal": sim_ms + rtotal, "total": sim_ms + t["skin"] + rtotal,
-            "wall_ms_per_step": 1e3 * timing.s_per_step, "finite": bool(np.isfinite(x).all())}
+            "wall_ms_per_step": 1e3 * timing.s_per_step, "finite": bool(np.isfinite(x).all()),
+            "backend": backend, **_gpu_figures(cr, sim, hook, STEPS)}
 
 
 # ------------------------------------------------------------------ SM-block
 
 
-def measure_sm(size: str) -> dict[str, Any]:
+def measure_sm(size: str, backend: str = "cpu") -> dict[str, Any]:
     cr = import_crumple()
     block = S.SIZES[size]
     x0 = S.lattice(block.n)
     clusters, _ = S.clusters(block.n)
     v, f = S.boundary_mesh(block.n)
     sim = cr.pbd.Simulation(spacing=S.R, iterations=S.ITERATIONS, dt=S.DT, resampling=False,
-                            gravity=S.GRAVITY)
+                            gravity=S.GRAVITY, backend=backend)
     sim.add_collider(cr.colliders.Plane(point=(0, 0, 0), normal=(0, 1, 0), mode="separate", friction=0.5),
                      name="ground")
     # Mass 1 per particle (density · r³ = 1), no yield: the peers have no plasticity.
@@ -228,10 +250,13 @@ def measure_sm(size: str) -> dict[str, Any]:
                         after_warmup=lambda: before.update(sim.stage_times()))
     t = {k: 1e3 * (val - before.get(k, 0.0)) / block.steps for k, val in sim.stage_times().items()}
     sim_ms = t["integrate"] + t["contacts"] + t["shape_matching"] + t["projection"] + t["plasticity"]
-    return {"framework": f"crumple {cr.__version__} (CPU, rayon)", "size": size, "particles": block.particles,
+    x_end = body.positions
+    extra = _gpu_figures(cr, sim, None, block.steps)
+    engine = "CPU, rayon" if backend == "cpu" else f"GPU, wgpu on {extra.get('adapter', {}).get('name', '?')}"
+    return {"framework": f"crumple {cr.__version__} ({engine})", "size": size, "particles": block.particles,
             "clusters": body.num_clusters, "threads": THREADS, "ms_per_step": 1e3 * timing.s_per_step,
             "median_ms_per_step": 1e3 * timing.median_s_per_step, "cpu_utilisation": timing.cpu_utilisation,
-            "sim_ms": sim_ms, "skin_ms": t["skin"], "stage_ms": t, **S.sanity(x0, body.positions)}
+            "sim_ms": sim_ms, "skin_ms": t["skin"], "stage_ms": t, **S.sanity(x0, x_end), **extra}
 
 
 def _in_worker(args: list[str], label: str) -> dict[str, Any]:
@@ -249,13 +274,18 @@ def run() -> dict[str, Any]:
     """Both parts; the JSON written to ``bench-out/pbd_table1.json``."""
     rows = {row: _in_worker(["--worker", "table1", "--row", row], f"pbd_table1: {row}")
             for row in [*PAPER, *EXTRA_ROWS]}
+    rows_gpu = {row: _in_worker(["--worker", "table1", "--row", row, "--backend", "gpu"],
+                                f"pbd_table1: {row} on the GPU")
+                for row in PAPER}
     py_pbd, why = peer_python("pypbd", ["pyPBD==2.2.2", "numpy"])
     sm: dict[str, Any] = {}
     for size in S.SIZES:
-        rounds: dict[str, list[dict[str, Any]]] = {"crumple": [], "taichi": [], "pypbd": []}
+        rounds: dict[str, list[dict[str, Any]]] = {"crumple": [], "crumple_gpu": [], "taichi": [], "pypbd": []}
         for k in range(ROUNDS):
             rounds["crumple"].append(_in_worker(["--worker", "crumple-sm", "--size", size],
                                                 f"pbd SM-block: crumple {size} round {k + 1}"))
+            rounds["crumple_gpu"].append(_in_worker(["--worker", "crumple-sm", "--size", size, "--backend", "gpu"],
+                                                    f"pbd SM-block: crumple GPU {size} round {k + 1}"))
             rounds["taichi"].append(run_worker([sys.executable, str(HERE.parent / "pbd_peer_taichi.py"),
                                                 "--size", size], timeout_s=WORKER_TIMEOUT_S,
                                                label=f"pbd SM-block: taichi {size} round {k + 1}"))
@@ -267,7 +297,8 @@ def run() -> dict[str, Any]:
         sm[size] = {**best, "rounds": rounds,
                     "speed_over_taichi": ratio(best["taichi"], best["crumple"], "ms_per_step"),
                     "speed_over_pypbd": ratio(best["pypbd"], best["crumple"], "ms_per_step")}
-    out = {"threads": THREADS, "table1": {"paper": PAPER, "crumple": rows}, "sm_block": sm}
+    out = {"threads": THREADS, "table1": {"paper": PAPER, "crumple": rows, "crumple_gpu": rows_gpu},
+           "sm_block": sm}
     write_json("pbd_table1", out)
     return out
 
@@ -277,11 +308,12 @@ def main() -> int:
     ap.add_argument("--worker", choices=("table1", "crumple-sm"))
     ap.add_argument("--row", choices=sorted([*PAPER, *EXTRA_ROWS]))
     ap.add_argument("--size", choices=sorted(S.SIZES), default="13.8K")
+    ap.add_argument("--backend", choices=("cpu", "gpu"), default="cpu")
     args = ap.parse_args()
     if args.worker == "table1":
-        return worker_main(lambda: measure_row(args.row))
+        return worker_main(lambda: measure_row(args.row, args.backend))
     if args.worker == "crumple-sm":
-        return worker_main(lambda: measure_sm(args.size))
+        return worker_main(lambda: measure_sm(args.size, args.backend))
     import json
 
     print(json.dumps(run(), indent=2))
