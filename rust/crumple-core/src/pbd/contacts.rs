@@ -37,6 +37,8 @@ pub struct Contacts {
     /// Particles inside another body's grown box: the only ones that can
     /// have a neighbour of another body (the others skip the grid).
     exposed: Vec<bool>,
+    /// Per particle, the colliders of one group it is near (bit per collider).
+    world_bits: Vec<u64>,
 }
 
 /// Contact settings of one step (distances in m).
@@ -167,18 +169,36 @@ impl Contacts {
                 *count = found as u32;
             });
         // World candidates, in (particle, collider) order.
+        // In parallel, one bit per collider and particle (at most 64
+        // colliders per pass), then flattened in (particle, collider) order.
         self.world.clear();
         let reach = f64::from(p.d_pw + p.margin);
-        for (i, &x) in xs.iter().enumerate() {
-            if particles.w[i] == 0.0 {
-                continue;
-            }
-            let xd = x.cast::<f64>();
-            for (s, c) in colliders.iter().enumerate() {
-                if c.phi(xd) < reach {
-                    self.world.push((i as u32, s as u32));
+        for base in (0..colliders.len()).step_by(64) {
+            let group = &colliders[base..(base + 64).min(colliders.len())];
+            self.world_bits.clear();
+            self.world_bits
+                .par_extend(xs.par_iter().enumerate().map(|(i, &x)| {
+                    if particles.w[i] == 0.0 {
+                        return 0u64;
+                    }
+                    let xd = x.cast::<f64>();
+                    group
+                        .iter()
+                        .enumerate()
+                        .fold(0u64, |m, (s, c)| if c.phi(xd) < reach { m | (1 << s) } else { m })
+                }));
+            for (i, &bits) in self.world_bits.iter().enumerate() {
+                let mut b = bits;
+                while b != 0 {
+                    let s = b.trailing_zeros();
+                    self.world.push((i as u32, base as u32 + s));
+                    b &= b - 1;
                 }
             }
+        }
+        if colliders.len() > 64 {
+            // Several groups: restore the (particle, collider) order.
+            self.world.par_sort_unstable();
         }
     }
 

@@ -191,7 +191,8 @@ pub fn end_of_step(
             let r = q.to_mat3();
             let mut flowed = 0;
             let mut capped = 0;
-            if !*deg {
+            // An infinite yield never flows: skip the two eigen-solves (same result).
+            if !*deg && ys.is_finite() {
                 let s = elastic_stretch(&r, &f.apq, &a_qq);
                 let step = plastic_update(&s, fp, *ys, &plastic[c], dt);
                 flowed = u32::from(step.gamma > 0.0);

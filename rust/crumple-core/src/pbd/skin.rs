@@ -20,6 +20,38 @@ pub fn orientations(particles: &mut Particles, clusters: &Clusters, memberships:
     });
 }
 
+/// [`orientations`] of the particles where `mask` is true (the others keep
+/// theirs): without re-sampling only the particles the surfaces are bound
+/// to need an orientation every step, since nothing rebinds (spec §8.1
+/// defines Q_i only for skinning and binding).
+pub fn orientations_masked(
+    particles: &mut Particles,
+    clusters: &Clusters,
+    memberships: &Memberships,
+    mask: &[bool],
+) {
+    particles.q.par_iter_mut().enumerate().for_each(|(i, q)| {
+        if mask[i] {
+            *q = orientation(i, *q, clusters, memberships);
+        }
+    });
+}
+
+/// Marks in `mask` (resized to `n`) every particle a skin slot of `surfaces` uses.
+pub fn skinned_particles(surfaces: &[Surface], n: usize, mask: &mut Vec<bool>) {
+    mask.clear();
+    mask.resize(n, false);
+    for s in surfaces {
+        for k in &s.skin {
+            for a in 0..4 {
+                if k.weight[a] != 0.0 && (k.particle[a] as usize) < n {
+                    mask[k.particle[a] as usize] = true;
+                }
+            }
+        }
+    }
+}
+
 /// Spec §9 step 20: [`orientations`] again for the particles flagged
 /// MEMBERSHIP_CHANGED only (the others' clusters did not change).
 pub fn orientations_of_changed(particles: &mut Particles, clusters: &Clusters, memberships: &Memberships) {

@@ -65,6 +65,10 @@ pub struct Solver {
     /// The last end-of-step snapshot (spec §6.1).
     pub snapshot: Snapshot,
     resampler: Resampler,
+    /// Particles a surface is bound to (orientations without re-sampling).
+    skinned: Vec<bool>,
+    /// What `scratch` was prepared for (memberships id, weights, sizes).
+    prepared: Option<(u64, super::params::Weights, usize, usize)>,
     /// Stage timings.
     pub times: StageTimes,
 }
@@ -120,8 +124,21 @@ impl Solver {
             contact: cp,
         } = LoopParams::new(p, dt);
         let mut stats = StepStats::default();
-        self.scratch
-            .prepare(&state.particles, &state.clusters, &state.memberships, p.weights);
+        // The weights and particle-ordered copies change only with the
+        // memberships (a rebuild gives a new id) or, with re-sampling on,
+        // with the clusters' rest shapes: without re-sampling they are
+        // prepared once and reused.
+        let key = (
+            state.memberships.id,
+            p.weights,
+            state.particles.len(),
+            state.clusters.len(),
+        );
+        if p.resampling || key.0 == 0 || self.prepared != Some(key) {
+            self.scratch
+                .prepare(&state.particles, &state.clusters, &state.memberships, p.weights);
+            self.prepared = Some(key);
+        }
         for _ in 0..p.substeps {
             let pt = &mut state.particles;
             // Steps 1–2: forces, damping, speed clamp, prediction (kinematic: the target).
@@ -242,7 +259,18 @@ impl Solver {
         });
         // Spec §9 steps 9–10: orientations, skin, normals.
         timed(&mut self.times.skin, || {
-            skin::orientations(&mut state.particles, &state.clusters, &state.memberships);
+            if p.resampling {
+                // Rebinding may bind any particle: every orientation is kept current.
+                skin::orientations(&mut state.particles, &state.clusters, &state.memberships);
+            } else {
+                skin::skinned_particles(&state.surfaces, state.particles.len(), &mut self.skinned);
+                skin::orientations_masked(
+                    &mut state.particles,
+                    &state.clusters,
+                    &state.memberships,
+                    &self.skinned,
+                );
+            }
             for surface in &mut state.surfaces {
                 skin::skin_vertices(surface, &state.particles);
                 skin::normals(surface);

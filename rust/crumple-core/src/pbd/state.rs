@@ -138,7 +138,7 @@ impl Clusters {
 
 /// The reverse map: for each particle, the entries (and so clusters) that
 /// contain it, rebuilt after every change of membership.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default)]
 pub struct Memberships {
     /// `offset[i]..offset[i+1]` index `entry` for particle i; `n + 1` values.
     pub offset: Vec<u32>,
@@ -146,6 +146,16 @@ pub struct Memberships {
     pub entry: Vec<u32>,
     /// Cluster of each entry (indexed like `Clusters::member`).
     pub entry_cluster: Vec<u32>,
+    /// A number no other rebuild in this process gave (0: not built by
+    /// [`Memberships::rebuild`]), so per-step caches keyed on it know the
+    /// memberships did not change. Not part of equality.
+    pub id: u64,
+}
+
+impl PartialEq for Memberships {
+    fn eq(&self, o: &Self) -> bool {
+        self.offset == o.offset && self.entry == o.entry && self.entry_cluster == o.entry_cluster
+    }
 }
 
 impl Memberships {
@@ -158,6 +168,8 @@ impl Memberships {
     /// Rebuilds the map for `n` particles from `clusters` (a counting sort:
     /// entries stay in ascending order per particle, whatever the thread count).
     pub fn rebuild(&mut self, n: usize, clusters: &Clusters) {
+        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        self.id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.offset.clear();
         self.offset.resize(n + 1, 0);
         for &p in &clusters.member {
