@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from .._checks import as_points, vertex_indices
+from .._checks import as_points, as_vec3, vertex_indices
 from ..errors import InvalidInputError
 from ..frames import FrameMesh
 from ..geometry import TriMesh
@@ -95,6 +95,15 @@ class Body:
 
     def _indices(self, indices: Any) -> npt.NDArray[np.int64]:
         return vertex_indices(indices, self.num_particles, "indices")
+
+    def cut(self, point: Any, normal: Any) -> int:
+        """Cut the body along the plane through ``point`` (m) with normal
+        ``normal`` (spec §7's user cut; needs ``surface_level=2``): the
+        surface triangles crossing the plane are removed and both holes
+        capped, the particles on either side are told apart, and the next
+        step removes the clusters spanning the cut, so the two pieces move
+        on as separate components. Returns the surface's component count."""
+        return int(self._sim._core().cut(self.index, as_vec3(point, "point"), as_vec3(normal, "normal")))
 
     def pin(self, indices: npt.ArrayLike, targets: npt.ArrayLike | None = None, *,
             stiffness: float | None = None) -> None:

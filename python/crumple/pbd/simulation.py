@@ -22,6 +22,14 @@ from .material import Material
 Vec3Like = Any
 
 
+def _surface_level(level: Any) -> int:
+    if isinstance(level, bool) or level not in (0, 2):
+        raise InvalidInputError(
+            f"surface_level must be 0 (fixed connectivity) or 2 (tearing, cuts, components); got {level!r} "
+            "(level 1, remeshing without topology change, is not implemented)")
+    return int(level)
+
+
 class Simulation(SimulationBase):
     """Shape matching with plasticity (spec shape_matching): bodies added
     with :meth:`add_body`, solved together by a Jacobi PBD loop.
@@ -42,7 +50,11 @@ class Simulation(SimulationBase):
     False = the §4.8 baseline with each material's ``plastic_cap``);
     ``cluster_spacing`` and ``cluster_radius`` (in spacings, 3 and 4);
     ``min_clusters`` / ``max_clusters`` per particle (3 / 10); ``seed``;
-    ``conserve_mass_momentum`` (False: the paper); ``backend`` ("cpu":
+    ``conserve_mass_momentum`` (False: the paper); ``surface_level`` (0:
+    the surface keeps its connectivity; 2: it tears where no particle
+    supports it, :meth:`Body.cut` cuts it, and its pieces become components
+    that no cluster spans, spec §7 and §8.6, needs ``resampling``; pieces
+    do not merge back); ``backend`` ("cpu":
     rayon, bitwise the same for any thread count; "gpu": the PBD loop,
     plasticity and orientations as wgpu compute shaders with the state on
     the device between steps, spec §14, agreeing with the CPU within f32
@@ -80,6 +92,7 @@ class Simulation(SimulationBase):
         max_clusters: int = 10,
         seed: int = 0x5EEDC1A57E25,
         conserve_mass_momentum: bool = False,
+        surface_level: int = 0,
         backend: str = "cpu",
     ) -> None:
         ms = float(max_speed)
@@ -105,6 +118,7 @@ class Simulation(SimulationBase):
             max_clusters=positive_int(max_clusters, "max_clusters"),
             seed=positive_int(seed, "seed", 0), conserve_mass_momentum=flag(conserve_mass_momentum,
                                                                               "conserve_mass_momentum"),
+            surface_level=_surface_level(surface_level),
             backend=backend,
         ))
         self.backend: Backend = resolve_backend(backend)

@@ -198,6 +198,11 @@ impl PyPbdSimulation {
         self.sim.release(b, idx.as_deref()).py_err()
     }
 
+    /// The user cut of body `b` along a plane; returns the surface's components.
+    fn cut(&mut self, b: usize, point: T3, normal: T3) -> PyResult<u32> {
+        self.sim.cut(b, v3(point), v3(normal)).py_err()
+    }
+
     /// One step of `dt` (s; default the configured one).
     #[pyo3(signature = (dt=None))]
     fn step(&mut self, py: Python<'_>, dt: Option<f64>) -> PyResult<()> {
@@ -343,6 +348,9 @@ impl PyPbdSimulation {
         d.set_item("clusters_removed", r.clusters_removed)?;
         d.set_item("clusters_created", r.clusters_created)?;
         d.set_item("rebound_vertices", r.rebound)?;
+        d.set_item("surface_components", r.components)?;
+        d.set_item("unsupported_vertices", r.unsupported)?;
+        d.set_item("capped_holes", r.caps)?;
         Ok(d)
     }
 

@@ -26,6 +26,7 @@ pub mod sim;
 pub mod skin;
 pub mod solver;
 pub mod state;
+pub mod topology;
 
 pub use material::Material;
 pub use model::{Body, Model};

@@ -87,6 +87,11 @@ pub struct StepParams {
     /// Rescale masses and shift velocities after re-sampling so each body's
     /// mass and linear momentum are unchanged (spec §5.3; off = the paper).
     pub conserve_mass_momentum: bool,
+    /// Surface tracking level (spec §8.6): 0 = fixed connectivity (the
+    /// default), 2 = the surface tears where no particle supports it and
+    /// can be cut, its pieces become components that clusters never span
+    /// (spec §7; needs re-sampling). Level 1 is not implemented.
+    pub surface_level: u32,
 }
 
 impl Default for StepParams {
@@ -116,6 +121,7 @@ impl Default for StepParams {
             max_clusters: 10,
             seed: 0x5eed_c1a5_7e25,
             conserve_mass_momentum: false,
+            surface_level: 0,
         }
     }
 }
@@ -126,6 +132,16 @@ impl StepParams {
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     pub fn validate(&self) -> Result<()> {
         positive("dt (s)", self.dt)?;
+        if !matches!(self.surface_level, 0 | 2) {
+            return invalid!(
+                "surface_level must be 0 (fixed connectivity) or 2 (tearing, cuts, components); got {} \
+                 (level 1, remeshing without topology change, is not implemented)",
+                self.surface_level
+            );
+        }
+        if self.surface_level == 2 && !self.resampling {
+            return invalid!("surface_level=2 needs resampling=True: components are kept by re-sampling");
+        }
         if self.substeps == 0 || self.iterations == 0 {
             return invalid!("substeps and iterations must be ≥ 1");
         }
@@ -208,4 +224,5 @@ crate::params!(StepParams, base = StepParams::default(), {
     "max_clusters": int = max_clusters,
     "seed": int = seed,
     "conserve_mass_momentum": bool = conserve_mass_momentum,
+    "surface_level": int = surface_level,
 });

@@ -345,6 +345,55 @@ impl Simulation {
         Ok(())
     }
 
+    /// The user cut of spec §7 (surface level 2): body `b`'s surface loses
+    /// every triangle crossing the plane through `point` (m) with normal
+    /// `normal`, each side's hole is capped, and the particles on the
+    /// normal's side are told apart from the others, so the next re-sampling
+    /// pass removes the clusters spanning the cut and the two pieces move
+    /// apart as separate components. Returns the surface's components.
+    ///
+    /// Errors: surface level below 2, a non-finite point or a zero normal.
+    pub fn cut(&mut self, b: usize, point: Vec3<f64>, normal: Vec3<f64>) -> Result<u32> {
+        self.check_body(b)?;
+        if self.model.params.surface_level < 2 {
+            return invalid!(
+                "cut needs surface_level=2 (components); this simulation has surface_level={}",
+                self.model.params.surface_level
+            );
+        }
+        crate::validate::all_finite("cut point and normal", &[point, normal])?;
+        let len = normal.norm();
+        if len <= 0.0 {
+            return invalid!("cut normal must be a non-zero vector");
+        }
+        let (p, n) = (point.cast::<f32>(), (normal * (1.0 / len)).cast::<f32>());
+        let state = self.state_mut()?;
+        let pt = &mut state.particles;
+        let above = |x: Vec3<f32>| (x - p).dot(n) >= 0.0;
+        let s = &mut state.surfaces[b];
+        // Vertices bound across the plane rebind on their own side (spec §8.3).
+        for (y, k) in s.y.iter().zip(s.skin.iter_mut()) {
+            let side = above(*y);
+            if (0..4).any(|a| {
+                k.weight[a] > 0.0
+                    && (k.particle[a] as usize) < pt.len()
+                    && above(pt.x[k.particle[a] as usize]) != side
+            }) {
+                *k = Default::default();
+            }
+        }
+        let stats = super::topology::cut(s, p, n);
+        skin::normals(s);
+        // The two sides' particles carry different labels from now on (the
+        // high bit flipped), which the next labelling pass does not bridge.
+        for i in 0..pt.len() {
+            if pt.body[i] as usize == b && above(pt.x[i]) {
+                pt.component[i] ^= 0x8000_0000;
+            }
+        }
+        Ok(stats.components)
+    }
+
     /// One step of `dt` (s; default the configured one). On divergence the
     /// state and colliders are put back to the start of the step and
     /// [`Error::Diverged`] says which step and time.

@@ -218,6 +218,9 @@ pub struct Surface {
     pub skin: Vec<Skin>,
     /// Target volume of the volume correction (spec §8.5), m³.
     pub volume_target: f64,
+    /// Component of each vertex (the smallest vertex index of its connected
+    /// piece) at surface level 2, from the last tracking pass; empty below.
+    pub vcomp: Vec<u32>,
 }
 
 /// Everything that changes while stepping.

@@ -24,6 +24,7 @@ use super::model::Model;
 use super::plasticity::Snapshot;
 use super::skin;
 use super::state::{Skin, State, flag};
+use super::topology;
 use crate::collide::Collider;
 use crate::geometry::MeshInside;
 use crate::math::Vec3;
@@ -61,6 +62,12 @@ pub struct ResampleStats {
     pub clusters_created: u32,
     /// Skin vertices rebound.
     pub rebound: u32,
+    /// Surface components over all bodies after tracking (surface level 2; 0 below).
+    pub components: u32,
+    /// Surface vertices deleted for want of a supporting particle (level 2).
+    pub unsupported: u32,
+    /// Holes capped (level 2).
+    pub caps: u32,
 }
 
 /// Seconds per re-sampling phase since the solver was made, in the paper's
@@ -137,6 +144,24 @@ impl Resampler {
             Vec::new()
         };
         self.times.other += lap(&mut clock);
+        // Spec §7 and §8.6 level 2, before deletion: the surfaces tear where
+        // no particle supports them, holes are capped, components labelled
+        // and passed on to the particles and clusters.
+        if p.surface_level >= 2 {
+            for b in 0..state.surfaces.len() {
+                let body = b as u32;
+                self.grid
+                    .build(&state.particles.x, 2.0 * r, |i| state.particles.body[i] == body);
+                let (grid, x) = (&self.grid, &state.particles.x);
+                let t = topology::track(&mut state.surfaces[b], |y| grid.any_within(x, y, 2.0 * r));
+                skin::normals(&mut state.surfaces[b]);
+                topology::label_particles(state, b, r, &mut self.grid);
+                stats.components += t.components;
+                stats.unsupported += t.unsupported;
+                stats.caps += t.caps;
+            }
+            self.times.other += lap(&mut clock);
+        }
         // 13. The inside oracles of the inflated surfaces.
         let inside: Vec<Option<MeshInside>> = (0..state.surfaces.len())
             .map(|b| inflated_inside(state, b, INFLATE * r))
@@ -227,25 +252,37 @@ impl Resampler {
     /// vertex position. Returns the vertices rebound.
     fn maintain_skin(&mut self, state: &mut State, r: f32) -> u32 {
         let mut rebound = 0;
-        // A used slot whose particle was deleted (compaction set it to MAX).
-        let needs = |k: &Skin| {
+        // A used slot whose particle was deleted (compaction set it to MAX),
+        // or (surface level 2) belongs to another component than the vertex.
+        let needs = |k: &Skin, comp: Option<u32>, component: &[u32]| {
             k.weight.iter().all(|w| *w == 0.0)
-                || (0..4).any(|a| k.weight[a] > 0.0 && k.particle[a] == u32::MAX)
+                || (0..4).any(|a| {
+                    k.weight[a] > 0.0
+                        && (k.particle[a] == u32::MAX
+                            || comp.is_some_and(|c| component[k.particle[a] as usize] != c))
+                })
         };
         for b in 0..state.surfaces.len() {
             let pt = &state.particles;
             let s = &mut state.surfaces[b];
-            let todo: Vec<usize> = (0..s.skin.len()).filter(|&k| needs(&s.skin[k])).collect();
+            let vcomp = &s.vcomp;
+            let comp_of = |k: usize| vcomp.get(k).copied();
+            let todo: Vec<usize> = (0..s.skin.len())
+                .filter(|&k| needs(&s.skin[k], comp_of(k), &pt.component))
+                .collect();
             if !todo.is_empty() {
                 // Cells of 2r serve the first query radius; the rare vertex
                 // with fewer than four particles within 2r retries at 4r and
                 // 8r on a coarser grid.
                 self.grid.build(&pt.x, 2.0 * r, |i| pt.body[i] as usize == b);
                 let (grid, y) = (&self.grid, &s.y);
+                // Level 2: only particles of the vertex's component (spec §7 rule 5).
+                let same = |k: usize, j: u32| comp_of(k).is_none_or(|c| pt.component[j as usize] == c);
                 let bound: Vec<Option<Skin>> = todo
                     .par_iter()
                     .map_init(Vec::new, |near, &k| {
                         grid.within(&pt.x, y[k], 2.0 * r, near);
+                        near.retain(|&j| same(k, j));
                         (near.len() >= 4).then(|| skin::bind(y[k], near, pt, r))
                     })
                     .collect();
@@ -261,6 +298,7 @@ impl Resampler {
                             let mut radius = 4.0 * r;
                             loop {
                                 self.wide.within(&pt.x, y[k], radius, &mut self.near);
+                                self.near.retain(|&j| same(k, j));
                                 if self.near.len() >= 4 || radius >= 8.0 * r {
                                     break;
                                 }
