@@ -4,6 +4,7 @@ pull, X9 shot)."""
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -237,3 +238,44 @@ def test_resampling_keeps_ids_and_checkpoints(tmp_path: Path) -> None:
     assert np.array_equal(b2.positions, bar.positions)
     assert np.array_equal(b2.particle_ids, ids)
     assert set(sim.stage_times()) >= {"resample", "shape_matching"}
+
+
+def test_surface_level_and_cut_refuse_bad_input() -> None:
+    """surface_level is 0 or 2 (with re-sampling); a cut needs level 2 and a non-zero normal."""
+    with pytest.raises(cr.InvalidInputError, match="surface_level"):
+        cr.pbd.Simulation(surface_level=1)
+    with pytest.raises(cr.InvalidInputError, match="resampling"):
+        cr.pbd.Simulation(surface_level=2, resampling=False)
+    sim = cr.pbd.Simulation()
+    body = sim.add_body(cr.geometry.box_mesh(center=(0, 1, 0), half_extents=(0.4, 0.2, 0.2), subdivisions=4))
+    with pytest.raises(cr.InvalidInputError, match="surface_level=2"):
+        body.cut((0, 0, 0), (1, 0, 0))
+    sim2 = cr.pbd.Simulation(surface_level=2)
+    body2 = sim2.add_body(cr.geometry.box_mesh(center=(0, 1, 0), half_extents=(0.4, 0.2, 0.2), subdivisions=4))
+    with pytest.raises(cr.InvalidInputError, match="normal"):
+        body2.cut((0, 0, 0), (0, 0, 0))
+    with pytest.raises(cr.InvalidInputError):
+        body2.cut((float("nan"), 0, 0), (1, 0, 0))
+    assert body2.cut((0.01, 0, 0), (1, 0, 0)) == 2
+    assert body2.surface.is_closed
+
+
+def test_x11_cut_scene_gives_separate_closed_slices(tmp_path: Path) -> None:
+    """pbd_cut (Fig. 5): three blades cut the block into four closed pieces that move apart."""
+    out = cr.scenes.run("pbd_cut", out_dir=tmp_path, frames=40)
+    m = json.loads((out / "metrics.json").read_text())
+    assert m["pieces"] == 4 and m["surface_closed"]
+    assert m["components"][0] == 1 and m["components"][-1] == 4
+    assert m["widest_gap_m"][-1] > m["widest_gap_m"][0] + 0.1
+    assert (out / "pbd_cut.png").stat().st_size > 1000
+
+
+def test_dough_scene_squeezes_rolls_folds_and_splits(tmp_path: Path) -> None:
+    """pbd_dough (Fig. 7): shorter while squeezed, flatter when rolled, split into pieces at the end."""
+    out = cr.scenes.run("pbd_dough", out_dir=tmp_path, frames=120)
+    m = json.loads((out / "metrics.json").read_text())
+    length, height = np.asarray(m["length_m"]), np.asarray(m["height_m"])
+    assert length[:30].min() < 0.8 * m["initial_length_m"]  # squeezed (frames 0–30: 0–1 s)
+    assert height[45:60].min() < 0.7 * height[:3].max()  # rolled flatter (1.5–2 s)
+    assert m["components"][-1] >= 2 and m["surface_closed"]  # split
+    assert np.isfinite(length).all() and np.isfinite(height).all()

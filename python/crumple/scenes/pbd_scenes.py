@@ -15,6 +15,9 @@ scene                 what                                        wall (s)
 pbd_shot              a ball dented by projectiles (Fig. 1/4)     ~5
 pbd_drop_sweep        balls dropped over ν or κ (Figs. 2–3)       ~15
 pbd_taffy             a bar pulled and twisted to 5× (Fig. 6)     ~25
+pbd_cut               a block cut by moving bars (Fig. 5)         ~10
+pbd_dough             dough squeezed, rolled, folded, split       ~20
+                      (Fig. 7)
 ====================  ==========================================  ===========
 """
 
@@ -35,7 +38,8 @@ from ..geometry import TriMesh
 from . import frame_writer, register
 from ._harness import GROUND, OBSTACLE, Prop, write_json
 
-__all__ = ["FRAME_DT", "pbd_shot", "pbd_drop_sweep", "pbd_taffy", "body_mesh", "dent_depth", "enclosed_volume"]
+__all__ = ["FRAME_DT", "pbd_shot", "pbd_drop_sweep", "pbd_taffy", "pbd_cut", "pbd_dough", "body_mesh", "box_body",
+           "dent_depth", "enclosed_volume"]
 
 FRAME_DT = 1.0 / 30.0
 """Frame length, s: two steps of the paper's 1/60 s."""
@@ -376,5 +380,206 @@ def pbd_taffy(*, out_dir: Path, frames: int = 150, backend: str = "cpu", scale: 
         "max_gap_r": float(d.min(axis=1).max() / R) if len(d) else 0.0,
         "surface_closed": bool(surface.is_closed) if hasattr(surface, "is_closed") else None,
         **{k: v for k, v in series.items()},
+    })
+    return Path(out_dir)
+
+
+def _count_components(surface: TriMesh) -> int:
+    """Connected pieces of a triangle mesh (union-find over its edges)."""
+    f = np.asarray(surface.faces, dtype=np.int64)
+    n = len(surface.vertices)
+    parent = np.arange(n)
+
+    def find(a: int) -> int:
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = int(parent[a])
+        return a
+
+    for a, b in np.concatenate([f[:, [0, 1]], f[:, [1, 2]]]):
+        ra, rb = find(int(a)), find(int(b))
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    used = np.unique(f)
+    return len({find(int(v)) for v in used})
+
+
+def box_body(mesh: str | Path | None, center: Sequence[float], half: Sequence[float]) -> TriMesh:
+    """The scene's body: a box of half extents ``half`` at ``center`` (m),
+    subdivided at about the spacing, or the user's mesh scaled into that box."""
+    if mesh is not None:
+        return bar_mesh(mesh, center, half)
+    sub = [max(1, int(round(2.0 * h / R))) for h in half]
+    return geometry.box_mesh(center=tuple(center), half_extents=tuple(half), subdivisions=sub)
+
+
+@register("pbd_cut", "Fig. 5: a block caught between moving blades that cut it into slices (surface level 2)",
+          frames=60, backends=("cpu", "gpu"))
+def pbd_cut(*, out_dir: Path, frames: int = 60, backend: str = "cpu", scale: float = 1.0,
+            progress: bool = False, blades: int = 3, mesh: str | None = None) -> Path:
+    """The cow of Fig. 5 (K 0.5, ε_γ 1e-4, ν 0.99; a 16r × 8r × 8r block
+    stands in for the scan, or ``mesh``) floats without gravity; ``blades``
+    thin blades across it press down into it (0.2–0.7 s), each cutting the
+    block along its plane as its edge enters (:meth:`Body.cut`, spec §7's
+    user cut: the surface splits and is capped, the clusters spanning the
+    cut are removed), then the outer blades move outwards (0.9–1.9 s) and
+    push the end slices away. Surface level 2. ``scale`` scales the block.
+    Metrics per frame: particles, surface components, the widest gap
+    between slices along x, largest ‖F_P‖; at the end, the pieces and
+    whether the surface is closed."""
+    sc = positive(scale, "scale")
+    nb = int(positive(blades, "blades"))
+    half = (8.0 * R * sc, 4.0 * R * sc, 4.0 * R * sc)
+    center = (0.0, 1.0, 0.0)
+    sim = pbd.Simulation(spacing=R, surface_level=2, gravity=(0.0, 0.0, 0.0), backend=backend)
+    cow = sim.add_body(box_body(mesh, center, half), "cow", name="cow")
+    blade_half = (0.1 * R, 2.0 * half[1], half[2] + 2.0 * R)
+    y_up = center[1] + half[1] + blade_half[1] + R
+    y_in = center[1] + blade_half[1] - 0.5 * half[1]
+    xs = [(k + 1) / (nb + 1) * 2.0 * half[0] - half[0] for k in range(nb)]
+    handles = []
+    for k, x in enumerate(xs):
+        out = x + math.copysign(0.5 * half[0], x) if abs(x) > 1e-9 else x
+        b = colliders.Box(center=(x, y_up, 0.0), half_extents=blade_half, friction=0.3)
+        b.set_keyframes([0.0, 0.2, 0.7, 0.9, 1.9], [(x, y_up, 0), (x, y_up, 0), (x, y_in, 0), (x, y_in, 0),
+                                                    (out, y_in, 0)])
+        sim.add_collider(b, name=f"blade_{k}")
+        handles.append(b)
+    top = center[1] + half[1]
+    cut = [False] * nb
+
+    def before_step(t1: float) -> None:
+        for k, b in enumerate(handles):
+            edge = float(np.asarray(b.translation)[1]) - blade_half[1]
+            if not cut[k] and edge <= top:
+                cow.cut(point=(xs[k], 0.0, 0.0), normal=(1.0, 0.0, 0.0))
+                cut[k] = True
+
+    series: dict[str, list[float]] = {"time_s": [], "particles": [], "components": [], "widest_gap_m": [],
+                                      "max_plastic_norm": []}
+
+    def after_frame() -> None:
+        x = np.sort(cow.positions[:, 0].astype(np.float64))
+        series["time_s"].append(sim.time)
+        series["particles"].append(cow.num_particles)
+        series["components"].append(_count_components(cow.surface))
+        series["widest_gap_m"].append(float(np.diff(x).max()) if len(x) > 1 else 0.0)
+        series["max_plastic_norm"].append(float(cow.plastic_norms.max()))
+
+    def blade_meshes() -> TriMesh:
+        parts = [geometry.box_mesh(center=tuple(np.asarray(b.translation)), half_extents=blade_half)
+                 for b in handles]
+        offs = np.cumsum([0] + [len(p.vertices) for p in parts[:-1]])
+        return TriMesh(np.concatenate([np.asarray(p.vertices) for p in parts]),
+                       np.concatenate([np.asarray(p.faces) + o for p, o in zip(parts, offs)]))
+
+    _play("pbd_cut", sim, out_dir=out_dir, frames=max(int(frames), 1), progress=progress,
+          before_step=before_step, after_frame=after_frame, props=[Prop("blades", blade_meshes, color=OBSTACLE)],
+          camera=((0.0, 2.4, 3.0), center))
+    write_json(Path(out_dir) / "metrics.json", {
+        "scene": "pbd_cut", "spacing_m": R, "surface_level": 2, "blades": nb,
+        "pieces": _count_components(cow.surface), "surface_closed": bool(cow.surface.is_closed),
+        "particles_final": cow.num_particles, "clusters_final": cow.num_clusters, **series,
+    })
+    return Path(out_dir)
+
+
+@register("pbd_dough", "Fig. 7: a dough slab squeezed, rolled, folded over and split (surface level 2)",
+          frames=120, backends=("cpu", "gpu"))
+def pbd_dough(*, out_dir: Path, frames: int = 120, backend: str = "cpu", scale: float = 1.0,
+              progress: bool = False, mesh: str | None = None) -> Path:
+    """Fig. 7's dough (K 0.1, ε_γ 0.1, ν 0.9, volume correction) as a slab
+    12r × 4r × 8r on the ground (or ``mesh``), worked in four phases of 1 s
+    (``frames`` frames of 1/30 s; 120 = all four): squeezed between two
+    plates closing along x; rolled flat by a pin travelling along x;
+    folded over by a paddle under its left half turning 170° about a hinge
+    at its middle; split at its middle by a blade pressed down through it,
+    which cuts it as it enters (:meth:`Body.cut`, surface level 2).
+    Metrics per frame: particles, height and length of the dough, surface
+    components; at the end, the pieces and whether the surface is closed."""
+    sc = positive(scale, "scale")
+    half = (6.0 * R * sc, 2.0 * R * sc, 4.0 * R * sc)
+    center = (0.0, half[1] + 0.5 * R, 0.0)
+    sim = pbd.Simulation(spacing=R, surface_level=2, backend=backend)
+    sim.add_collider(_ground(), name="ground")
+    dough = sim.add_body(box_body(mesh, center, half), "dough", name="dough")
+    far = 3.0
+    zs = 2.0 * half[2]
+    # Phase 1 (0–1 s): plates close from the ends to 60 % of the length, then leave slowly.
+    plate_half = (0.05, 2.0 * half[1], zs)
+    for side in (-1.0, 1.0):
+        x0 = side * (half[0] + R + plate_half[0])
+        x1 = side * (0.6 * half[0] + plate_half[0])
+        y = plate_half[1]
+        p = colliders.Box(center=(x0, y, 0.0), half_extents=plate_half, friction=0.5)
+        p.set_keyframes([0.0, 0.8, 0.85, 1.0], [(x0, y, 0), (x1, y, 0), (x1, y, 0), (side * far, y, 0)])
+        sim.add_collider(p, name=f"plate_{'left' if side < 0 else 'right'}")
+    # Phase 2 (1–2 s): a pin waiting beside the slab rolls along x at 45 % of its height, then lifts.
+    pin_r = 1.5 * R
+    y_pin = pin_r + 0.9 * half[1]
+    span = 1.6 * half[0] + 2.0 * pin_r
+    pin = colliders.Capsule(a=(-span, y_pin, -zs), b=(-span, y_pin, zs), radius=pin_r, friction=0.6)
+    pin.set_keyframes([0.0, 1.0, 1.9, 2.1], [(-span, y_pin, 0), (-span, y_pin, 0), (span, y_pin, 0),
+                                             (span, far, 0)], [pin.rotation] * 4)
+    sim.add_collider(pin, name="rolling_pin")
+    # Phase 3 (2–3 s): a paddle flush with the ground under the left half
+    # turns 170° about z at the dough's middle (placed when the phase starts).
+    pad_t = 0.04
+    paddle = colliders.Box(center=(-far, -pad_t, 0.0), half_extents=(0.5, pad_t, zs), friction=0.8)
+    sim.add_collider(paddle, name="paddle")
+    # Phase 4 (3–4 s): a blade down through the middle of the folded dough.
+    blade_half = (0.02, 2.5 * half[1], zs)
+    blade = colliders.Box(center=(0.0, far, 0.0), half_extents=blade_half, friction=0.2)
+    sim.add_collider(blade, name="blade")
+    state = {"fold": False, "blade": False, "cut": False, "x_cut": 0.0}
+
+    def before_step(t1: float) -> None:
+        x = dough.positions
+        if not state["fold"] and t1 >= 2.0:
+            lo, hi = float(x[:, 0].min()), float(x[:, 0].max())
+            mid = 0.5 * (lo + hi)
+            ph = 0.5 * (mid - lo) + R
+            times = np.linspace(2.0, 3.0, 9)
+            trans, rots = [], []
+            for a in np.linspace(0.0, 170.0, 9):
+                rm = colliders.rotation((0, 0, -1), float(a))
+                trans.append(np.array([mid, 0.0, 0.0]) + rm @ np.array([-ph, -pad_t, 0.0]))
+                rots.append(rm)
+            paddle.set_keyframes([0.0, 1.99, *times.tolist(), 3.05, 3.3],
+                                 [trans[0], trans[0], *trans, trans[-1], trans[-1] + np.array([0.0, far, 0.0])],
+                                 [rots[0], rots[0], *rots, rots[-1], rots[-1]])
+            state["fold"] = True
+        if not state["blade"] and t1 >= 3.0:
+            xc = float(0.5 * (x[:, 0].min() + x[:, 0].max()))
+            top = float(x[:, 1].max()) + 0.5 * R
+            yb = top + blade_half[1]
+            blade.set_keyframes([0.0, 3.0, 3.1, 3.7], [(xc, yb, 0), (xc, yb, 0), (xc, yb, 0),
+                                                       (xc, blade_half[1] + 0.5 * R, 0)])
+            state.update(blade=True, x_cut=xc, top=top)
+        if state["blade"] and not state["cut"]:
+            edge = float(np.asarray(blade.translation)[1]) - blade_half[1]
+            if edge <= state["top"] - R:
+                dough.cut(point=(state["x_cut"], 0.0, 0.0), normal=(1.0, 0.0, 0.0))
+                state["cut"] = True
+
+    series: dict[str, list[float]] = {"time_s": [], "particles": [], "height_m": [], "length_m": [],
+                                      "components": []}
+
+    def after_frame() -> None:
+        x = dough.positions
+        series["time_s"].append(sim.time)
+        series["particles"].append(dough.num_particles)
+        series["height_m"].append(float(np.ptp(x[:, 1])))
+        series["length_m"].append(float(np.ptp(x[:, 0])))
+        series["components"].append(_count_components(dough.surface))
+
+    _play("pbd_dough", sim, out_dir=out_dir, frames=max(int(frames), 1), progress=progress,
+          before_step=before_step, after_frame=after_frame, props=[_ground_prop(1.5)],
+          camera=((0.6, 1.8, 2.6), (0.6, 0.1, 0.0)))
+    write_json(Path(out_dir) / "metrics.json", {
+        "scene": "pbd_dough", "spacing_m": R, "surface_level": 2,
+        "pieces": _count_components(dough.surface), "surface_closed": bool(dough.surface.is_closed),
+        "particles_final": dough.num_particles, "clusters_final": dough.num_clusters,
+        "initial_height_m": 2.0 * half[1], "initial_length_m": 2.0 * half[0], **series,
     })
     return Path(out_dir)
