@@ -19,7 +19,7 @@ use super::state::{State, flag};
 use crate::Result;
 use crate::collide::Collider;
 use crate::error::Error;
-use crate::math::{Mat3, Vec3};
+use crate::math::Vec3;
 
 /// Seconds spent per stage since the solver was made (the paper's Table 1
 /// columns: `sim` = PBD + plasticity, `skin` = orientations, skinning, normals).
@@ -342,17 +342,21 @@ impl LoopParams {
 /// The first particle with a non-finite position or velocity, as [`Error::Diverged`].
 fn check_finite(state: &State) -> Result<()> {
     let pt = &state.particles;
-    if let Some(i) = (0..pt.len()).find(|&i| !(pt.x[i].is_finite() && pt.v[i].is_finite())) {
-        return Err(Error::Diverged {
-            step: 0,
-            time: 0.0,
-            what: format!(
-                "particle {i} of body {} has a non-finite position or velocity; lower dt or the \
-                 material's stiffness, or add substeps",
-                pt.body[i]
-            ),
-        });
+    match (0..pt.len()).find(|&i| !(pt.x[i].is_finite() && pt.v[i].is_finite())) {
+        Some(i) => Err(diverged(i, pt.body[i])),
+        None => Ok(()),
     }
-    let _ = Mat3::<f32>::identity;
-    Ok(())
+}
+
+/// [`Error::Diverged`] for particle `i` of `body` (step and time filled in
+/// by the caller); the CPU and GPU steps say the same.
+pub(crate) fn diverged(i: usize, body: u32) -> Error {
+    Error::Diverged {
+        step: 0,
+        time: 0.0,
+        what: format!(
+            "particle {i} of body {body} has a non-finite position or velocity; lower dt or the \
+             material's stiffness, or add substeps"
+        ),
+    }
 }

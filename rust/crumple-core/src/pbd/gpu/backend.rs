@@ -200,15 +200,10 @@ impl GpuSolver {
         if s[stat::BAD_FINITE] != u32::MAX {
             self.restore_backup()?;
             let i = s[stat::BAD_FINITE] as usize;
-            return Err(Error::Diverged {
-                step: 0,
-                time: 0.0,
-                what: format!(
-                    "particle {i} of body {} has a non-finite position or velocity; lower dt or the \
-                     material's stiffness, or add substeps",
-                    state.particles.body.get(i).copied().unwrap_or(0)
-                ),
-            });
+            return Err(crate::pbd::solver::diverged(
+                i,
+                state.particles.body.get(i).copied().unwrap_or(0),
+            ));
         }
         let mut stats = StepStats {
             particle_contacts: s[stat::PARTICLE_CONTACTS],

@@ -67,3 +67,16 @@ fn try_inverse(a: mat3x3<f32>) -> MaybeInverse {
 fn linear_index(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
     return gid.x + gid.y * nwg.x * 64u;
 }
+
+// `rotation_source` (spec §3.3): A_pq for the rigid fit, a degenerate cluster or a singular A_qq,
+// else A_pq A_qq⁻¹.
+fn rotation_source(fit: u32, apq: mat3x3<f32>, aqq: mat3x3<f32>, degenerate: bool) -> mat3x3<f32> {
+    if (fit == PBD_FIT_RIGID || degenerate) {
+        return apq;
+    }
+    let inv = try_inverse(aqq);
+    if (!inv.ok) {
+        return apq;
+    }
+    return cm_mul(apq, inv.m);
+}

@@ -81,14 +81,8 @@ fn end_of_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     let apq = cm_mul(b, transpose(fp));
     let aqq = cm_mul(cm_mul(fp, qsum), transpose(fp));
     let degenerate = is_degenerate(end - start, aqq);
-    var src = apq;
-    if (params.fit != PBD_FIT_RIGID && !degenerate) {
-        let ai = try_inverse(aqq);
-        if (ai.ok) {
-            src = cm_mul(apq, ai.m);
-        }
-    }
-    let q = cm_extract_rotation(src, quat[c], params.end_rotation_iterations);
+    let q = cm_extract_rotation(rotation_source(params.fit, apq, aqq, degenerate), quat[c],
+                                params.end_rotation_iterations);
     quat[c] = q;
     if (degenerate) {
         atomicAdd(&stats[ST_DEGENERATE], 1u);

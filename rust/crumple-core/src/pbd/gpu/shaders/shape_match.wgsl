@@ -17,18 +17,6 @@
 @group(0) @binding(9) var<storage, read> m_rest: array<vec4<f32>>;
 @group(0) @binding(10) var<storage, read> m_cluster: array<u32>;
 
-// `rotation_source`: A_pq (rigid fit, degenerate, or A_qq singular) or A_pq A_qq⁻¹ (linear fit).
-fn rotation_source(apq: mat3x3<f32>, aqq: mat3x3<f32>, degenerate: bool) -> mat3x3<f32> {
-    if (params.fit == PBD_FIT_RIGID || degenerate) {
-        return apq;
-    }
-    let inv = try_inverse(aqq);
-    if (!inv.ok) {
-        return apq;
-    }
-    return cm_mul(apq, inv.m);
-}
-
 @compute @workgroup_size(64)
 fn fit_clusters(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let c = linear_index(gid, nwg);
@@ -61,7 +49,7 @@ fn fit_clusters(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
     let b = m - outer(co, sums.xyz);
     let apq = cm_mul(b, transpose(fp));
     let aqq = cm_mul(cm_mul(fp, qsum), transpose(fp));
-    let q = cm_extract_rotation(rotation_source(apq, aqq, degenerate), quat[c], params.rotation_iterations);
+    let q = cm_extract_rotation(rotation_source(params.fit, apq, aqq, degenerate), quat[c], params.rotation_iterations);
     quat[c] = q;
     let t = cm_mul(cm_quat_to_mat3(q), fp);
     let qbar = sums.xyz * inv;
