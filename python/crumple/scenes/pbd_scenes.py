@@ -575,7 +575,7 @@ def pbd_dough(*, out_dir: Path, frames: int = 120, backend: str = "cpu", scale: 
 
     _play("pbd_dough", sim, out_dir=out_dir, frames=max(int(frames), 1), progress=progress,
           before_step=before_step, after_frame=after_frame, props=[_ground_prop(1.5)],
-          camera=((0.6, 1.8, 2.6), (0.6, 0.1, 0.0)))
+          camera=((0.8, 3.2, 3.4), (0.6, 0.0, 0.0)))
     write_json(Path(out_dir) / "metrics.json", {
         "scene": "pbd_dough", "spacing_m": R, "surface_level": 2,
         "pieces": _count_components(dough.surface), "surface_closed": bool(dough.surface.is_closed),
