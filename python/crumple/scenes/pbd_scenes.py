@@ -493,7 +493,9 @@ def pbd_dough(*, out_dir: Path, frames: int = 120, backend: str = "cpu", scale: 
     (``frames`` frames of 1/30 s; 120 = all four): squeezed between two
     plates closing along x; rolled flat by a pin travelling along x;
     folded over by a paddle under its left half turning 170° about a hinge
-    at its middle; split at its middle by a blade pressed down through it,
+    at its middle (2–3.1 s; the rolling pin rolls and the paddle holds the
+    dough: sticky contact); split at its middle by a blade pressed down
+    through it (3.2–3.8 s),
     which cuts it as it enters (:meth:`Body.cut`, surface level 2).
     Metrics per frame: particles, height and length of the dough, surface
     components; at the end, the pieces and whether the surface is closed."""
@@ -514,18 +516,27 @@ def pbd_dough(*, out_dir: Path, frames: int = 120, backend: str = "cpu", scale: 
         p = colliders.Box(center=(x0, y, 0.0), half_extents=plate_half, friction=0.5)
         p.set_keyframes([0.0, 0.8, 0.85, 1.0], [(x0, y, 0), (x1, y, 0), (x1, y, 0), (side * far, y, 0)])
         sim.add_collider(p, name=f"plate_{'left' if side < 0 else 'right'}")
-    # Phase 2 (1–2 s): a pin waiting beside the slab rolls along x at 45 % of its height, then lifts.
+    # Phase 2 (1–2 s): a pin waiting beside the slab rolls along x at 55 % of its height, then lifts.
     pin_r = 1.5 * R
-    y_pin = pin_r + 0.9 * half[1]
+    y_pin = pin_r + 1.1 * half[1]
     span = 1.6 * half[0] + 2.0 * pin_r
-    pin = colliders.Capsule(a=(-span, y_pin, -zs), b=(-span, y_pin, zs), radius=pin_r, friction=0.6)
-    pin.set_keyframes([0.0, 1.0, 1.9, 2.1], [(-span, y_pin, 0), (-span, y_pin, 0), (span, y_pin, 0),
-                                             (span, far, 0)], [pin.rotation] * 4)
+    pin = colliders.Capsule(a=(-span, y_pin, -zs), b=(-span, y_pin, zs), radius=pin_r, mode="sticky")
+    # It rolls: turning about z at -v/r keeps its lowest line still against
+    # the dough (sticky contact, no sliding); keys every 0.05 s keep each
+    # step of the shortest-arc interpolation under half a turn.
+    t_roll = np.linspace(1.0, 1.9, 19)
+    x_roll = -span + (t_roll - 1.0) / 0.9 * 2.0 * span
+    rot_roll = [colliders.rotation((0, 0, 1), float(np.degrees(-(x + span) / pin_r))) @ pin.rotation
+                for x in x_roll]
+    pin.set_keyframes([0.0, *t_roll.tolist(), 2.1],
+                      [(-span, y_pin, 0), *[(float(x), y_pin, 0) for x in x_roll], (span, far, 0)],
+                      [pin.rotation, *rot_roll, rot_roll[-1]])
     sim.add_collider(pin, name="rolling_pin")
     # Phase 3 (2–3 s): a paddle flush with the ground under the left half
     # turns 170° about z at the dough's middle (placed when the phase starts).
     pad_t = 0.04
-    paddle = colliders.Box(center=(-far, -pad_t, 0.0), half_extents=(0.5, pad_t, zs), friction=0.8)
+    # Sticky: the dough turns over with the paddle instead of sliding off it.
+    paddle = colliders.Box(center=(-far, -pad_t, 0.0), half_extents=(half[0], pad_t, 2.0 * zs), mode="sticky")
     sim.add_collider(paddle, name="paddle")
     # Phase 4 (3–4 s): a blade down through the middle of the folded dough.
     blade_half = (0.02, 2.5 * half[1], zs)
@@ -538,22 +549,24 @@ def pbd_dough(*, out_dir: Path, frames: int = 120, backend: str = "cpu", scale: 
         if not state["fold"] and t1 >= 2.0:
             lo, hi = float(x[:, 0].min()), float(x[:, 0].max())
             mid = 0.5 * (lo + hi)
-            ph = 0.5 * (mid - lo) + R
-            times = np.linspace(2.0, 3.0, 9)
+            ph = half[0]  # the paddle's half length: it reaches under the whole left half
+            # Eased in and out (smoothstep), so the flap is not flung at the end.
+            u = np.linspace(0.0, 1.0, 13)
+            times = 2.0 + 1.1 * u
             trans, rots = [], []
-            for a in np.linspace(0.0, 170.0, 9):
+            for a in 170.0 * u * u * (3.0 - 2.0 * u):
                 rm = colliders.rotation((0, 0, -1), float(a))
                 trans.append(np.array([mid, 0.0, 0.0]) + rm @ np.array([-ph, -pad_t, 0.0]))
                 rots.append(rm)
-            paddle.set_keyframes([0.0, 1.99, *times.tolist(), 3.05, 3.3],
+            paddle.set_keyframes([0.0, 1.99, *times.tolist(), 3.15, 3.6],
                                  [trans[0], trans[0], *trans, trans[-1], trans[-1] + np.array([0.0, far, 0.0])],
                                  [rots[0], rots[0], *rots, rots[-1], rots[-1]])
             state["fold"] = True
-        if not state["blade"] and t1 >= 3.0:
+        if not state["blade"] and t1 >= 3.2:
             xc = float(0.5 * (x[:, 0].min() + x[:, 0].max()))
             top = float(x[:, 1].max()) + 0.5 * R
             yb = top + blade_half[1]
-            blade.set_keyframes([0.0, 3.0, 3.1, 3.7], [(xc, yb, 0), (xc, yb, 0), (xc, yb, 0),
+            blade.set_keyframes([0.0, 3.2, 3.3, 3.8], [(xc, yb, 0), (xc, yb, 0), (xc, yb, 0),
                                                        (xc, blade_half[1] + 0.5 * R, 0)])
             state.update(blade=True, x_cut=xc, top=top)
         if state["blade"] and not state["cut"]:

@@ -78,6 +78,11 @@ fn orientation(i: usize, prev: Quat<f32>, clusters: &Clusters, memberships: &Mem
 pub fn skin_vertices(surface: &mut Surface, particles: &Particles) {
     let Surface { y, skin, .. } = surface;
     y.par_iter_mut().zip(skin.par_iter()).for_each(|(y, s)| {
+        // An unbound vertex (a new cap vertex the skin maintenance could not
+        // yet bind, surface level 2) keeps its position.
+        if s.weight.iter().all(|w| *w == 0.0) {
+            return;
+        }
         let mut p = Vec3::zero();
         for a in 0..4 {
             if s.weight[a] == 0.0 {
