@@ -57,7 +57,6 @@ from _common import (
     run_worker,
     time_steps,
     unavailable,
-    worker_env,
     worker_main,
     write_json,
 )
@@ -111,7 +110,7 @@ def _row_scene(cr: Any, row: str, backend: str = "cpu") -> tuple[Any, Any, Any]:
         mesh = cr.geometry.uv_sphere(center=(0, radius + 0.3, 0), radius=radius, n_lat=n, n_lon=2 * n)
         sim.add_collider(cr.colliders.Plane(point=(0, 0, 0), normal=(0, 1, 0), mode="separate", friction=0.5),
                          name="ground")
-        return sim, sim.add_body(mesh, "armadillo", velocity=(0, -4.0, 0), name="armadillo"), None
+        return sim, sim.add_body(mesh, ROW_PRESET[row], velocity=(0, -4.0, 0), name="armadillo"), None
     shot = row in ("Armadillo", "Bunny")
     sim = cr.pbd.Simulation(spacing=S.R, iterations=S.ITERATIONS, backend=backend,
                             gravity=(0.0, 0.0, 0.0) if shot else S.GRAVITY)
@@ -193,6 +192,13 @@ def _gpu_figures(cr: Any, sim: Any, step: Any, steps: int) -> dict[str, Any]:
     return out
 
 
+def _stage_ms(sim: Any, before: dict[str, float], steps: int) -> tuple[dict[str, float], float]:
+    """ms per step of each stage since ``before``, and the paper's Sim column
+    (PBD loop + plasticity: integrate, contacts, shape matching, projection, plasticity)."""
+    t = {k: 1e3 * (v - before.get(k, 0.0)) / steps for k, v in sim.stage_times().items()}
+    return t, t["integrate"] + t["contacts"] + t["shape_matching"] + t["projection"] + t["plasticity"]
+
+
 def measure_row(row: str, backend: str = "cpu") -> dict[str, Any]:
     cr = import_crumple()
     sim, body, hook = _row_scene(cr, row, backend)
@@ -214,8 +220,7 @@ def measure_row(row: str, backend: str = "cpu") -> dict[str, Any]:
         before.update(sim.stage_times())
 
     timing = time_steps(step, warmup=WARMUP, steps=STEPS, on_step=after_step, after_warmup=after_warmup)
-    t = {k: 1e3 * (v - before.get(k, 0.0)) / STEPS for k, v in sim.stage_times().items()}
-    sim_ms = t["integrate"] + t["contacts"] + t["shape_matching"] + t["projection"] + t["plasticity"]
+    t, sim_ms = _stage_ms(sim, before, STEPS)
     cols = {"bh": t["resample_hash"], "pd": t["resample_deletion"], "pa": t["resample_addition"],
             "cs": t["resample_clusters"], "sk": t["resample_skin"], "oth": t["resample_other"]}
     rtotal = sum(cols.values())
@@ -248,8 +253,7 @@ def measure_sm(size: str, backend: str = "cpu") -> dict[str, Any]:
     before: dict[str, float] = {}
     timing = time_steps(sim.step, warmup=block.warmup, steps=block.steps,
                         after_warmup=lambda: before.update(sim.stage_times()))
-    t = {k: 1e3 * (val - before.get(k, 0.0)) / block.steps for k, val in sim.stage_times().items()}
-    sim_ms = t["integrate"] + t["contacts"] + t["shape_matching"] + t["projection"] + t["plasticity"]
+    t, sim_ms = _stage_ms(sim, before, block.steps)
     x_end = body.positions
     extra = _gpu_figures(cr, sim, None, block.steps)
     engine = "CPU, rayon" if backend == "cpu" else f"GPU, wgpu on {extra.get('adapter', {}).get('name', '?')}"
@@ -260,8 +264,7 @@ def measure_sm(size: str, backend: str = "cpu") -> dict[str, Any]:
 
 
 def _in_worker(args: list[str], label: str) -> dict[str, Any]:
-    return run_worker([sys.executable, str(HERE), *args], timeout_s=WORKER_TIMEOUT_S, label=label,
-                      env=worker_env(THREADS))
+    return run_worker([sys.executable, str(HERE), *args], timeout_s=WORKER_TIMEOUT_S, label=label)
 
 
 def _best(results: list[dict[str, Any]]) -> dict[str, Any]:

@@ -157,7 +157,6 @@ def test_x9_shot_leaves_a_dent_that_stays(tmp_path: Path) -> None:
     to what this implementation gives: the dent is 16× the elastic one."""
     plastic = cr.scenes.run("pbd_shot", out_dir=tmp_path / "p", frames=5, shots=1)
     elastic = cr.scenes.run("pbd_shot", out_dir=tmp_path / "e", frames=5, shots=1, yield_strain=math.inf)
-    import json
 
     dp = json.loads((plastic / "metrics.json").read_text())["dent_depth_r"][0]
     de = json.loads((elastic / "metrics.json").read_text())["dent_depth_r"][0]
@@ -170,7 +169,6 @@ def test_x9_shot_leaves_a_dent_that_stays(tmp_path: Path) -> None:
 
 def test_drop_sweep_scene_writes_its_plot(tmp_path: Path) -> None:
     out = cr.scenes.run("pbd_drop_sweep", out_dir=tmp_path, frames=3, sweep="hardening")
-    import json
 
     m = json.loads((out / "metrics.json").read_text())
     assert len(m["height_ratio"]) == 4 and all(0.3 < r < 1.05 for r in m["height_ratio"])
@@ -191,7 +189,6 @@ def test_x7_taffy_scene_pulls_a_whole_strand(tmp_path: Path) -> None:
     """Spec X7 through the scene, shortened to a 3× pull over 2 s: the strand
     reaches the grips, has no hole, keeps its volume within 2 % and every
     ‖F_P‖ ≤ 2, the particle count grows, the surface stays closed."""
-    import json
 
     out = cr.scenes.run("pbd_taffy", out_dir=tmp_path, frames=60, stretch=3.0)
     m = json.loads((out / "metrics.json").read_text())

@@ -25,8 +25,6 @@ def _poisson(x: float) -> float:
     return in_range(x, "poisson_ratio", -1.0, 0.5, lo_open=True, hi_open=True)
 
 
-
-
 class _Presets(Presets):
     """The shared presets (``crumple._presets``) and the constitutive fields
     the core's material specs read."""

@@ -37,7 +37,7 @@ class Body:
     @property
     def num_particles(self) -> int:
         """Particles of the body now."""
-        return int(self._sim._core().positions(self.index).shape[0])
+        return int(self._sim._core().num_particles(self.index))
 
     @property
     def num_clusters(self) -> int:

@@ -15,11 +15,10 @@ from .._checks import as_points, as_vec3, choice, finite, flag, non_negative, po
 from .._simulation import SimulationBase
 from ..backend import Backend, resolve_backend
 from ..errors import InvalidInputError
-from ..geometry import TriMesh
+from ..geometry import TriMesh, Vec3Like
 from .body import Body
 from .material import Material
 
-Vec3Like = Any
 
 
 def _surface_level(level: Any) -> int:

@@ -31,14 +31,15 @@ from typing import Any
 import numpy as np
 
 from .. import colliders, geometry, io, pbd
-from .._checks import choice, positive
+from .._checks import choice, positive, positive_int
 from .._progress import progress as _progress_bar
 from ..errors import InvalidInputError
+from ..frames import collider_part
 from ..geometry import TriMesh
 from . import frame_writer, register
 from ._harness import GROUND, OBSTACLE, Prop, write_json
 
-__all__ = ["FRAME_DT", "pbd_shot", "pbd_drop_sweep", "pbd_taffy", "pbd_cut", "pbd_dough", "body_mesh", "box_body",
+__all__ = ["FRAME_DT", "pbd_shot", "pbd_drop_sweep", "pbd_taffy", "pbd_cut", "pbd_dough", "body_mesh", "bar_mesh",
            "dent_depth", "enclosed_volume"]
 
 FRAME_DT = 1.0 / 30.0
@@ -142,7 +143,7 @@ def pbd_shot(*, out_dir: Path, frames: int = 60, backend: str = "cpu", scale: fl
     elastic reference. ``scale`` scales the ball (and so the particle
     count) at the paper's spacing. Metrics: the dent depth under every shot
     (m and r), 2 s after it."""
-    shots = int(positive(shots, "shots"))
+    shots = positive_int(shots, "shots")
     radius = 10.0 * R * positive(scale, "scale")
     center = (0.0, radius + (2.0 * R if gravity else 1.0), 0.0)
     sim = pbd.Simulation(spacing=R, resampling=False, gravity=(0, -9.81 if gravity else 0.0, 0), backend=backend)
@@ -155,7 +156,7 @@ def pbd_shot(*, out_dir: Path, frames: int = 60, backend: str = "cpu", scale: fl
     directions = [(1.0, 0.3, 0.0), (-0.5, 0.2, 0.8), (0.0, 0.4, -1.0), (0.3, 1.0, 0.2), (-1.0, -0.2, -0.3)]
     speed, pr = 5.0, 2.0 * R
     start = 0.1
-    hit_times = []
+    hit_dirs = []
     for k in range(shots):
         d = np.asarray(directions[k % len(directions)], dtype=np.float64)
         d /= np.linalg.norm(d)
@@ -168,16 +169,15 @@ def pbd_shot(*, out_dir: Path, frames: int = 60, backend: str = "cpu", scale: fl
         proj.set_keyframes([0.0, t0 - 1e-3, t0, t0 + travel, t0 + 2 * travel, t0 + 2 * travel + 1e-3],
                            [out + d * 50.0, out + d * 50.0, out, deep, out, out + d * 50.0])
         sim.add_collider(proj, name=f"projectile_{k}")
-        hit_times.append((t0, d))
+        hit_dirs.append(d)
     n_frames = max(int(frames), int(math.ceil((start + shots * 0.4 + 0.2) / FRAME_DT)))
     _play("pbd_shot", sim, out_dir=out_dir, frames=n_frames, progress=progress, props=props)
     # Let the dents settle without projectiles, then measure each.
-    for i in reversed(range(len(sim.colliders))):
-        if sim._collider_names[i].startswith("projectile"):
-            sim.remove_collider(i)
+    for _ in range(shots):  # the projectiles were added last
+        sim.remove_collider(len(sim.colliders) - 1)
     sim.advance(max(0.0, 2.0 - (sim.time - start)))
     c_now = np.asarray(ball.positions, dtype=np.float64).mean(axis=0)
-    dents = [dent_depth(ball.surface, c_now.tolist(), d.tolist(), radius) for _, d in hit_times]
+    dents = [dent_depth(ball.surface, c_now.tolist(), d.tolist(), radius) for d in hit_dirs]
     write_json(Path(out_dir) / "metrics.json", {
         "scene": "pbd_shot", "shots": shots, "radius_m": radius, "spacing_m": R,
         "yield_strain": yield_strain, "particles": ball.num_particles, "clusters": ball.num_clusters,
@@ -283,12 +283,13 @@ def enclosed_volume(surface: TriMesh) -> float:
     return float(np.einsum("ij,ij->i", a, np.cross(b, c)).sum() / 6.0)
 
 
-def bar_mesh(mesh: str | Path | None, center: Sequence[float], half: Sequence[float]) -> TriMesh:
-    """The taffy's body: a box of half extents ``half`` (m) at ``center``, or
-    the user's mesh file scaled uniformly so its extent along x is the box's
-    and moved there (it is pulled along x)."""
+def bar_mesh(mesh: str | Path | None, center: Sequence[float], half: Sequence[float], *,
+             quad: float = 2.0 * R) -> TriMesh:
+    """A box body: half extents ``half`` (m) at ``center``, in quads of
+    about ``quad`` (m), or the user's mesh file scaled uniformly so its
+    extent along x is the box's and moved there."""
     if mesh is None:
-        n = [max(1, int(round(h / R))) for h in half]
+        n = [max(1, int(round(2.0 * h / quad))) for h in half]
         return geometry.box_mesh(center=tuple(center), half_extents=tuple(half), subdivisions=tuple(n))
     m = io.load_mesh(mesh)
     v = np.asarray(m.vertices)
@@ -378,39 +379,10 @@ def pbd_taffy(*, out_dir: Path, frames: int = 150, backend: str = "cpu", scale: 
         "particles_initial": n0, "particles_final": bar.num_particles, "clusters_final": bar.num_clusters,
         "length_ratio": span / (stretch * length0),
         "max_gap_r": float(d.min(axis=1).max() / R) if len(d) else 0.0,
-        "surface_closed": bool(surface.is_closed) if hasattr(surface, "is_closed") else None,
-        **{k: v for k, v in series.items()},
+        "surface_closed": bool(surface.is_closed),
+        **series,
     })
     return Path(out_dir)
-
-
-def _count_components(surface: TriMesh) -> int:
-    """Connected pieces of a triangle mesh (union-find over its edges)."""
-    f = np.asarray(surface.faces, dtype=np.int64)
-    n = len(surface.vertices)
-    parent = np.arange(n)
-
-    def find(a: int) -> int:
-        while parent[a] != a:
-            parent[a] = parent[parent[a]]
-            a = int(parent[a])
-        return a
-
-    for a, b in np.concatenate([f[:, [0, 1]], f[:, [1, 2]]]):
-        ra, rb = find(int(a)), find(int(b))
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-    used = np.unique(f)
-    return len({find(int(v)) for v in used})
-
-
-def box_body(mesh: str | Path | None, center: Sequence[float], half: Sequence[float]) -> TriMesh:
-    """The scene's body: a box of half extents ``half`` at ``center`` (m),
-    subdivided at about the spacing, or the user's mesh scaled into that box."""
-    if mesh is not None:
-        return bar_mesh(mesh, center, half)
-    sub = [max(1, int(round(2.0 * h / R))) for h in half]
-    return geometry.box_mesh(center=tuple(center), half_extents=tuple(half), subdivisions=sub)
 
 
 @register("pbd_cut", "Fig. 5: a block caught between moving blades that cut it into slices (surface level 2)",
@@ -428,11 +400,11 @@ def pbd_cut(*, out_dir: Path, frames: int = 60, backend: str = "cpu", scale: flo
     between slices along x, largest ‖F_P‖; at the end, the pieces and
     whether the surface is closed."""
     sc = positive(scale, "scale")
-    nb = int(positive(blades, "blades"))
+    nb = positive_int(blades, "blades")
     half = (8.0 * R * sc, 4.0 * R * sc, 4.0 * R * sc)
     center = (0.0, 1.0, 0.0)
     sim = pbd.Simulation(spacing=R, surface_level=2, gravity=(0.0, 0.0, 0.0), backend=backend)
-    cow = sim.add_body(box_body(mesh, center, half), "cow", name="cow")
+    cow = sim.add_body(bar_mesh(mesh, center, half, quad=R), "cow", name="cow")
     blade_half = (0.1 * R, 2.0 * half[1], half[2] + 2.0 * R)
     y_up = center[1] + half[1] + blade_half[1] + R
     y_in = center[1] + blade_half[1] - 0.5 * half[1]
@@ -461,24 +433,24 @@ def pbd_cut(*, out_dir: Path, frames: int = 60, backend: str = "cpu", scale: flo
     def after_frame() -> None:
         x = np.sort(cow.positions[:, 0].astype(np.float64))
         series["time_s"].append(sim.time)
-        series["particles"].append(cow.num_particles)
-        series["components"].append(_count_components(cow.surface))
+        series["particles"].append(len(x))
+        # The tracker's own count (surface level 2 labels the pieces every step).
+        series["components"].append(int(sim.stats()["surface_components"]))
         series["widest_gap_m"].append(float(np.diff(x).max()) if len(x) > 1 else 0.0)
         series["max_plastic_norm"].append(float(cow.plastic_norms.max()))
 
-    def blade_meshes() -> TriMesh:
-        parts = [geometry.box_mesh(center=tuple(np.asarray(b.translation)), half_extents=blade_half)
-                 for b in handles]
-        offs = np.cumsum([0] + [len(p.vertices) for p in parts[:-1]])
-        return TriMesh(np.concatenate([np.asarray(p.vertices) for p in parts]),
-                       np.concatenate([np.asarray(p.faces) + o for p, o in zip(parts, offs)]))
+    def drawn(c: colliders.Collider) -> Callable[[], TriMesh]:
+        def mesh() -> TriMesh:
+            part = collider_part(c)
+            return TriMesh(part.world_vertices(), part.faces)
+        return mesh
 
     _play("pbd_cut", sim, out_dir=out_dir, frames=max(int(frames), 1), progress=progress,
-          before_step=before_step, after_frame=after_frame, props=[Prop("blades", blade_meshes, color=OBSTACLE)],
+          before_step=before_step, after_frame=after_frame, props=[Prop(f"blade_{k}", drawn(b)) for k, b in enumerate(handles)],
           camera=((0.0, 2.4, 3.0), center))
     write_json(Path(out_dir) / "metrics.json", {
         "scene": "pbd_cut", "spacing_m": R, "surface_level": 2, "blades": nb,
-        "pieces": _count_components(cow.surface), "surface_closed": bool(cow.surface.is_closed),
+        "pieces": series["components"][-1], "surface_closed": bool(cow.surface.is_closed),
         "particles_final": cow.num_particles, "clusters_final": cow.num_clusters, **series,
     })
     return Path(out_dir)
@@ -504,7 +476,7 @@ def pbd_dough(*, out_dir: Path, frames: int = 120, backend: str = "cpu", scale: 
     center = (0.0, half[1] + 0.5 * R, 0.0)
     sim = pbd.Simulation(spacing=R, surface_level=2, backend=backend)
     sim.add_collider(_ground(), name="ground")
-    dough = sim.add_body(box_body(mesh, center, half), "dough", name="dough")
+    dough = sim.add_body(bar_mesh(mesh, center, half, quad=R), "dough", name="dough")
     far = 3.0
     zs = 2.0 * half[2]
     # Phase 1 (0–1 s): plates close from the ends to 60 % of the length, then leave slowly.
@@ -545,8 +517,8 @@ def pbd_dough(*, out_dir: Path, frames: int = 120, backend: str = "cpu", scale: 
     state = {"fold": False, "blade": False, "cut": False, "x_cut": 0.0}
 
     def before_step(t1: float) -> None:
-        x = dough.positions
         if not state["fold"] and t1 >= 2.0:
+            x = dough.positions
             lo, hi = float(x[:, 0].min()), float(x[:, 0].max())
             mid = 0.5 * (lo + hi)
             ph = half[0]  # the paddle's half length: it reaches under the whole left half
@@ -563,6 +535,7 @@ def pbd_dough(*, out_dir: Path, frames: int = 120, backend: str = "cpu", scale: 
                                  [rots[0], rots[0], *rots, rots[-1], rots[-1]])
             state["fold"] = True
         if not state["blade"] and t1 >= 3.2:
+            x = dough.positions
             xc = float(0.5 * (x[:, 0].min() + x[:, 0].max()))
             top = float(x[:, 1].max()) + 0.5 * R
             yb = top + blade_half[1]
@@ -581,17 +554,17 @@ def pbd_dough(*, out_dir: Path, frames: int = 120, backend: str = "cpu", scale: 
     def after_frame() -> None:
         x = dough.positions
         series["time_s"].append(sim.time)
-        series["particles"].append(dough.num_particles)
+        series["particles"].append(len(x))
         series["height_m"].append(float(np.ptp(x[:, 1])))
         series["length_m"].append(float(np.ptp(x[:, 0])))
-        series["components"].append(_count_components(dough.surface))
+        series["components"].append(int(sim.stats()["surface_components"]))
 
     _play("pbd_dough", sim, out_dir=out_dir, frames=max(int(frames), 1), progress=progress,
           before_step=before_step, after_frame=after_frame, props=[_ground_prop(1.5)],
           camera=((0.8, 3.2, 3.4), (0.6, 0.0, 0.0)))
     write_json(Path(out_dir) / "metrics.json", {
         "scene": "pbd_dough", "spacing_m": R, "surface_level": 2,
-        "pieces": _count_components(dough.surface), "surface_closed": bool(dough.surface.is_closed),
+        "pieces": series["components"][-1], "surface_closed": bool(dough.surface.is_closed),
         "particles_final": dough.num_particles, "clusters_final": dough.num_clusters,
         "initial_height_m": 2.0 * half[1], "initial_length_m": 2.0 * half[0], **series,
     })

@@ -91,13 +91,15 @@ impl PyPbdSimulation {
     }
 
     /// Body `b`'s particle positions, `(N, 3)` float32 (its own numbering).
-    fn positions<'py>(&self, py: Python<'py>, b: usize) -> PyResult<Bound<'py, PyArray2<f32>>> {
+    fn positions<'py>(&mut self, py: Python<'py>, b: usize) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        self.sim.sync().py_err()?;
         let p = &self.sim.state.particles;
         f32_points(py, self.sim.body_particles(b).into_iter().map(|i| p.x[i]))
     }
 
     /// Body `b`'s particle velocities, `(N, 3)` float32.
-    fn velocities<'py>(&self, py: Python<'py>, b: usize) -> PyResult<Bound<'py, PyArray2<f32>>> {
+    fn velocities<'py>(&mut self, py: Python<'py>, b: usize) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        self.sim.sync().py_err()?;
         let p = &self.sim.state.particles;
         f32_points(py, self.sim.body_particles(b).into_iter().map(|i| p.v[i]))
     }
@@ -144,7 +146,8 @@ impl PyPbdSimulation {
     }
 
     /// Body `b`'s surface: vertices `(V, 3)` float32 and faces `(F, 3)` int64.
-    fn surface<'py>(&self, py: Python<'py>, b: usize) -> PyResult<MeshArrays<'py>> {
+    fn surface<'py>(&mut self, py: Python<'py>, b: usize) -> PyResult<MeshArrays<'py>> {
+        self.sim.sync().py_err()?;
         let s = self
             .sim
             .state
@@ -154,19 +157,31 @@ impl PyPbdSimulation {
         Ok((f32_points(py, s.y.iter().copied())?, rows_to_py(py, &s.faces)?))
     }
 
+    /// Number of particles of body `b` (the device never changes it: no read-back).
+    fn num_particles(&self, b: usize) -> usize {
+        self.sim
+            .state
+            .particles
+            .body
+            .iter()
+            .filter(|&&k| k as usize == b)
+            .count()
+    }
+
     /// Number of clusters of body `b`.
     fn num_clusters(&self, b: usize) -> usize {
         self.sim.num_clusters(b)
     }
 
     /// ‖F_P‖_F of body `b`'s clusters.
-    fn plastic_norms<'py>(&self, py: Python<'py>, b: usize) -> Bound<'py, PyArray1<f32>> {
+    fn plastic_norms<'py>(&mut self, py: Python<'py>, b: usize) -> PyResult<Bound<'py, PyArray1<f32>>> {
+        self.sim.sync().py_err()?;
         let c = &self.sim.state.clusters;
         let v: Vec<f32> = (0..c.len())
             .filter(|&k| c.body[k] as usize == b)
             .map(|k| c.fp[k].norm())
             .collect();
-        PyArray1::from_vec(py, v)
+        Ok(PyArray1::from_vec(py, v))
     }
 
     #[pyo3(signature = (b, indices, targets=None))]
@@ -206,14 +221,10 @@ impl PyPbdSimulation {
     /// One step of `dt` (s; default the configured one).
     #[pyo3(signature = (dt=None))]
     fn step(&mut self, py: Python<'_>, dt: Option<f64>) -> PyResult<()> {
+        // On the GPU the state stays on the device; the read-outs that need
+        // it (positions, velocities, surface, ...) sync first.
         let sim = &mut self.sim;
-        // On the GPU the state comes back once per call, so every read-out sees it.
-        py.detach(|| {
-            let r = sim.step_dt(dt);
-            let synced = sim.sync();
-            r.and(synced)
-        })
-        .py_err()
+        py.detach(|| sim.step_dt(dt)).py_err().map(|_| ())
     }
 
     /// Advances by `duration` s, landing on `time + duration` (GIL released;
@@ -221,12 +232,7 @@ impl PyPbdSimulation {
     fn advance(&mut self, py: Python<'_>, duration: f64) -> PyResult<u64> {
         let sim = &mut self.sim;
         let mut sig = SignalCheck::new();
-        let r = py.detach(|| {
-            let r = sim.advance_with(duration, || sig.stop());
-            // Read back whatever ran, also when a step failed or Ctrl-C stopped it.
-            let synced = sim.sync();
-            r.and_then(|v| synced.map(|()| v))
-        });
+        let r = py.detach(|| sim.advance_with(duration, || sig.stop()));
         sig.finish(r)
     }
 
@@ -295,14 +301,16 @@ impl PyPbdSimulation {
     }
 
     /// Σ ½ m |v|², J.
-    fn kinetic_energy(&self) -> f64 {
-        self.sim.kinetic_energy()
+    fn kinetic_energy(&mut self) -> PyResult<f64> {
+        self.sim.sync().py_err()?;
+        Ok(self.sim.kinetic_energy())
     }
 
     /// Σ m v, kg·m/s.
-    fn total_momentum(&self) -> T3 {
+    fn total_momentum(&mut self) -> PyResult<T3> {
+        self.sim.sync().py_err()?;
         let p = self.sim.total_momentum();
-        (p.x, p.y, p.z)
+        Ok((p.x, p.y, p.z))
     }
 
     /// Seconds per stage since the start.
@@ -355,7 +363,8 @@ impl PyPbdSimulation {
     }
 
     /// Every state array, for checkpoints (layout: `crumple_core::pbd::checkpoint`).
-    fn state_arrays<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    fn state_arrays<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        self.sim.sync().py_err()?;
         arrays_to_py(py, &self.sim.checkpoint())
     }
 

@@ -141,31 +141,12 @@ impl<T: Pod> GpuBuffer<T> {
         encoder.copy_buffer_to_buffer(&self.buffer, 0, &staging, 0, padded);
         ctx.submit_and_wait("reading back a buffer", encoder)?;
 
-        let (tx, rx) = mpsc::channel();
-        staging.map_async(wgpu::MapMode::Read, .., move |r| {
-            // The receiver outlives the poll below; a failed send is impossible.
-            let _ = tx.send(r);
-        });
-        // The map callback runs inside *some* thread's device poll: when
-        // several threads share the device (tests, Python threads), another
-        // thread's poll may deliver it just after ours returned. So poll and
-        // wait for the callback together, until a generous deadline.
-        let deadline = Instant::now() + Duration::from_secs(120);
-        loop {
-            ctx.wait("mapping a readback buffer")?;
-            match rx.recv_timeout(Duration::from_millis(5)) {
-                Ok(Ok(())) => break,
-                Ok(Err(e)) => {
-                    return Err(Error::Backend(format!("mapping a readback buffer failed: {e}")));
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) if Instant::now() < deadline => {}
-                Err(_) => {
-                    return Err(Error::Backend(
-                        "mapping a readback buffer did not complete within 120 s".to_owned(),
-                    ));
-                }
-            }
-        }
+        map_and_wait(
+            ctx,
+            &staging,
+            "mapping a readback buffer",
+            Duration::from_secs(120),
+        )?;
         let out = {
             let view = staging
                 .get_mapped_range(..)
@@ -189,6 +170,63 @@ impl<T: Pod> GpuBuffer<T> {
             size: wgpu::BufferSize::new(bytes.min(self.buffer.size())),
         })
     }
+}
+
+/// Maps all of `buffer` (a `MAP_READ` buffer whose copy was submitted) for
+/// reading and waits for it, polling the device; `what` names the operation
+/// in errors. The map callback runs inside *some* thread's device poll: when
+/// several threads share the device (tests, Python threads), another
+/// thread's poll may deliver it just after ours returned, so this polls and
+/// waits for the callback together, until `limit`.
+pub(crate) fn map_and_wait(
+    ctx: &GpuContext,
+    buffer: &wgpu::Buffer,
+    what: &str,
+    limit: Duration,
+) -> Result<()> {
+    let (tx, rx) = mpsc::channel();
+    buffer.map_async(wgpu::MapMode::Read, .., move |r| {
+        // The receiver outlives the poll below; a failed send is impossible.
+        let _ = tx.send(r);
+    });
+    let deadline = Instant::now() + limit;
+    loop {
+        ctx.wait(what)?;
+        match rx.recv_timeout(Duration::from_millis(2)) {
+            Ok(Ok(())) => return Ok(()),
+            Ok(Err(e)) => return Err(Error::Backend(format!("{what} failed: {e}"))),
+            Err(mpsc::RecvTimeoutError::Timeout) if Instant::now() < deadline => {}
+            Err(_) => {
+                return Err(Error::Backend(format!(
+                    "{what} did not complete within {} s (device lost?)",
+                    limit.as_secs()
+                )));
+            }
+        }
+    }
+}
+
+/// Reads `out.len()` u32 words from the start of `buffer` (a `MAP_READ`
+/// buffer whose copy was submitted): [`map_and_wait`], copy, unmap. A
+/// solver's per-step stats block comes back this way, through a buffer made
+/// once, so a step allocates nothing to read it.
+pub(crate) fn read_mapped_u32s(
+    ctx: &GpuContext,
+    buffer: &wgpu::Buffer,
+    out: &mut [u32],
+    what: &str,
+    limit: Duration,
+) -> Result<()> {
+    map_and_wait(ctx, buffer, what, limit)?;
+    {
+        let view = buffer
+            .slice(..)
+            .get_mapped_range()
+            .map_err(|e| Error::Backend(format!("{what} failed: {e}")))?;
+        out.copy_from_slice(bytemuck::cast_slice(&view[..out.len() * 4]));
+    }
+    buffer.unmap();
+    Ok(())
 }
 
 fn allocate<T>(ctx: &GpuContext, len: usize, label: &str) -> Result<wgpu::Buffer> {

@@ -30,6 +30,7 @@ pub(crate) mod uniforms;
 pub mod wgsl;
 
 pub use buffer::GpuBuffer;
+pub(crate) use buffer::read_mapped_u32s;
 pub use context::{AdapterSummary, GpuContext, probe};
 pub use radix_sort::{GpuRadixSort, radix_sort_pairs_u32};
 pub use scan::{GpuScan, scan_exclusive_u32};

@@ -2,7 +2,7 @@
 //! file, its bind-group layout read from the source by naga
 //! ([`reflect_bindings`]), one pipeline per entry point, and bind groups made
 //! by looking each declared resource up by the name the shader gives it.
-//! MPM (`mpm/gpu/stages.rs`) and shape matching (`pbd/gpu/stages.rs`) both
+//! MPM (`mpm/gpu/stages.rs`) and shape matching (`pbd/gpu/mod.rs`) both
 //! build on it, so a new GPU method only lists its files and entries.
 
 use std::collections::BTreeMap;
@@ -142,12 +142,13 @@ pub(crate) struct Stages {
 }
 
 impl Stages {
-    /// The stages of `method` on `ctx`: `(name, source, entries)` per stage
-    /// file, compiled on first use and cached.
+    /// The stages of `method` on `ctx`: one module per `(name, entries)` of
+    /// `files`, its source `source(name)`; compiled on first use and cached.
     pub(crate) fn get(
         ctx: &Arc<GpuContext>,
         method: &'static str,
-        files: &[(&'static str, &str, &[&'static str])],
+        files: &[(&'static str, &[&'static str])],
+        source: fn(&str) -> &'static str,
     ) -> Result<Arc<Stages>> {
         static CACHE: OnceLock<StageCache> = OnceLock::new();
         let cache = CACHE.get_or_init(Default::default);
@@ -160,8 +161,8 @@ impl Stages {
             return Ok(Arc::clone(s));
         }
         let mut modules = BTreeMap::new();
-        for &(name, source, entries) in files {
-            modules.insert(name, StageModule::new(ctx, method, name, source, entries)?);
+        for &(name, entries) in files {
+            modules.insert(name, StageModule::new(ctx, method, name, source(name), entries)?);
         }
         let s = Arc::new(Stages { modules });
         guard.push((Arc::downgrade(ctx), method, Arc::clone(&s)));

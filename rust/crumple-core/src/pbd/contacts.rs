@@ -12,7 +12,7 @@
 
 use rayon::prelude::*;
 
-use super::grid::{cell, key};
+use super::grid::Grid;
 use super::state::Particles;
 use crate::collide::{BoundaryMode, Collider};
 use crate::math::Vec3;
@@ -20,8 +20,8 @@ use crate::math::Vec3;
 /// The neighbour grid and the contact candidates of one step.
 #[derive(Clone, Debug, Default)]
 pub struct Contacts {
-    /// `(cell key, particle)` sorted.
-    keys: Vec<(u64, u32)>,
+    /// The exposed particles' grid (cells of `d_pp + margin`).
+    grid: Grid,
     /// Neighbours per particle, `max_neighbors` slots each.
     pub neighbors: Vec<u32>,
     /// Used slots per particle.
@@ -108,18 +108,10 @@ impl Contacts {
             })
         }));
         let exposed = &self.exposed;
-        self.keys.clear();
-        self.keys.extend(
-            xs.iter()
-                .enumerate()
-                .filter(|(i, _)| exposed[*i])
-                .map(|(i, &x)| (key(cell(x, h)), i as u32)),
-        );
-        // Unique keys: the unstable sort is deterministic.
-        self.keys.par_sort_unstable();
+        self.grid.build(xs, h, |i| exposed[i]);
         self.neighbors.resize(n * capacity, 0);
         self.neighbor_count.resize(n, 0);
-        let keys = &self.keys;
+        let grid = &self.grid;
         let reach2 = h * h;
         self.neighbors
             .par_chunks_mut(capacity.max(1))
@@ -132,37 +124,22 @@ impl Contacts {
                 }
                 let xi = xs[i];
                 let bi = particles.body[i];
-                let c = cell(xi, h);
                 // Gather candidates cell by cell, then keep the nearest-index-first order.
                 let mut found = 0usize;
                 let mut found_sorted = true;
-                for dz in -1..=1 {
-                    for dy in -1..=1 {
-                        for dx in -1..=1 {
-                            let k = key([c[0] + dx, c[1] + dy, c[2] + dz]);
-                            let start = keys.partition_point(|e| e.0 < k);
-                            for &(kk, j) in &keys[start..] {
-                                if kk != k {
-                                    break;
-                                }
-                                let j = j as usize;
-                                if j == i || particles.body[j] == bi {
-                                    continue;
-                                }
-                                if (xs[j] - xi).norm_squared() >= reach2 {
-                                    continue;
-                                }
-                                if found < slots.len() {
-                                    if found > 0 && slots[found - 1] > j as u32 {
-                                        found_sorted = false;
-                                    }
-                                    slots[found] = j as u32;
-                                    found += 1;
-                                }
-                            }
-                        }
+                grid.scan(xi, |j| {
+                    let j = j as usize;
+                    if j == i || particles.body[j] == bi || (xs[j] - xi).norm_squared() >= reach2 {
+                        return;
                     }
-                }
+                    if found < slots.len() {
+                        if found > 0 && slots[found - 1] > j as u32 {
+                            found_sorted = false;
+                        }
+                        slots[found] = j as u32;
+                        found += 1;
+                    }
+                });
                 if !found_sorted {
                     slots[..found].sort_unstable();
                 }
@@ -211,18 +188,17 @@ impl Contacts {
     /// Spec §1.3 step 7b: particle–particle separation with friction
     /// (Jacobi, double-buffered: reads `xs`, writes the result back).
     pub fn project_particles(&mut self, xs: &mut [Vec3<f32>], particles: &Particles, p: &ContactParams) {
-        if self.keys.is_empty() {
+        if self.grid.is_empty() {
             // No particle near another body: nothing to project.
             return;
         }
-        let n = xs.len();
         self.buffer.clear();
         self.buffer.extend_from_slice(xs);
         let prev = &self.buffer;
         let tiny = 1e-6 * p.d_pp;
         let (mu_s, mu_k) = p.mu_pp;
         let me = &*self;
-        xs.par_iter_mut().enumerate().take(n).for_each(|(i, out)| {
+        xs.par_iter_mut().enumerate().for_each(|(i, out)| {
             let wi = particles.w[i];
             if wi == 0.0 {
                 return;

@@ -3,6 +3,8 @@
 //! keys, scanned over the 27 cells around a query. Results come in
 //! ascending index order, so every query is deterministic.
 
+use rayon::prelude::*;
+
 use crate::math::Vec3;
 
 /// A grid of cell size `h` over a set of points.
@@ -43,11 +45,18 @@ impl Grid {
                 .filter(|&i| keep(i))
                 .map(|i| (key(cell(points[i], h)), i as u32)),
         );
-        self.keys.sort_unstable();
+        // Unique (cell, index) keys: the parallel sort gives the same order.
+        self.keys.par_sort_unstable();
     }
 
-    /// Calls `f(j)` for every kept point in the 27 cells around `x`.
-    fn scan(&self, x: Vec3<f32>, mut f: impl FnMut(u32)) {
+    /// No point was kept.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// Calls `f(j)` for every kept point in the 27 cells around `x`: cell by
+    /// cell in (z, y, x) order, ascending `j` within a cell.
+    pub(super) fn scan(&self, x: Vec3<f32>, mut f: impl FnMut(u32)) {
         self.scan_until(x, |j| {
             f(j);
             false

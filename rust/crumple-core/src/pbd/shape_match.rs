@@ -43,11 +43,6 @@ pub fn weight(weights: Weights, m: f32, n: u32) -> f32 {
 pub struct ClusterFit {
     /// Weighted centre of mass c, m.
     pub c: Vec3<f64>,
-    /// Σ μ q / Σ μ, m: zero up to the f32 rounding of the stored rest
-    /// positions; the goals subtract it (`g = T (q − q̄) + c`), because a
-    /// constant residual of the centring would push the cluster's momentum
-    /// by K·M·T q̄ every iteration.
-    pub qbar: Vec3<f64>,
     /// `B = Σ μ (x − c) qᵀ`.
     pub b: Mat3<f32>,
     /// `A_pq = B F_Pᵀ` (spec eq. 1).
@@ -82,11 +77,10 @@ impl ClusterFit {
         }
         let o = origin.unwrap_or(Vec3::zero());
         let inv = if mass > 0.0 { 1.0 / mass } else { 0.0 };
-        let (co, qbar) = (s * inv, sq * inv);
+        let co = s * inv;
         let b = (m - Mat3::outer(co, sq)).cast::<f32>();
         Self {
             c: o + co,
-            qbar,
             b,
             apq: b * fp.transpose(),
         }
@@ -256,7 +250,10 @@ pub fn fit_clusters(
             let a = rotation_source(p.fit, &apq, &aqq(&fp[c], &qsum[c]), degenerate[c]);
             extract_rotation(&a, q, p.rotation_iterations);
             *t = q.to_mat3() * fp[c];
-            // The goals' offset: c − T q̄ (see ClusterFit::qbar).
+            // The goals' offset c − T q̄, q̄ = Σμq/Σμ: zero up to the f32
+            // rounding of the stored rest positions, but a constant residual
+            // of the centring would push the cluster's momentum by K·M·T q̄
+            // every iteration, so the goals are g = T (q − q̄) + c.
             let (mass, sq) = sums[c];
             let qbar = if mass > 0.0 {
                 sq * (1.0 / mass)

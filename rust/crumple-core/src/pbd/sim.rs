@@ -287,7 +287,6 @@ impl Simulation {
     /// Moves pinned particles' targets (positions at the end of the next step).
     pub fn set_pin_targets(&mut self, b: usize, local: &[u32], targets: &[Vec3<f64>]) -> Result<()> {
         self.check_body(b)?;
-        self.state_mut()?;
         if targets.len() != local.len() {
             return invalid!(
                 "set_pin_targets: {} targets for {} particles",
@@ -308,8 +307,14 @@ impl Simulation {
                 return invalid!("particle {k} of body {b} is not pinned; pin it first");
             }
         }
+        // Only the targets change, and the device never changes them (nor
+        // the flags and bodies read above): no read-back, and the next GPU
+        // step uploads the targets alone.
         for (n, &k) in local.iter().enumerate() {
             self.state.particles.target[ids[k as usize]] = targets[n].cast::<f32>();
+        }
+        if let Some(g) = &mut self.gpu {
+            g.targets_changed();
         }
         Ok(())
     }
@@ -361,12 +366,8 @@ impl Simulation {
                 self.model.params.surface_level
             );
         }
-        crate::validate::all_finite("cut point and normal", &[point, normal])?;
-        let len = normal.norm();
-        if len <= 0.0 {
-            return invalid!("cut normal must be a non-zero vector");
-        }
-        let (p, n) = (point.cast::<f32>(), (normal * (1.0 / len)).cast::<f32>());
+        let p = crate::validate::finite_vec("cut point", point)?.cast::<f32>();
+        let n = crate::validate::direction("cut normal", normal)?.cast::<f32>();
         let state = self.state_mut()?;
         let pt = &mut state.particles;
         let above = |x: Vec3<f32>| (x - p).dot(n) >= 0.0;
@@ -407,8 +408,11 @@ impl Simulation {
         if !on_gpu {
             self.backup.save(&self.state);
         }
-        let poses: Vec<Collider> = self.colliders.clone();
-        let t1 = self.state.time + dt;
+        // On failure the colliders go back to their poses at the start of
+        // the step: a pure function of time (scripted ones keep theirs), so
+        // nothing needs copying every step.
+        let t0 = self.state.time;
+        let t1 = t0 + dt;
         for c in &mut self.colliders {
             c.advance_to(t1)?;
         }
@@ -434,17 +438,24 @@ impl Simulation {
                 if !on_gpu {
                     self.backup.restore(&mut self.state);
                 }
-                self.colliders = poses;
+                self.colliders_to(t0)?;
                 Err(Error::Diverged { step, time, what })
             }
             Err(e) => {
                 if !on_gpu {
                     self.backup.restore(&mut self.state);
                 }
-                self.colliders = poses;
+                self.colliders_to(t0)?;
                 Err(e)
             }
         }
+    }
+
+    fn colliders_to(&mut self, t: f64) -> Result<()> {
+        for c in &mut self.colliders {
+            c.advance_to(t)?;
+        }
+        Ok(())
     }
 
     /// Advances by `duration` s in steps of the configured `dt`, the last one

@@ -44,7 +44,7 @@ pub fn skinned_particles(surfaces: &[Surface], n: usize, mask: &mut Vec<bool>) {
     for s in surfaces {
         for k in &s.skin {
             for a in 0..4 {
-                if k.weight[a] != 0.0 && (k.particle[a] as usize) < n {
+                if k.weight[a] > 0.0 && (k.particle[a] as usize) < n {
                     mask[k.particle[a] as usize] = true;
                 }
             }
@@ -72,6 +72,13 @@ fn orientation(i: usize, prev: Quat<f32>, clusters: &Clusters, memberships: &Mem
         sum = sum + qc.scale(s);
     }
     if sum.norm() >= 1e-6 { sum.normalize() } else { prev }
+}
+
+/// Spec §8.3: a vertex at `y` bound to a particle at `x` with orientation
+/// `q` keeps `z = R(q)ᵀ (y − x)`, so that skinning puts it back at `y`.
+#[inline]
+pub fn offset(q: Quat<f32>, y: Vec3<f32>, x: Vec3<f32>) -> Vec3<f32> {
+    q.to_mat3().transpose() * (y - x)
 }
 
 /// Spec §8.2: `y = Σ_a w_a (R(Q_{l_a}) z_a + x_{l_a})` for every vertex.
@@ -128,7 +135,7 @@ pub fn bind(y: Vec3<f32>, candidates: &[u32], particles: &Particles, r: f32) -> 
         if s.weight[a] > 0.0 {
             s.weight[a] /= total;
             let l = s.particle[a] as usize;
-            s.offset[a] = particles.q[l].to_mat3().transpose() * (y - particles.x[l]);
+            s.offset[a] = offset(particles.q[l], y, particles.x[l]);
         }
     }
     s
@@ -213,7 +220,7 @@ pub fn correct_volume(surface: &mut Surface, particles: &Particles) {
             for a in 0..4 {
                 if s.weight[a] > 0.0 {
                     let l = s.particle[a] as usize;
-                    s.offset[a] = particles.q[l].to_mat3().transpose() * (*y - particles.x[l]);
+                    s.offset[a] = offset(particles.q[l], *y, particles.x[l]);
                 }
             }
         });

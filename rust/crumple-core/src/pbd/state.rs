@@ -170,24 +170,13 @@ impl Memberships {
     pub fn rebuild(&mut self, n: usize, clusters: &Clusters) {
         static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         self.id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        self.offset.clear();
-        self.offset.resize(n + 1, 0);
-        for &p in &clusters.member {
-            self.offset[p as usize + 1] += 1;
-        }
-        for i in 0..n {
-            self.offset[i + 1] += self.offset[i];
-        }
-        self.entry.clear();
-        self.entry.resize(clusters.member.len(), 0);
+        // Entries visited in ascending order, so each particle's are ascending.
+        let memberships = clusters.member.iter().enumerate().map(|(e, &p)| (p, e as u32));
+        (self.offset, self.entry) = crate::geometry::csr(n, memberships);
         self.entry_cluster.clear();
         self.entry_cluster.resize(clusters.member.len(), 0);
-        let mut fill = self.offset.clone();
         for c in 0..clusters.len() {
             for e in clusters.entries(c) {
-                let p = clusters.member[e] as usize;
-                self.entry[fill[p] as usize] = e as u32;
-                fill[p] += 1;
                 self.entry_cluster[e] = c as u32;
             }
         }

@@ -40,8 +40,6 @@ pub const NONE: u32 = u32::MAX;
 pub struct TrackStats {
     /// Vertices deleted for want of a supporting particle.
     pub unsupported: u32,
-    /// Triangles deleted (unsupported, non-manifold, cut).
-    pub faces_deleted: u32,
     /// Boundary loops capped.
     pub caps: u32,
     /// Components after the pass.
@@ -107,11 +105,14 @@ fn edge(a: u32, b: u32) -> (u32, u32) {
 /// boundary loop, drops unreferenced vertices (skin slots carried over) and
 /// labels the components.
 fn close(surface: &mut Surface, mut keep: Vec<bool>) -> TrackStats {
-    let mut stats = TrackStats {
-        faces_deleted: keep.iter().filter(|k| !**k).count() as u32,
-        ..TrackStats::default()
-    };
+    let mut stats = TrackStats::default();
     let nv = surface.y.len();
+    // Nothing deleted from a surface an earlier pass closed and labelled
+    // (`vcomp` covers it): it comes out unchanged, as do its labels.
+    if keep.iter().all(|k| *k) && surface.vcomp.len() == nv {
+        stats.components = count_roots(&surface.vcomp);
+        return stats;
+    }
     // Step (3): until the boundary is simple loops (bounded: each round deletes faces).
     for _ in 0..64 {
         let faces = &surface.faces;
@@ -148,7 +149,6 @@ fn close(surface: &mut Surface, mut keep: Vec<bool>) -> TrackStats {
             let on_pinch = t.iter().any(|&v| out[v as usize] > 1);
             if on_bad_edge || on_pinch {
                 keep[f] = false;
-                stats.faces_deleted += 1;
                 changed = true;
             }
         }
@@ -273,10 +273,16 @@ pub fn label_vertices(surface: &mut Surface) -> u32 {
         }
     }
     surface.vcomp = (0..n as u32).map(|v| find(&mut parent, v)).collect();
-    let mut roots: Vec<u32> = surface.vcomp.clone();
-    roots.sort_unstable();
-    roots.dedup();
-    roots.len() as u32
+    count_roots(&surface.vcomp)
+}
+
+/// Components of a labelling where each label is its smallest vertex index.
+fn count_roots(vcomp: &[u32]) -> u32 {
+    vcomp
+        .iter()
+        .enumerate()
+        .filter(|&(v, &c)| c as usize == v)
+        .count() as u32
 }
 
 /// Spec §7 steps 2–4 for body `b`: particle labels from the skin (the
@@ -285,8 +291,9 @@ pub fn label_vertices(surface: &mut Surface) -> u32 {
 /// (multi-source breadth-first search in ascending particle order), else
 /// the label of the nearest labelled particle of the body; each cluster of
 /// the body takes its members' label, or [`NONE`] when they disagree (then
-/// re-sampling removes it).
-pub fn label_particles(state: &mut State, b: usize, r: f32, grid: &mut Grid) {
+/// re-sampling removes it). `grid` holds body b's particles in cells of 2r
+/// (the tracking pass's grid, on the same positions).
+pub fn label_particles(state: &mut State, b: usize, r: f32, grid: &Grid) {
     let s = &state.surfaces[b];
     let pt = &mut state.particles;
     let body = b as u32;
@@ -320,8 +327,8 @@ pub fn label_particles(state: &mut State, b: usize, r: f32, grid: &mut Grid) {
         }
         label[p as usize] = best;
     }
-    let prev = pt.component.clone();
-    grid.build(&pt.x, 2.0 * r, |i| pt.body[i] == body);
+    // The new labels are written below, after the search has read the old ones.
+    let prev = &pt.component;
     let mut queue: VecDeque<u32> = (0..n as u32)
         .filter(|&i| pt.body[i as usize] == body && label[i as usize] != NONE)
         .collect();

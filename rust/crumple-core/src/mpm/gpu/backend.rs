@@ -12,7 +12,7 @@
 //! return-map events.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, mpsc};
+use std::sync::Arc;
 
 use crate::collide::Collider;
 use crate::error::{Error, Result};
@@ -316,34 +316,14 @@ impl GpuMpm {
     }
 
     fn read_stats(&self) -> Result<[u32; stat::WORDS]> {
-        let ctx = &self.ctx;
-        let slice = self.dev.stats_read.slice(..);
-        let (tx, rx) = mpsc::channel();
-        slice.map_async(wgpu::MapMode::Read, move |r| {
-            let _ = tx.send(r);
-        });
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
-        loop {
-            ctx.wait("running an MPM step")?;
-            match rx.recv_timeout(std::time::Duration::from_millis(2)) {
-                Ok(Ok(())) => break,
-                Ok(Err(e)) => return Err(Error::Backend(format!("reading the MPM step stats failed: {e}"))),
-                Err(mpsc::RecvTimeoutError::Timeout) if std::time::Instant::now() < deadline => {}
-                Err(_) => {
-                    return Err(Error::Backend(
-                        "the MPM step did not finish within 600 s (device lost?)".to_owned(),
-                    ));
-                }
-            }
-        }
         let mut out = [0u32; stat::WORDS];
-        {
-            let view = slice
-                .get_mapped_range()
-                .map_err(|e| Error::Backend(format!("reading the MPM step stats failed: {e}")))?;
-            out.copy_from_slice(bytemuck::cast_slice(&view[..stat::WORDS * 4]));
-        }
-        self.dev.stats_read.unmap();
+        crate::gpu::read_mapped_u32s(
+            &self.ctx,
+            &self.dev.stats_read,
+            &mut out,
+            "reading the MPM step stats",
+            std::time::Duration::from_secs(600),
+        )?;
         Ok(out)
     }
 }

@@ -179,11 +179,7 @@ const ENTRIES: [(&str, &[&str]); 8] = [
 
 /// The MPM stages, compiled once per context ([`crate::gpu::stage`]).
 pub(super) fn stages(ctx: &Arc<GpuContext>) -> Result<Arc<Stages>> {
-    let files: Vec<(&'static str, &str, &[&'static str])> = ENTRIES
-        .iter()
-        .map(|&(name, entries)| (name, stage_wgsl(name), entries))
-        .collect();
-    Stages::get(ctx, "MPM", &files)
+    Stages::get(ctx, "MPM", &ENTRIES, stage_wgsl)
 }
 
 #[cfg(test)]

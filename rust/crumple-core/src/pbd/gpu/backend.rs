@@ -3,6 +3,7 @@
 //! one small read-back of the stats block per step (divergence and the
 //! counters), a device-side backup restored when a step diverges.
 
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -11,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::gpu::dispatch::dispatch_2d;
 use crate::gpu::radix_sort::SortPlan;
 use crate::gpu::stage::Stages;
-use crate::gpu::{GpuContext, GpuRadixSort};
+use crate::gpu::{GpuBuffer, GpuContext, GpuRadixSort, read_mapped_u32s};
 use crate::pbd::model::Model;
 use crate::pbd::plasticity::PlasticCounts;
 use crate::pbd::skin;
@@ -36,6 +37,8 @@ pub struct GpuSolver {
     plan: Option<Plan>,
     /// The host changed the state or model: upload before the next step.
     upload_needed: bool,
+    /// The host moved kinematic targets only: upload them before the next step.
+    targets_needed: bool,
     /// The device holds steps the host has not read back.
     host_stale: bool,
 }
@@ -59,6 +62,7 @@ impl GpuSolver {
             sort: GpuRadixSort::new(ctx)?,
             plan: None,
             upload_needed: true,
+            targets_needed: false,
             host_stale: false,
         })
     }
@@ -74,9 +78,10 @@ impl GpuSolver {
         self.upload_needed = true;
     }
 
-    /// Whether the device holds steps the host has not read back.
-    pub fn host_stale(&self) -> bool {
-        self.host_stale
+    /// The host moved kinematic targets and nothing else (the device never
+    /// changes them): the next step uploads the targets alone.
+    pub fn targets_changed(&mut self) {
+        self.targets_needed = true;
     }
 
     /// Brings `state` up to date with the device: particles and clusters
@@ -136,7 +141,10 @@ impl GpuSolver {
             self.sync(state, model)?;
             self.dev.upload(model, state)?;
             self.upload_needed = false;
+        } else if self.targets_needed {
+            self.dev.upload_targets(state)?;
         }
+        self.targets_needed = false;
         self.dev.upload_colliders(colliders)?;
         if self.plan.is_none() || self.dev.rebind {
             self.make_plan()?;
@@ -151,12 +159,14 @@ impl GpuSolver {
         init[stat::BAD_FINITE] = u32::MAX;
         self.dev.stats.upload(&init)?;
         let mut encoder = ctx.encoder("pbd step");
-        for (src, dst) in self.dev.state_buffers().into_iter().zip(&self.dev.backup) {
-            let bytes = (src.len() * 16) as u64;
-            if bytes > 0 {
-                encoder.copy_buffer_to_buffer(src.raw(), 0, dst.raw(), 0, bytes);
-            }
-        }
+        // Keep the start of the step (device-side copy, no host sync); with
+        // the end of the step on the host, only x, v and the rotations change.
+        let saved = if on_device_end { 5 } else { 3 };
+        copy_state(
+            &mut encoder,
+            &self.dev.state_buffers()[..saved],
+            &self.dev.backup[..saved],
+        );
         {
             let Some(plan) = self.plan.as_ref() else {
                 return Err(Error::Backend("internal: shape-matching plan missing".into()));
@@ -195,10 +205,21 @@ impl GpuSolver {
                 run(&mut pass, "plasticity", "orientations", n);
             }
         }
-        ctx.submit_and_wait("a shape-matching step", encoder)?;
-        let s = self.dev.stats.read()?;
+        let words = (stat::WORDS * 4) as u64;
+        encoder.copy_buffer_to_buffer(self.dev.stats.raw(), 0, &self.dev.stats_read, 0, words);
+        ctx.capture("submitting a shape-matching step", || {
+            ctx.queue().submit([encoder.finish()]);
+        })?;
+        let mut s = [0u32; stat::WORDS];
+        read_mapped_u32s(
+            &ctx,
+            &self.dev.stats_read,
+            &mut s,
+            "reading the shape-matching step stats",
+            std::time::Duration::from_secs(600),
+        )?;
         if s[stat::BAD_FINITE] != u32::MAX {
-            self.restore_backup()?;
+            self.restore_backup(saved)?;
             let i = s[stat::BAD_FINITE] as usize;
             return Err(crate::pbd::solver::diverged(
                 i,
@@ -219,32 +240,49 @@ impl GpuSolver {
             state.time += dt;
             state.step += 1;
             self.host_stale = true;
+            // Volume correction (spec §8.5) moves vertices and re-expresses
+            // their skin offsets every step: host state that the next step's
+            // correction starts from, so a body with it syncs every step.
+            if model.bodies.iter().any(|b| b.material.volume_correction) {
+                self.sync(state, model)?;
+            }
         } else {
-            // Spec §14.1 v1: re-sampling on the host, then a fresh upload.
-            self.host_stale = true;
-            self.sync_particles(state)?;
+            // Spec §14.1 v1: the loop's results come back, re-sampling runs
+            // on the host (no skinning here: its end of step does it), then
+            // a fresh upload.
+            self.dev.download_loop(state)?;
             solver.finish_on_host(state, model, colliders, dt, &mut stats);
             self.upload_needed = true;
         }
         Ok(stats)
     }
 
-    /// Reads back what the loop changed (no skinning: the host's end of step does it).
-    fn sync_particles(&mut self, state: &mut State) -> Result<()> {
-        self.dev.download(state)?;
-        self.host_stale = false;
-        Ok(())
-    }
-
-    fn restore_backup(&self) -> Result<()> {
+    /// Copies the first `saved` state buffers saved at the start of the
+    /// last step back (after a diverged step).
+    fn restore_backup(&self, saved: usize) -> Result<()> {
         let ctx = &self.dev.ctx;
         let mut encoder = ctx.encoder("pbd restore");
-        for (dst, src) in self.dev.state_buffers().into_iter().zip(&self.dev.backup) {
-            let bytes = (dst.len() * 16) as u64;
-            if bytes > 0 {
-                encoder.copy_buffer_to_buffer(src.raw(), 0, dst.raw(), 0, bytes);
-            }
-        }
+        copy_state(
+            &mut encoder,
+            &self.dev.backup[..saved],
+            &self.dev.state_buffers()[..saved],
+        );
         ctx.submit_and_wait("restoring the state of a diverged shape-matching step", encoder)
+    }
+}
+
+/// Records copies of `from[k]` into `to[k]` (the state buffers and their
+/// backups have the same lengths).
+fn copy_state<A: Borrow<GpuBuffer<[f32; 4]>>, B: Borrow<GpuBuffer<[f32; 4]>>>(
+    encoder: &mut wgpu::CommandEncoder,
+    from: &[A],
+    to: &[B],
+) {
+    for (src, dst) in from.iter().zip(to) {
+        let (src, dst) = (src.borrow(), dst.borrow());
+        let bytes = (src.len() * std::mem::size_of::<[f32; 4]>()) as u64;
+        if bytes > 0 {
+            encoder.copy_buffer_to_buffer(src.raw(), 0, dst.raw(), 0, bytes);
+        }
     }
 }

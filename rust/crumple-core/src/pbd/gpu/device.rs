@@ -10,7 +10,7 @@ use crate::gpu::colliders::{COLLIDER_WORDS, collider_sdf_words, collider_sdf_wor
 use crate::gpu::{GpuBuffer, GpuContext};
 use crate::math::{Mat3, Quat, Vec3};
 use crate::pbd::model::Model;
-use crate::pbd::shape_match::weight;
+use crate::pbd::shape_match::ClusterScratch;
 use crate::pbd::state::State;
 
 use super::{CL_STRIDE, FIT_STRIDE, stat};
@@ -31,6 +31,13 @@ fn rows(m: &Mat3<f32>, w: [f32; 3]) -> [V4; 3] {
         [m.m[1][0], m.m[1][1], m.m[1][2], w[1]],
         [m.m[2][0], m.m[2][1], m.m[2][2], w[2]],
     ]
+}
+
+/// `data` packed into `pack` (reused, so uploads do not allocate once warm) and uploaded to `buf`.
+fn put4(buf: &mut GpuBuffer<V4>, pack: &mut Vec<V4>, data: impl Iterator<Item = V4>) -> Result<()> {
+    pack.clear();
+    pack.extend(data);
+    buf.upload(pack)
 }
 
 fn from_rows(r: &[V4]) -> Mat3<f32> {
@@ -68,6 +75,8 @@ pub(super) struct Device {
     pub(super) colliders: GpuBuffer<f32>,
     pub(super) collider_sdf: GpuBuffer<f32>,
     pub(super) stats: GpuBuffer<u32>,
+    /// Where each step copies `stats` for the host to map (made once).
+    pub(super) stats_read: wgpu::Buffer,
     pub(super) params: wgpu::Buffer,
     /// Start-of-step copies of what a diverged step changed: x, v, the
     /// cluster rotations, the cluster records (F_P, yield), the orientations.
@@ -76,6 +85,10 @@ pub(super) struct Device {
     sdf_ids: Vec<usize>,
     /// Reused host scratch of the per-step collider records.
     recs: Vec<f32>,
+    /// Reused host scratch of the vec4 arrays an upload packs.
+    pack: Vec<V4>,
+    /// The CPU loop's per-membership weights and particle-ordered copies.
+    scratch: ClusterScratch,
     /// Any buffer was reallocated since the bind groups were made.
     pub(super) rebind: bool,
 }
@@ -89,6 +102,14 @@ impl Device {
                 label: Some("pbd params"),
                 size: std::mem::size_of::<super::GpuParams>() as u64,
                 usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        })?;
+        let stats_read = ctx.capture("allocating the shape-matching stats read-back", || {
+            ctx.device().create_buffer(&wgpu::BufferDescriptor {
+                label: Some("pbd stats read-back"),
+                size: (stat::WORDS * 4) as u64,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
                 mapped_at_creation: false,
             })
         })?;
@@ -118,6 +139,7 @@ impl Device {
             colliders: GpuBuffer::zeroed(ctx, 0, "pbd colliders")?,
             collider_sdf: GpuBuffer::zeroed(ctx, 1, "pbd collider_sdf")?,
             stats: GpuBuffer::zeroed(ctx, stat::WORDS, "pbd stats")?,
+            stats_read,
             params,
             backup: [
                 z4("pbd backup x")?,
@@ -128,12 +150,50 @@ impl Device {
             ],
             sdf_ids: Vec::new(),
             recs: Vec::new(),
+            pack: Vec::new(),
+            scratch: ClusterScratch::default(),
             rebind: true,
         })
     }
 
+    /// Each buffer's (allocation, bound length): bind groups bind the
+    /// length, so they are remade only when this changes.
+    fn layout(&self) -> Vec<(usize, usize)> {
+        let v4s = [
+            &self.x,
+            &self.v,
+            &self.xs,
+            &self.xs_b,
+            &self.target,
+            &self.rest_mu,
+            &self.clusters,
+            &self.quat,
+            &self.fit,
+            &self.m_rest,
+            &self.pq,
+        ];
+        let u32s = [
+            &self.body,
+            &self.keys,
+            &self.vals,
+            &self.neighbors,
+            &self.ncount,
+            &self.wmask,
+            &self.cl_offset,
+            &self.member,
+            &self.m_offset,
+            &self.m_cluster,
+        ];
+        v4s.iter()
+            .map(|b| (b.capacity(), b.len()))
+            .chain(u32s.iter().map(|b| (b.capacity(), b.len())))
+            .chain(self.backup.iter().map(|b| (b.capacity(), b.len())))
+            .collect()
+    }
+
     /// Uploads everything the step reads from `state` and `model` (after
-    /// the host changed either).
+    /// the host changed either). The weights, Σμ, Σμq and the particle-
+    /// ordered memberships are the CPU loop's own ([`ClusterScratch::prepare`]).
     pub(super) fn upload(&mut self, model: &Model, state: &State) -> Result<()> {
         let pt = &state.particles;
         let cl = &state.clusters;
@@ -149,14 +209,13 @@ impl Device {
                 self.ctx.adapter_info().name
             )));
         }
-        self.x
-            .upload(&(0..n).map(|i| v4(pt.x[i], pt.w[i])).collect::<Vec<_>>())?;
-        self.v
-            .upload(&pt.v.iter().map(|&v| v4(v, 0.0)).collect::<Vec<_>>())?;
-        self.target
-            .upload(&pt.target.iter().map(|&t| v4(t, 0.0)).collect::<Vec<_>>())?;
+        let before = self.layout();
+        let pack = &mut self.pack;
+        put4(&mut self.x, pack, (0..n).map(|i| v4(pt.x[i], pt.w[i])))?;
+        put4(&mut self.v, pack, pt.v.iter().map(|&v| v4(v, 0.0)))?;
+        put4(&mut self.target, pack, pt.target.iter().map(|&t| v4(t, 0.0)))?;
+        put4(&mut self.pq, pack, pt.q.iter().map(|&q| q4(q)))?;
         self.body.upload(&pt.body)?;
-        self.pq.upload(&pt.q.iter().map(|&q| q4(q)).collect::<Vec<_>>())?;
         for b in [&mut self.xs, &mut self.xs_b] {
             b.resize_uninit(n)?;
         }
@@ -164,86 +223,92 @@ impl Device {
             b.resize_uninit(n)?;
         }
         self.neighbors.resize_uninit(n * cap)?;
+        let sc = &mut self.scratch;
+        sc.prepare(pt, cl, mb, model.params.weights);
         // Clusters: F_P (+ yield, degenerate), Qsum, (Σμq, Σμ), material.
-        let counts = &mb.offset;
-        let mu: Vec<f32> = cl
-            .member
-            .iter()
-            .map(|&i| {
-                let i = i as usize;
-                weight(model.params.weights, pt.m[i], counts[i + 1] - counts[i])
-            })
-            .collect();
-        let mut rec = Vec::with_capacity(nc * CL_STRIDE);
-        for c in 0..nc {
-            let (mut mass, mut sq) = (0.0f64, Vec3::<f64>::zero());
-            for e in cl.entries(c) {
-                mass += f64::from(mu[e]);
-                sq += cl.rest[e].cast::<f64>() * f64::from(mu[e]);
-            }
-            let m = &model.bodies[cl.body[c] as usize].material;
-            rec.extend(rows(
-                &cl.fp[c],
-                [cl.yield_strain[c], f32::from(u8::from(cl.degenerate[c])), 0.0],
-            ));
-            rec.extend(rows(&cl.qsum[c], [0.0; 3]));
-            rec.push(v4(sq.cast::<f32>(), mass as f32));
-            rec.push([
-                m.stiffness as f32,
-                m.flow_rate as f32,
-                m.hardening as f32,
-                m.plastic_cap as f32,
-            ]);
-        }
-        self.clusters.upload(&rec)?;
+        put4(
+            &mut self.clusters,
+            pack,
+            (0..nc).flat_map(|c| {
+                let m = &model.bodies[cl.body[c] as usize].material;
+                let (mass, sq) = sc.sums[c];
+                let deg = f32::from(u8::from(cl.degenerate[c]));
+                rows(&cl.fp[c], [cl.yield_strain[c], deg, 0.0])
+                    .into_iter()
+                    .chain(rows(&cl.qsum[c], [0.0; 3]))
+                    .chain([
+                        v4(sq.cast::<f32>(), mass as f32),
+                        [
+                            m.stiffness as f32,
+                            m.flow_rate as f32,
+                            m.hardening as f32,
+                            m.plastic_cap as f32,
+                        ],
+                    ])
+            }),
+        )?;
         self.cl_offset.upload(&cl.offset)?;
         self.member.upload(&cl.member)?;
-        self.rest_mu.upload(
-            &cl.rest
-                .iter()
-                .zip(&mu)
-                .map(|(&q, &w)| v4(q, w))
-                .collect::<Vec<_>>(),
+        put4(
+            &mut self.rest_mu,
+            pack,
+            cl.rest.iter().zip(&sc.mu).map(|(&q, &w)| v4(q, w)),
         )?;
-        self.quat
-            .upload(&cl.quat.iter().map(|&q| q4(q)).collect::<Vec<_>>())?;
+        put4(&mut self.quat, pack, cl.quat.iter().map(|&q| q4(q)))?;
         self.fit.resize_uninit(nc * FIT_STRIDE)?;
         self.m_offset.upload(&mb.offset)?;
-        self.m_rest.upload(
-            &mb.entry
-                .iter()
-                .map(|&e| v4(cl.rest[e as usize], 0.0))
-                .collect::<Vec<_>>(),
+        put4(
+            &mut self.m_rest,
+            pack,
+            sc.rest_by_particle.iter().map(|&q| v4(q, 0.0)),
         )?;
-        self.m_cluster.upload(
-            &mb.entry
-                .iter()
-                .map(|&e| mb.entry_cluster[e as usize])
-                .collect::<Vec<_>>(),
-        )?;
+        self.m_cluster.upload(&sc.cluster_by_particle)?;
         let lens = [n, n, nc, nc * CL_STRIDE, n];
         for (b, len) in self.backup.iter_mut().zip(lens) {
             b.resize_uninit(len)?;
         }
-        self.rebind = true;
+        if self.layout() != before {
+            self.rebind = true;
+        }
         Ok(())
     }
 
-    /// Reads the particles' positions, velocities and orientations and the
-    /// clusters' rotations, F_P, yields and degeneracy back into `state`.
-    pub(super) fn download(&self, state: &mut State) -> Result<()> {
+    /// Uploads the kinematic targets alone (pins moved; nothing else changed).
+    pub(super) fn upload_targets(&mut self, state: &State) -> Result<()> {
+        let pt = &state.particles;
+        put4(
+            &mut self.target,
+            &mut self.pack,
+            pt.target.iter().map(|&t| v4(t, 0.0)),
+        )
+    }
+
+    /// Reads back what the PBD loop changes: positions, velocities and the
+    /// clusters' rotations (spec §1.3; the end of the step ran elsewhere).
+    pub(super) fn download_loop(&self, state: &mut State) -> Result<()> {
         let pt = &mut state.particles;
-        let (x, v, pq) = (self.x.read()?, self.v.read()?, self.pq.read()?);
+        let (x, v) = (self.x.read()?, self.v.read()?);
         for i in 0..pt.len() {
             pt.x[i] = Vec3::new(x[i][0], x[i][1], x[i][2]);
             pt.v[i] = Vec3::new(v[i][0], v[i][1], v[i][2]);
-            pt.q[i] = Quat::new(pq[i][0], pq[i][1], pq[i][2], pq[i][3]);
+        }
+        for (q, d) in state.clusters.quat.iter_mut().zip(self.quat.read()?) {
+            *q = Quat::new(d[0], d[1], d[2], d[3]);
+        }
+        Ok(())
+    }
+
+    /// Reads the whole step's results back into `state`: [`Self::download_loop`]
+    /// plus the particles' orientations and the clusters' F_P, yields and
+    /// degeneracy (the device's end of step).
+    pub(super) fn download(&self, state: &mut State) -> Result<()> {
+        self.download_loop(state)?;
+        for (q, d) in state.particles.q.iter_mut().zip(self.pq.read()?) {
+            *q = Quat::new(d[0], d[1], d[2], d[3]);
         }
         let cl = &mut state.clusters;
-        let (quat, rec) = (self.quat.read()?, self.clusters.read()?);
+        let rec = self.clusters.read()?;
         for c in 0..cl.len() {
-            let q = quat[c];
-            cl.quat[c] = Quat::new(q[0], q[1], q[2], q[3]);
             let r = &rec[c * CL_STRIDE..c * CL_STRIDE + 3];
             cl.fp[c] = from_rows(r);
             cl.yield_strain[c] = r[0][3];

@@ -132,11 +132,7 @@ pub fn stage_wgsl(name: &str) -> &'static str {
 
 /// The shape-matching stages, compiled once per context.
 fn stages(ctx: &Arc<GpuContext>) -> Result<Arc<Stages>> {
-    let files: Vec<(&'static str, &str, &[&'static str])> = ENTRIES
-        .iter()
-        .map(|&(name, entries)| (name, stage_wgsl(name), entries))
-        .collect();
-    Stages::get(ctx, "shape-matching", &files)
+    Stages::get(ctx, "shape-matching", &ENTRIES, stage_wgsl)
 }
 
 #[cfg(test)]

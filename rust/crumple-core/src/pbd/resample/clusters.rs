@@ -42,18 +42,22 @@ pub(super) fn update_clusters(state: &mut State, p: &StepParams, r: f32) {
         });
         let fit = ClusterFit::compute(&pt.x, members, &cl.fp[c]);
         let centre = fit.c.cast::<f32>();
-        let w = w_of(
-            &fit.b,
-            &cl.qsum[c],
-            &cl.fp[c],
-            &cl.quat[c].to_mat3(),
-            cl.degenerate[c],
-        );
+        // W (an SVD and an inverse) only for a cluster that adopts someone.
+        let mut w = None;
         for &i in &new {
             if pt.body[i] == cl.body[c]
                 && pt.component[i] == cl.component[c]
                 && (pt.x[i] - centre).norm() < rc
             {
+                let w = *w.get_or_insert_with(|| {
+                    w_of(
+                        &fit.b,
+                        &cl.qsum[c],
+                        &cl.fp[c],
+                        &cl.quat[c].to_mat3(),
+                        cl.degenerate[c],
+                    )
+                });
                 add.push((i as u32, w * (pt.x[i] - centre)));
                 any = true;
             }

@@ -155,7 +155,7 @@ impl Resampler {
                 let (grid, x) = (&self.grid, &state.particles.x);
                 let t = topology::track(&mut state.surfaces[b], |y| grid.any_within(x, y, 2.0 * r));
                 skin::normals(&mut state.surfaces[b]);
-                topology::label_particles(state, b, r, &mut self.grid);
+                topology::label_particles(state, b, r, &self.grid);
                 stats.components += t.components;
                 stats.unsupported += t.unsupported;
                 stats.caps += t.caps;
@@ -322,7 +322,7 @@ impl Resampler {
                         && l != u32::MAX as usize
                         && pt.flags[l] & flag::MEMBERSHIP_CHANGED != 0
                     {
-                        skin.offset[a] = pt.q[l].to_mat3().transpose() * (*y - pt.x[l]);
+                        skin.offset[a] = skin::offset(pt.q[l], *y, pt.x[l]);
                     }
                 }
             });

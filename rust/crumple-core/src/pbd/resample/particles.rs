@@ -79,16 +79,8 @@ pub(super) fn deletion_marks(
 ) -> Vec<Fate> {
     let pt = &state.particles;
     let n = pt.len();
-    let mut skinned = vec![false; n];
-    for s in &state.surfaces {
-        for k in &s.skin {
-            for a in 0..4 {
-                if k.weight[a] > 0.0 {
-                    skinned[k.particle[a] as usize] = true;
-                }
-            }
-        }
-    }
+    let mut skinned = Vec::new();
+    crate::pbd::skin::skinned_particles(&state.surfaces, n, &mut skinned);
     grid.build(&pt.x, r, |_| true);
     let grid = &*grid;
     (0..n)

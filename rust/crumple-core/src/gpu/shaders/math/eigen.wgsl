@@ -53,9 +53,10 @@ fn cm_sym_eigen3(a: mat3x3<f32>) -> CmSymEigen3 {
     let floor = CM_EPSILON * CM_EPSILON;
     for (var sweep = 0u; sweep < CM_MAX_SWEEPS; sweep++) {
         var rotated = false;
+        // The pairs (p, r) = (0, 1), (0, 2), (1, 2).
         for (var pair = 0u; pair < 3u; pair++) {
-            let p = select(select(1u, 0u, pair < 2u), 0u, pair == 0u);
-            let r = select(select(2u, 2u, pair < 2u), 1u, pair == 0u);
+            let p = select(0u, 1u, pair == 2u);
+            let r = select(2u, 1u, pair == 0u);
             let app = m[p][p];
             let arr = m[r][r];
             let apr = m[p][r];

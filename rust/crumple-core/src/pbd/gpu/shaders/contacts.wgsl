@@ -64,8 +64,8 @@ fn find_neighbors(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
     let xi = xs[i].xyz;
     let bi = body[i];
     let c = cell_of(xi);
-    let h = params.d_pp + params.margin;
-    let reach2 = h * h;
+    // params.cell is the search reach d_pp + δ_m (`GpuParams::new`).
+    let reach2 = params.cell * params.cell;
     let base = i * params.capacity;
     var found = 0u;
     for (var dz = -1; dz <= 1; dz++) {

@@ -2,10 +2,10 @@
 // `pbd/gpu/params.rs`, whose size test reads this struct through naga), the packed per-cluster
 // record, and the row-major 3×3 loads. Particles are vec4(position, inverse mass w).
 //
-// Cluster record (`CL_STRIDE` vec4 per cluster, `pbd/gpu/buffers.rs`):
+// Cluster record (`CL_STRIDE` vec4 per cluster, `pbd/gpu/device.rs`):
 //   [0..3) F_P rows; F_P row 0 .w = current yield ε_γ, row 1 .w = degenerate (0/1)
 //   [3..6) Qsum rows
-//   6      (q̄ = Σμq/Σμ, Σμ)
+//   6      (Σμq, Σμ)
 //   7      (K, flow rate ν, hardening κ, ‖F_P‖ cap)
 // Fit record (`FIT_STRIDE` vec4 per cluster, this iteration's goal transform):
 //   [0..3) T = R F_P rows, 3 = (c − T q̄, K)
