@@ -166,6 +166,28 @@ fn gpu_matches_cpu_with_resampling() {
     assert_eq!(cpu.state.clusters.len(), gpu.state.clusters.len());
 }
 
+/// With sub-steps the counters describe the last sub-step on both backends.
+#[test]
+fn contact_counts_agree_with_substeps() {
+    let Some(ctx) = common::gpu() else { return };
+    let with_substeps = |gpu: bool| {
+        let mut s = scene(false);
+        s.set_params(StepParams {
+            substeps: 3,
+            resampling: false,
+            ..StepParams::default()
+        })
+        .unwrap();
+        if gpu {
+            s.use_gpu(Some(&ctx)).unwrap();
+        }
+        run(&mut s, 6)
+    };
+    let (cpu, gpu) = (with_substeps(false), with_substeps(true));
+    assert!(cpu[0] > 0 && cpu[1] > 0, "{cpu:?}");
+    assert_eq!(cpu[..2], gpu[..2], "contact counts, CPU {cpu:?} vs GPU {gpu:?}");
+}
+
 /// Two device runs give the same bits.
 #[test]
 fn two_gpu_runs_are_bitwise_identical() {

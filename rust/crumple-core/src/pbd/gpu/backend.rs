@@ -187,6 +187,7 @@ impl GpuSolver {
                 pass.dispatch_workgroups(x, y, 1);
             };
             for _ in 0..model.params.substeps {
+                run(&mut pass, "integrate", "reset_counts", 1);
                 run(&mut pass, "integrate", "predict", n);
                 run(&mut pass, "contacts", "cell_keys", n);
                 plan.sort.record(&mut pass);

@@ -87,7 +87,7 @@ const COMMON: &str = include_str!("shaders/pbd_common.wgsl");
 
 /// The stage files and their entry points, in step order.
 const ENTRIES: [(&str, &[&str]); 4] = [
-    ("integrate", &["predict", "finish"]),
+    ("integrate", &["reset_counts", "predict", "finish"]),
     (
         "contacts",
         &[

@@ -45,3 +45,13 @@ fn finish(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
         atomicMin(&stats[ST_BAD_FINITE], i);
     }
 }
+
+// The contact counters describe the last sub-step, as on the CPU (`solver.rs` assigns them in
+// each sub-step): cleared before each sub-step's candidate search. One thread.
+@compute @workgroup_size(64)
+fn reset_counts(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x == 0u) {
+        atomicStore(&stats[ST_PARTICLE_CONTACTS], 0u);
+        atomicStore(&stats[ST_WORLD_CONTACTS], 0u);
+    }
+}
