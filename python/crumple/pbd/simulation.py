@@ -29,6 +29,16 @@ def _surface_level(level: Any) -> int:
     return int(level)
 
 
+def _max_edge(x: Any) -> float:
+    try:
+        f = float(x)
+    except (TypeError, ValueError):
+        f = math.nan
+    if not f > 0:
+        raise InvalidInputError(f"max_edge must be > 0 spacings (inf keeps the input mesh); got {x!r}")
+    return f
+
+
 class Simulation(SimulationBase):
     """Shape matching with plasticity (spec shape_matching): bodies added
     with :meth:`add_body`, solved together by a Jacobi PBD loop.
@@ -53,7 +63,10 @@ class Simulation(SimulationBase):
     the surface keeps its connectivity; 2: it tears where no particle
     supports it, :meth:`Body.cut` cuts it, and its pieces become components
     that no cluster spans, spec §7 and §8.6, needs ``resampling``; pieces
-    do not merge back); ``backend`` ("cpu":
+    do not merge back); ``max_edge`` (in spacings, 1: ``add_body`` splits
+    longer edges of the mesh at their midpoints, spec §2.4, so the skinned
+    surface can bend and stretch with the particles; ``inf`` keeps the mesh
+    as given); ``backend`` ("cpu":
     rayon, bitwise the same for any thread count; "gpu": the PBD loop,
     plasticity and orientations as wgpu compute shaders with the state on
     the device between steps, spec §14, agreeing with the CPU within f32
@@ -92,6 +105,7 @@ class Simulation(SimulationBase):
         seed: int = 0x5EEDC1A57E25,
         conserve_mass_momentum: bool = False,
         surface_level: int = 0,
+        max_edge: float = 1.0,
         backend: str = "cpu",
     ) -> None:
         ms = float(max_speed)
@@ -118,6 +132,7 @@ class Simulation(SimulationBase):
             seed=positive_int(seed, "seed", 0), conserve_mass_momentum=flag(conserve_mass_momentum,
                                                                               "conserve_mass_momentum"),
             surface_level=_surface_level(surface_level),
+            max_edge=_max_edge(max_edge),
             backend=backend,
         ))
         self.backend: Backend = resolve_backend(backend)
@@ -153,7 +168,9 @@ class Simulation(SimulationBase):
         """Add a body: the inside of the closed, consistently oriented ``mesh``
         (m; e.g. from :func:`crumple.io.load_mesh` or a generator) sampled on a
         lattice of the simulation's ``spacing``, clusters built over it (spec
-        §2.4), and the mesh skinned to the particles as its surface.
+        §2.4), and the mesh skinned to the particles as its surface (its
+        edges first split down to the simulation's ``max_edge``, so
+        ``body.surface`` can have more vertices than ``mesh``).
 
         ``material``: a :class:`Material` or a preset name (default
         ``armadillo``); ``spacing``: must equal the simulation's (the

@@ -4,6 +4,7 @@
 //!   (edges, [`Hinge`]s, adjacency in a fixed, documented order).
 //! - Mesh generators: [`grid_mesh`], [`uv_sphere`], [`box_mesh`],
 //!   [`cylinder_mesh`], [`torus_mesh`].
+//! - [`split_long_edges`]: midpoint refinement to a longest-edge bound.
 //! - [`Curves`]: strands as polylines; [`grid_roots`], [`straight_curves`],
 //!   [`helix_curves`].
 //! - Volume sampling in a [`Region`] (box, sphere, closed mesh via
@@ -16,6 +17,7 @@ mod error;
 mod generators;
 mod inside;
 mod params;
+mod refine;
 mod region;
 mod rng;
 mod sampling;
@@ -30,6 +32,7 @@ pub use error::MeshError;
 pub use generators::{box_mesh, cylinder_mesh, grid_mesh, torus_mesh, uv_sphere};
 pub use inside::MeshInside;
 pub use params::MAX_GENERATED_POINTS;
+pub use refine::{MAX_REFINED_FACES, split_long_edges};
 pub use region::Region;
 pub use rng::SplitMix64;
 pub use sampling::{POISSON_TRIES, sample_lattice, sample_poisson_disk};

@@ -92,6 +92,12 @@ pub struct StepParams {
     /// can be cut, its pieces become components that clusters never span
     /// (spec §7; needs re-sampling). Level 1 is not implemented.
     pub surface_level: u32,
+    /// Longest surface edge, in spacings (spec §2.4 step 1, MaxE): `add_body`
+    /// splits longer edges of the input mesh at their midpoints, so the
+    /// skinned surface has vertices wherever the body can bend or stretch
+    /// (a coarse mesh would stay a rigid shell around the particles, and
+    /// those that leave it are deleted by §5.1 b). `inf` keeps the input.
+    pub max_edge: f64,
 }
 
 impl Default for StepParams {
@@ -122,6 +128,7 @@ impl Default for StepParams {
             seed: 0x5eed_c1a5_7e25,
             conserve_mass_momentum: false,
             surface_level: 0,
+            max_edge: 1.0,
         }
     }
 }
@@ -150,6 +157,12 @@ impl StepParams {
         }
         finite_vec("gravity", self.gravity)?;
         positive("spacing (m)", self.spacing)?;
+        if !(self.max_edge > 0.0) {
+            return invalid!(
+                "max_edge must be > 0 spacings (inf keeps the input mesh), got {}",
+                self.max_edge
+            );
+        }
         non_negative("damping (1/s)", self.damping)?;
         if !(self.max_speed > 0.0) {
             return invalid!("max_speed must be > 0 m/s (inf for none), got {}", self.max_speed);
@@ -225,4 +238,5 @@ crate::params!(StepParams, base = StepParams::default(), {
     "seed": int = seed,
     "conserve_mass_momentum": bool = conserve_mass_momentum,
     "surface_level": int = surface_level,
+    "max_edge": f64 = max_edge,
 });

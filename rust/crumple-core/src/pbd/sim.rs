@@ -12,7 +12,7 @@ use super::solver::{Solver, StepStats};
 use super::state::{State, Surface, flag};
 use crate::collide::Collider;
 use crate::error::{Error, Result};
-use crate::geometry::{MeshInside, Region, TriMesh, sample_lattice};
+use crate::geometry::{MeshInside, Region, TriMesh, sample_lattice, split_long_edges};
 use crate::invalid;
 use crate::math::{Quat, Vec3};
 
@@ -130,6 +130,16 @@ impl Simulation {
         crate::validate::finite_vec("velocity", velocity)?;
         let inside = MeshInside::new(mesh)?;
         let r = self.model.params.spacing;
+        // Spec §2.4 step 1: a surface fine enough to follow the particles
+        // (refined before anything is added, so an error leaves no trace).
+        let max_edge = self.model.params.max_edge;
+        let refined;
+        let surface_mesh = if max_edge.is_finite() {
+            refined = split_long_edges(mesh, max_edge * r)?;
+            &refined
+        } else {
+            mesh
+        };
         let points = match particles {
             Some(p) => {
                 crate::validate::all_finite("particles", p)?;
@@ -208,8 +218,8 @@ impl Simulation {
             ),
         }
         let mut surface = Surface {
-            y: mesh.vertices().iter().map(|v| v.cast::<f32>()).collect(),
-            faces: mesh.faces().to_vec(),
+            y: surface_mesh.vertices().iter().map(|v| v.cast::<f32>()).collect(),
+            faces: surface_mesh.faces().to_vec(),
             volume_target: inside.volume(),
             ..Surface::default()
         };

@@ -102,6 +102,22 @@ pub fn skin_vertices(surface: &mut Surface, particles: &Particles) {
     });
 }
 
+/// Clears the slots of `s` whose particle was deleted (index `u32::MAX`
+/// after compaction) and renormalises the other weights to sum 1.
+pub fn drop_dead_slots(s: &mut Skin) {
+    for a in 0..4 {
+        if s.particle[a] == u32::MAX {
+            s.weight[a] = 0.0;
+        }
+    }
+    let total: f32 = s.weight.iter().sum();
+    if total > 0.0 {
+        for w in &mut s.weight {
+            *w /= total;
+        }
+    }
+}
+
 /// Spec §8.3 full rebind of vertex position `y` to the four nearest
 /// particles among `candidates` (weights ∝ 1/max(d, 1e-4 r), offsets in
 /// each particle's frame, so the vertex does not move).

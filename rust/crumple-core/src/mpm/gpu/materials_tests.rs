@@ -189,6 +189,15 @@ fn rel<A: Real, B: Real>(a: &Mat3<A>, b: &Mat3<B>, floor: f64) -> f64 {
 /// Pass criterion for every comparison: `max|gpu − cpu| ≤ 1e-4 · max(max|cpu|, floor)`.
 const REL_TOL: f64 = 1e-4;
 
+/// How far past the CPU's own f32 error (against f64) a GPU result may land on an
+/// ill-conditioned case. The CPU rounds every operation correctly (0.5 ULP); WGSL
+/// allows 2.5 ULP for division, sqrt inherits inverseSqrt's 2 ULP, log is 3 ULP,
+/// and drivers contract a·b + c into fma, so the GPU's rounding error on the same
+/// expression can be several times the CPU's. Mesa lavapipe stayed within 4×; an
+/// NVIDIA H200 (driver 580) reached 11× on log-strain Kirchhoff stress of
+/// near-rotations (sand, goo), where τ itself is rounding-sized.
+const ILL_CONDITIONED: f64 = 16.0;
+
 /// Error statistics of one compared quantity.
 #[derive(Default)]
 struct Stats {
@@ -204,7 +213,7 @@ struct Stats {
 impl Stats {
     /// Records the GPU-vs-CPU error `err`; `cpu_err` is the CPU f32 result's own error against
     /// f64 (0 when not computed). An error over [`REL_TOL`] counts as a failure unless the
-    /// problem is ill-conditioned at f32 precision (`err ≤ 4·cpu_err`).
+    /// problem is ill-conditioned at f32 precision (`err ≤ ILL_CONDITIONED·cpu_err`).
     fn add(&mut self, err: f64, cpu_err: f64, what: impl Fn() -> String) {
         self.n += 1;
         if err == 0.0 {
@@ -215,7 +224,7 @@ impl Stats {
             self.worst = what();
         }
         if err > REL_TOL {
-            if err <= 4.0 * cpu_err {
+            if err <= ILL_CONDITIONED * cpu_err {
                 self.ill_conditioned += 1;
             } else {
                 self.failures.push(format!(
@@ -704,7 +713,23 @@ fn gpu_svd3_qr3_match_cpu() {
         if f.r.m[0][0] > 1e-3 && f.r.m[1][1] > 1e-3 {
             qr_q.add(rel(&q, &f.q, 1.0), 0.0, || format!("Q of {:?}", c.f));
         }
-        qr_r.add(rel(&r, &f.r, 1e-30), 0.0, || format!("R {r:?} vs {:?}", f.r));
+        // Where r22 ≈ 0 (the first two columns parallel) the rotation in the (2, 3) plane
+        // is fixed by rounding noise, so r23 and r33 are not unique: only their
+        // length is. Compare the first row, r22 and that length there (the GPU on
+        // an NVIDIA H200 picked another rotation for the 12 parallel-tangent cases).
+        if f.r.m[1][1].abs() > 1e-3 * f.r.m[0][0].abs() {
+            qr_r.add(rel(&r, &f.r, 1e-30), 0.0, || format!("R {r:?} vs {:?}", f.r));
+        } else {
+            let unique = |m: &Mat3<f32>| {
+                let mut u = *m;
+                u.m[1][2] = m.m[1][2].hypot(m.m[2][2]);
+                u.m[2][2] = 0.0;
+                u
+            };
+            qr_r.add(rel(&unique(&r), &unique(&f.r), 1e-30), 0.0, || {
+                format!("R (r23, r33 up to a rotation) {r:?} vs {:?}", f.r)
+            });
+        }
     }
     sig.report("svd3 sigma");
     uv.report("svd3 U, V (separated sigma)");
@@ -896,6 +921,7 @@ fn gpu_codim_materials_match_cpu() {
         let (mut piola, mut ret) = (Stats::default(), Stats::default());
         let mut events = [0usize; 5];
         let (mut ok_mismatch, mut event_mismatch) = (Vec::new(), Vec::new());
+        let mut boundary = 0usize;
         let stiff = stiffness_codim(mat);
         let mat64 = codim_f64(mat);
         for (i, c) in cases.iter().enumerate().filter(|(_, c)| c.mat == mi) {
@@ -928,7 +954,16 @@ fn gpu_codim_materials_match_cpu() {
                     assert_eq!(got_f, c.f, "[{name}] {want_ev:?} must return F̃ unchanged");
                 }
             } else {
-                event_mismatch.push(format!("{got_ev} vs {want_ev:?} for F = {:?}", c.f));
+                // The return map is continuous across its branch boundaries (a pure
+                // rotation sits on all of them at once: no stretch, no shear), so
+                // where rounding picks another branch the returned F̃ must still
+                // agree; only a mismatch whose F̃ differs counts.
+                let got_f = mat_at(&out, o + 9);
+                if rel(&got_f, &want_f, 1e-2) > 1e-3 {
+                    event_mismatch.push(format!("{got_ev} vs {want_ev:?} for F = {:?}", c.f));
+                } else {
+                    boundary += 1;
+                }
             }
         }
         {
@@ -936,7 +971,8 @@ fn gpu_codim_materials_match_cpu() {
             let _ = writeln!(
                 std::io::stderr(),
                 "[{name}] CPU events (elastic, tension, inverted, slide, degenerate) {events:?}; \
-                 event mismatches {}, piola ok mismatches {}",
+                 event mismatches {} (+ {boundary} on a branch boundary, same F̃), \
+                 piola ok mismatches {}",
                 event_mismatch.len(),
                 ok_mismatch.len()
             );

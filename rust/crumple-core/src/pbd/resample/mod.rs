@@ -307,9 +307,17 @@ impl Resampler {
                             (!self.near.is_empty()).then(|| skin::bind(y[k], &self.near, pt, r))
                         }
                     };
-                    if let Some(n) = new {
-                        s.skin[k] = n;
-                        rebound += 1;
+                    match new {
+                        Some(n) => {
+                            s.skin[k] = n;
+                            rebound += 1;
+                        }
+                        // No particle of its component within 8r: the
+                        // slots of deleted particles are dropped and the
+                        // rest renormalised; with none left the vertex is
+                        // unbound and keeps its position (level 2 then
+                        // deletes it as unsupported, spec §8.6 step 1).
+                        None => skin::drop_dead_slots(&mut s.skin[k]),
                     }
                 }
             }
