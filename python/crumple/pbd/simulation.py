@@ -63,7 +63,9 @@ class Simulation(SimulationBase):
     the surface keeps its connectivity; 2: it tears where no particle
     supports it, :meth:`Body.cut` cuts it, and its pieces become components
     that no cluster spans, spec §7 and §8.6, needs ``resampling``; pieces
-    do not merge back); ``max_edge`` (in spacings, 1: ``add_body`` splits
+    pressed together merge again: their touching faces are joined by a
+    seam and clusters form across it, while the faces of a cut never
+    heal); ``max_edge`` (in spacings, 1: ``add_body`` splits
     longer edges of the mesh at their midpoints, spec §2.4, so the skinned
     surface can bend and stretch with the particles; ``inf`` keeps the mesh
     as given); ``backend`` ("cpu":

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use crumple_core::geometry::box_mesh;
+use crumple_core::geometry::{TriMesh, box_mesh};
 use crumple_core::math::Vec3;
 use crumple_core::pbd::state::Surface;
 use crumple_core::pbd::{Material, Simulation, StepParams};
@@ -180,4 +180,96 @@ fn x10_a_strand_pulled_apart_tears_into_components() {
     assert!(components >= 2, "the strand did not tear");
     assert!(no_mixed_clusters(&sim));
     assert!(closed(&sim.state.surfaces[0]));
+}
+
+/// What the X12 press measured.
+#[derive(Debug)]
+struct Press {
+    /// Surface components after the first step and at the end.
+    components: (u32, u32),
+    /// Seams made over the run.
+    seams: u32,
+    /// Clusters at the end with members more than r on both sides of x = 0.
+    spanning: usize,
+    /// The surface is closed and consistently wound at the end.
+    closed: bool,
+    /// Largest |x| of a particle at the end, m (stays finite and bounded).
+    extent: f32,
+}
+
+/// Spec X12 in its simplest form: one body whose mesh is two blocks 5r
+/// apart (two components from the first step), pressed together by their
+/// outer layers (pinned, moving inward at 0.6 m/s for 0.5 s, then held).
+fn press(merge_run: bool) -> Press {
+    let half = Vec3::new(2.0 * R, 2.0 * R, 2.0 * R);
+    let a = box_mesh(Vec3::new(-4.5 * R, 0.0, 0.0), half, [2, 2, 2]).unwrap();
+    let b = box_mesh(Vec3::new(4.5 * R, 0.0, 0.0), half, [2, 2, 2]).unwrap();
+    let mut v = a.vertices().to_vec();
+    let off = v.len() as u32;
+    v.extend_from_slice(b.vertices());
+    let mut f = a.faces().to_vec();
+    f.extend(b.faces().iter().map(|t| t.map(|i| i + off)));
+    let mesh = TriMesh::from_u32_faces(v, f).unwrap();
+    let mut sim = Simulation::new(level2(0.0)).unwrap();
+    sim.add_body(&mesh, Material::preset("dough").unwrap(), Vec3::zero())
+        .unwrap();
+    let x0: Vec<Vec3<f64>> = sim.state.particles.x.iter().map(|x| x.cast::<f64>()).collect();
+    let xmax = x0.iter().map(|p| p.x.abs()).fold(0.0, f64::max);
+    let outer: Vec<u32> = (0..x0.len() as u32)
+        .filter(|&i| x0[i as usize].x.abs() > xmax - 0.5 * R)
+        .collect();
+    let starts: Vec<Vec3<f64>> = outer.iter().map(|&i| x0[i as usize]).collect();
+    sim.pin(0, &outer, None).unwrap();
+    let mut out = Press {
+        components: (0, 0),
+        seams: 0,
+        spanning: 0,
+        closed: false,
+        extent: 0.0,
+    };
+    let steps = if merge_run { 60 } else { 1 };
+    for step in 1..=steps {
+        let travel = 0.6 * (step.min(30) as f64) / 60.0;
+        let targets: Vec<Vec3<f64>> = starts
+            .iter()
+            .map(|p| *p - Vec3::new(p.x.signum() * travel, 0.0, 0.0))
+            .collect();
+        let pinned = sim.pinned(0);
+        sim.set_pin_targets(0, &pinned, &targets).unwrap();
+        let s = sim.step_dt(None).unwrap();
+        if step == 1 {
+            out.components.0 = s.resample.components;
+        }
+        out.components.1 = s.resample.components;
+        out.seams += s.resample.seams;
+    }
+    let (cl, pt) = (&sim.state.clusters, &sim.state.particles);
+    let r = R as f32;
+    out.spanning = (0..cl.len())
+        .filter(|&c| {
+            cl.entries(c).any(|e| pt.x[cl.member[e] as usize].x < -r)
+                && cl.entries(c).any(|e| pt.x[cl.member[e] as usize].x > r)
+        })
+        .count();
+    out.closed = closed(&sim.state.surfaces[0]);
+    out.extent = pt.x.iter().map(|x| x.x.abs()).fold(0.0, f32::max);
+    assert!(pt.x.iter().all(|x| x.is_finite()));
+    out
+}
+
+/// Spec X12: two pieces of one body pressed together merge: the component
+/// count drops from 2 to 1, the holes left by the touching faces are joined
+/// into seams (the surface stays closed), and clusters form across the seam.
+#[test]
+fn x12_pressed_pieces_merge() {
+    let before = press(false);
+    assert_eq!(before.components.0, 2, "{before:?}");
+    assert_eq!(before.spanning, 0, "{before:?}");
+    let p = press(true);
+    eprintln!("X12 {p:?}");
+    assert_eq!(p.components, (2, 1), "{p:?}");
+    assert!(p.seams >= 1, "{p:?}");
+    assert!(p.closed, "{p:?}");
+    assert!(p.spanning > 0, "no cluster formed across the seam: {p:?}");
+    assert!(p.extent < 1.0, "{p:?}");
 }

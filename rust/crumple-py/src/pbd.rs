@@ -359,6 +359,7 @@ impl PyPbdSimulation {
         d.set_item("surface_components", r.components)?;
         d.set_item("unsupported_vertices", r.unsupported)?;
         d.set_item("capped_holes", r.caps)?;
+        d.set_item("merged_seams", r.seams)?;
         Ok(d)
     }
 

@@ -156,6 +156,7 @@ impl Simulation {
                 volume_target: a.f64(&format!("surface{b}_volume_target"))?,
                 // Recomputed by the next tracking pass (surface level 2).
                 vcomp: Vec::new(),
+                nopair: Vec::new(),
             };
             if s.faces.iter().flatten().any(|&i| i as usize >= nv)
                 || s.skin.iter().flat_map(|k| k.particle).any(|i| i as usize >= n)

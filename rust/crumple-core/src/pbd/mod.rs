@@ -17,6 +17,7 @@ pub mod contacts;
 pub mod gpu;
 pub mod grid;
 pub mod material;
+pub mod merge;
 pub mod model;
 pub mod params;
 pub mod plasticity;

@@ -292,7 +292,7 @@ impl Solver {
             }
         });
         for f in state.particles.flags.iter_mut() {
-            *f &= !(flag::NEW | flag::MEMBERSHIP_CHANGED);
+            *f &= !(flag::NEW | flag::MEMBERSHIP_CHANGED | flag::SEAM);
         }
         state.time += dt;
         state.step += 1;

@@ -15,6 +15,9 @@ pub mod flag {
     pub const NEW: u8 = 2;
     /// Joined or left a cluster this step (its orientation and skin slots are refreshed).
     pub const MEMBERSHIP_CHANGED: u8 = 4;
+    /// Skinned to a seam made this step (spec §7 merging): a candidate of
+    /// cluster creation (§6.4), so clusters form across the seam.
+    pub const SEAM: u8 = 8;
 }
 
 /// The particles (structure of arrays).
@@ -210,6 +213,10 @@ pub struct Surface {
     /// Component of each vertex (the smallest vertex index of its connected
     /// piece) at surface level 2, from the last tracking pass; empty below.
     pub vcomp: Vec<u32>,
+    /// Per vertex: on the rim of a user cut (spec §7 "User cut"), so never
+    /// paired into a seam by the merge (a cut does not heal). Empty or
+    /// shorter than `y` means false; not kept in checkpoints.
+    pub nopair: Vec<bool>,
 }
 
 /// Everything that changes while stepping.

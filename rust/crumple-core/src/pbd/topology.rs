@@ -13,9 +13,10 @@
 //! more than twice and around vertices where two boundary loops touch are
 //! deleted until the boundary is a set of simple loops; each loop is capped
 //! with a fan around a new vertex at its centroid (which the skin rebinds).
-//! The output is a closed mesh. Not done: self-intersection removal (2),
-//! pairing facing loops into a seam (5, so pieces never merge back: spec
-//! X12 is not met) and the level-1 remeshing (7).
+//! The output is a closed mesh. Steps (2) and (5), merging, are in
+//! [`super::merge`]: facing triangles within a quarter spacing go, and
+//! facing holes are joined into a seam. Not done: the level-1 remeshing
+//! during the run (7; the input is refined once, `StepParams::max_edge`).
 //!
 //! Labels: union-find over triangle edges gives each vertex its component
 //! (the smallest vertex index in it). A particle the skin references takes
@@ -44,11 +45,29 @@ pub struct TrackStats {
     pub caps: u32,
     /// Components after the pass.
     pub components: u32,
+    /// Seams made by merging (pairs of facing holes joined).
+    pub seams: u32,
+}
+
+/// Merging settings of a tracking pass (spec §8.6 steps 2 and 5), m.
+#[derive(Clone, Copy, Debug)]
+pub struct MergeParams {
+    /// Facing triangles closer than this are removed (a quarter spacing).
+    pub gap: f32,
+    /// The triangle search grid's cell (two spacings).
+    pub cell: f32,
+    /// Facing holes whose centres are closer than this are joined
+    /// (2·MaxE + r, spec §8.6 step 5).
+    pub within: f32,
 }
 
 /// Spec §8.6 level 2 steps (1), (3), (4), (6) on `surface`: `supported(y)`
 /// says whether a particle of the body lies within 2r of a vertex.
-pub fn track(surface: &mut Surface, supported: impl Fn(Vec3<f32>) -> bool + Sync) -> TrackStats {
+pub fn track(
+    surface: &mut Surface,
+    supported: impl Fn(Vec3<f32>) -> bool + Sync,
+    merge: Option<(MergeParams, &mut Grid, &mut Vec<u32>)>,
+) -> TrackStats {
     use rayon::prelude::*;
     let ok: Vec<bool> = surface.y.par_iter().map(|&y| supported(y)).collect();
     let unsupported = ok.iter().filter(|o| !**o).count() as u32;
@@ -74,7 +93,19 @@ pub fn track(surface: &mut Surface, supported: impl Fn(Vec3<f32>) -> bool + Sync
                 .all(&supported)
         })
         .collect();
-    let mut stats = close(surface, keep);
+    let mut keep = keep;
+    let mut no_seam = Vec::new();
+    let (within, seam) = match merge {
+        Some((m, grid, seam)) => {
+            let touching = super::merge::touching_faces(surface, m.gap, m.cell, grid);
+            for (k, t) in keep.iter_mut().zip(touching) {
+                *k &= !t;
+            }
+            (Some(m.within), seam)
+        }
+        None => (None, &mut no_seam),
+    };
+    let mut stats = close(surface, keep, within, false, seam);
     stats.unsupported = unsupported;
     stats
 }
@@ -93,7 +124,7 @@ pub fn cut(surface: &mut Surface, point: Vec3<f32>, normal: Vec3<f32>) -> TrackS
         .iter()
         .map(|f| side[f[0] as usize] == side[f[1] as usize] && side[f[1] as usize] == side[f[2] as usize])
         .collect();
-    close(surface, keep)
+    close(surface, keep, None, true, &mut Vec::new())
 }
 
 /// Undirected edge key.
@@ -101,12 +132,23 @@ fn edge(a: u32, b: u32) -> (u32, u32) {
     (a.min(b), a.max(b))
 }
 
-/// Keeps the faces where `keep` holds, makes the rest manifold, caps every
-/// boundary loop, drops unreferenced vertices (skin slots carried over) and
-/// labels the components.
-fn close(surface: &mut Surface, mut keep: Vec<bool>) -> TrackStats {
+/// Keeps the faces where `keep` holds, makes the rest manifold, joins
+/// facing holes whose centres are closer than `pair_within` (m; none: no
+/// merging), caps every other boundary loop, drops unreferenced vertices
+/// (skin slots carried over) and labels the components. With `cut` the
+/// rims and caps are flagged `nopair`. `seam` receives the vertices of the
+/// joined rims (numbered as on return).
+fn close(
+    surface: &mut Surface,
+    mut keep: Vec<bool>,
+    pair_within: Option<f32>,
+    cut: bool,
+    seam: &mut Vec<u32>,
+) -> TrackStats {
+    seam.clear();
     let mut stats = TrackStats::default();
     let nv = surface.y.len();
+    surface.nopair.resize(nv, false);
     // Nothing deleted from a surface an earlier pass closed and labelled
     // (`vcomp` covers it): it comes out unchanged, as do its labels.
     if keep.iter().all(|k| *k) && surface.vcomp.len() == nv {
@@ -169,12 +211,15 @@ fn close(surface: &mut Surface, mut keep: Vec<bool>) -> TrackStats {
         .flat_map(|t| (0..3).map(move |k| (t[k], t[(k + 1) % 3])))
         .collect();
     let mut next = vec![u32::MAX; nv];
+    let mut rim_normal = vec![Vec3::zero(); nv];
     let mut starts: Vec<u32> = Vec::new();
     for t in &faces {
         for k in 0..3 {
             let (a, b) = (t[k], t[(k + 1) % 3]);
             if !directed.contains(&(b, a)) {
                 next[a as usize] = b;
+                let [p, q, r] = t.map(|v| surface.y[v as usize]);
+                rim_normal[a as usize] = (q - p).cross(r - p);
                 starts.push(a);
             }
         }
@@ -182,8 +227,7 @@ fn close(surface: &mut Surface, mut keep: Vec<bool>) -> TrackStats {
     starts.sort_unstable();
     starts.dedup();
     let mut seen = vec![false; nv];
-    // Step (6): a fan around the centroid of each loop, wound so the cap's
-    // normals face outwards (boundary edge a → b gives the cap face b, a, c).
+    let mut loops = Vec::new();
     for &s in &starts {
         if seen[s as usize] {
             continue;
@@ -198,10 +242,45 @@ fn close(surface: &mut Surface, mut keep: Vec<bool>) -> TrackStats {
         if v != s || lp.len() < 3 {
             continue; // not a closed loop (cannot happen after step 3): leave it open
         }
+        let normal = lp.iter().fold(Vec3::zero(), |a, &v| a + rim_normal[v as usize]);
+        loops.push(super::merge::Loop { vertices: lp, normal });
+    }
+    // Step (5): facing holes become seams.
+    if let Some(within) = pair_within {
+        let before = loops.clone();
+        let (rest, seams) = super::merge::pair_and_stitch(
+            &surface.y,
+            &surface.nopair,
+            &surface.vcomp,
+            loops,
+            within,
+            &mut faces,
+        );
+        if seams > 0 {
+            let left: std::collections::HashSet<u32> = rest.iter().map(|l| l.vertices[0]).collect();
+            seam.extend(
+                before
+                    .iter()
+                    .filter(|l| !left.contains(&l.vertices[0]))
+                    .flat_map(|l| l.vertices.iter().copied()),
+            );
+        }
+        loops = rest;
+        stats.seams = seams;
+    }
+    // Step (6): a fan around the centroid of each loop, wound so the cap's
+    // normals face outwards (boundary edge a → b gives the cap face b, a, c).
+    for lp in loops.iter().map(|l| &l.vertices) {
+        if cut {
+            for &v in lp {
+                surface.nopair[v as usize] = true;
+            }
+        }
         let c = surface.y.len() as u32;
         let centre =
             lp.iter().fold(Vec3::zero(), |a, &v| a + surface.y[v as usize]) * (1.0 / lp.len() as f32);
         surface.y.push(centre);
+        surface.nopair.push(cut);
         surface.normals.push(Vec3::zero());
         // All-zero weights: the skin maintenance rebinds the vertex (spec §8.3).
         surface.skin.push(Default::default());
@@ -230,10 +309,14 @@ fn close(surface: &mut Surface, mut keep: Vec<bool>) -> TrackStats {
     retain_used(&mut surface.y, &used);
     retain_used(&mut surface.normals, &used);
     retain_used(&mut surface.skin, &used);
+    retain_used(&mut surface.nopair, &used);
     for t in &mut faces {
         for v in t.iter_mut() {
             *v = map[*v as usize];
         }
+    }
+    for v in seam.iter_mut() {
+        *v = map[*v as usize];
     }
     surface.faces = faces;
     stats.components = label_vertices(surface);

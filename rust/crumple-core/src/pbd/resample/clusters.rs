@@ -95,8 +95,15 @@ pub(super) fn create_clusters(
 ) -> u32 {
     let p = &model.params;
     let rc = p.cluster_radius as f32 * r;
+    // A particle under a new seam counts as clusterless (spec §7 merging).
     let counts: Vec<u32> = (0..state.particles.len())
-        .map(|i| state.memberships.count(i))
+        .map(|i| {
+            if state.particles.flags[i] & flag::SEAM != 0 {
+                0
+            } else {
+                state.memberships.count(i)
+            }
+        })
         .collect();
     let centres = choose_centres(
         &state.particles,

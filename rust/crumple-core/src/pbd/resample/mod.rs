@@ -40,6 +40,9 @@ pub const REMOVE_NORM: f32 = 2.0;
 pub const ETA: f32 = 0.1;
 /// Surface inflation for the inside tests, in r (spec §5.1, §5.2).
 pub const INFLATE: f32 = 0.25;
+/// Facing surface triangles closer than this merge, in r (spec §8.6 step 2
+/// read as contact, see `pbd::merge`).
+pub const MERGE_GAP: f32 = 0.25;
 /// Seeding candidates per source particle (spec §5.2).
 pub const TRIES: u64 = 5;
 
@@ -68,6 +71,8 @@ pub struct ResampleStats {
     pub unsupported: u32,
     /// Holes capped (level 2).
     pub caps: u32,
+    /// Seams made by merging facing holes (level 2).
+    pub seams: u32,
 }
 
 /// Seconds per re-sampling phase since the solver was made, in the paper's
@@ -105,6 +110,8 @@ pub struct Resampler {
     pub times: ResampleTimes,
     wide: Grid,
     grid: Grid,
+    face_grid: Grid,
+    seam: Vec<u32>,
     near: Vec<u32>,
 }
 
@@ -153,12 +160,39 @@ impl Resampler {
                 self.grid
                     .build(&state.particles.x, 2.0 * r, |i| state.particles.body[i] == body);
                 let (grid, x) = (&self.grid, &state.particles.x);
-                let t = topology::track(&mut state.surfaces[b], |y| grid.any_within(x, y, 2.0 * r));
+                // Spec §8.6 step 5: holes closer than 2·MaxE + r pair.
+                let max_edge = if p.max_edge.is_finite() {
+                    p.max_edge as f32 * r
+                } else {
+                    r
+                };
+                let merge = topology::MergeParams {
+                    gap: MERGE_GAP * r,
+                    cell: 2.0 * r,
+                    within: 2.0 * max_edge + r,
+                };
+                let t = topology::track(
+                    &mut state.surfaces[b],
+                    |y| grid.any_within(x, y, 2.0 * r),
+                    Some((merge, &mut self.face_grid, &mut self.seam)),
+                );
+                // The particles under a new seam become cluster-creation
+                // candidates (§6.4), so clusters form across it (X12).
+                let s = &state.surfaces[b];
+                for &v in &self.seam {
+                    let k = &s.skin[v as usize];
+                    for a in 0..4 {
+                        if k.weight[a] > 0.0 && (k.particle[a] as usize) < state.particles.len() {
+                            state.particles.flags[k.particle[a] as usize] |= flag::SEAM;
+                        }
+                    }
+                }
                 skin::normals(&mut state.surfaces[b]);
                 topology::label_particles(state, b, r, &self.grid);
                 stats.components += t.components;
                 stats.unsupported += t.unsupported;
                 stats.caps += t.caps;
+                stats.seams += t.seams;
             }
             self.times.other += lap(&mut clock);
         }

@@ -1,0 +1,266 @@
+//! Merging for surface tracking level 2 (spec shape_matching §8.6 steps 2
+//! and 5, §7 "Merging"): where two sheets of one body's surface press
+//! against each other, their facing triangles are removed and the two holes
+//! are joined by a strip of triangles, so the surface becomes one piece
+//! there and the particles on both sides share a component again.
+//!
+//! Step (2) asks for intersecting triangle pairs. Skinned vertices sit about
+//! half a spacing outside their particles and particle contacts keep two
+//! pressed sheets' particles a spacing apart, so pressed surfaces touch
+//! rather than cross: the test here is "facing and within `gap`" (normals
+//! opposed, n_a·n_b < −0.5, the closest of a few sample points of one to
+//! the other triangle within `gap`), which includes crossing pairs whose
+//! samples come close. Triangles next to a cut (flagged `nopair`, §7 "User
+//! cut") never pair, so a cut does not heal.
+
+use super::grid::Grid;
+use super::state::Surface;
+use crate::math::Vec3;
+
+/// A stitch starts at the closest vertex pair of its two loops; the search
+/// looks at no more than this many vertices of each (its cost is their
+/// product; a longer loop starts from the closest pair among its first).
+const MAX_START_SEARCH: usize = 4096;
+
+/// Closest point of triangle (a, b, c) to p (Ericson, Real-Time Collision
+/// Detection §5.1.5), returned as the distance.
+fn point_triangle_distance(p: Vec3<f32>, a: Vec3<f32>, b: Vec3<f32>, c: Vec3<f32>) -> f32 {
+    let (ab, ac, ap) = (b - a, c - a, p - a);
+    let (d1, d2) = (ab.dot(ap), ac.dot(ap));
+    if d1 <= 0.0 && d2 <= 0.0 {
+        return ap.norm();
+    }
+    let bp = p - b;
+    let (d3, d4) = (ab.dot(bp), ac.dot(bp));
+    if d3 >= 0.0 && d4 <= d3 {
+        return bp.norm();
+    }
+    let vc = d1 * d4 - d3 * d2;
+    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
+        let v = d1 / (d1 - d3);
+        return (p - (a + ab * v)).norm();
+    }
+    let cp = p - c;
+    let (d5, d6) = (ab.dot(cp), ac.dot(cp));
+    if d6 >= 0.0 && d5 <= d6 {
+        return cp.norm();
+    }
+    let vb = d5 * d2 - d1 * d6;
+    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
+        let w = d2 / (d2 - d6);
+        return (p - (a + ac * w)).norm();
+    }
+    let va = d3 * d6 - d5 * d4;
+    if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
+        let w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+        return (p - (b + (c - b) * w)).norm();
+    }
+    let denom = 1.0 / (va + vb + vc);
+    let (v, w) = (vb * denom, vc * denom);
+    (p - (a + ab * v + ac * w)).norm()
+}
+
+/// Step (2) as contact: a flag per face of `surface`, set where the face
+/// faces a face of another component (`vcomp` of the last pass) within
+/// `gap` (m), neither touching a `nopair` vertex. Only pieces merge, not a
+/// piece with itself: once joined, the faces around a seam keep touching
+/// while pressed, and deleting them again would cut the seam off (spec §7:
+/// a fold merging with itself is allowed, not required). `cell` (m) is the search
+/// grid's cell; faces larger than it (stretched across a tear) are tested
+/// only against faces whose centroids lie within one cell.
+pub fn touching_faces(surface: &Surface, gap: f32, cell: f32, grid: &mut Grid) -> Vec<bool> {
+    use rayon::prelude::*;
+    let (y, faces) = (&surface.y, &surface.faces);
+    let nopair = |v: u32| surface.nopair.get(v as usize).copied().unwrap_or(false);
+    let centroids: Vec<Vec3<f32>> = faces
+        .iter()
+        .map(|f| (y[f[0] as usize] + y[f[1] as usize] + y[f[2] as usize]) * (1.0 / 3.0))
+        .collect();
+    let normals: Vec<Vec3<f32>> = faces
+        .iter()
+        .map(|f| {
+            let [a, b, c] = f.map(|v| y[v as usize]);
+            let n = (b - a).cross(c - a);
+            let l = n.norm();
+            if l > 0.0 { n * (1.0 / l) } else { Vec3::zero() }
+        })
+        .collect();
+    if surface.vcomp.len() != y.len() {
+        return vec![false; faces.len()];
+    }
+    let comp = |f: usize| surface.vcomp[faces[f][0] as usize];
+    let eligible = |f: usize| !faces[f].iter().any(|&v| nopair(v)) && normals[f] != Vec3::zero();
+    grid.build(&centroids, cell, eligible);
+    let flags: Vec<bool> = (0..faces.len())
+        .into_par_iter()
+        .map_init(Vec::new, |near, f| {
+            if !eligible(f) {
+                return false;
+            }
+            let t = faces[f];
+            let [a, b, c] = t.map(|v| y[v as usize]);
+            let samples = [a, b, c, centroids[f], (a + b) * 0.5, (b + c) * 0.5, (c + a) * 0.5];
+            grid.within(&centroids, centroids[f], cell, near);
+            near.iter().any(|&g| {
+                let g = g as usize;
+                if comp(g) == comp(f) || normals[f].dot(normals[g]) > -0.5 {
+                    return false;
+                }
+                let [p, q, s] = faces[g].map(|v| y[v as usize]);
+                let other = [p, q, s, centroids[g], (p + q) * 0.5, (q + s) * 0.5, (s + p) * 0.5];
+                samples
+                    .iter()
+                    .any(|&x| point_triangle_distance(x, p, q, s) <= gap)
+                    || other.iter().any(|&x| point_triangle_distance(x, a, b, c) <= gap)
+            })
+        })
+        .collect();
+    flags
+}
+
+/// One boundary loop: its vertices in boundary order (each boundary
+/// half-edge lp[k] → lp[k+1] belongs to a kept face) and the sum of the
+/// normals of those faces (area-weighted).
+#[derive(Clone, Debug)]
+pub struct Loop {
+    /// Vertices, in boundary order.
+    pub vertices: Vec<u32>,
+    /// Σ of the adjacent kept faces' (unnormalised) normals.
+    pub normal: Vec3<f32>,
+}
+
+/// Step (5): pairs loops of different components (`vcomp`) that face each
+/// other (centroids closer than `within` m, mean normals opposed,
+/// n_a·n_b < −0.5, no `nopair` vertex),
+/// closest pairs first, and joins each pair with a strip of triangles
+/// appended to `faces`. Returns the loops left to cap and the number of
+/// seams made.
+pub fn pair_and_stitch(
+    y: &[Vec3<f32>],
+    nopair: &[bool],
+    vcomp: &[u32],
+    loops: Vec<Loop>,
+    within: f32,
+    faces: &mut Vec<[u32; 3]>,
+) -> (Vec<Loop>, u32) {
+    let centre = |l: &Loop| {
+        l.vertices.iter().fold(Vec3::zero(), |a, &v| a + y[v as usize]) * (1.0 / l.vertices.len() as f32)
+    };
+    let unit = |n: Vec3<f32>| {
+        let l = n.norm();
+        if l > 0.0 { n * (1.0 / l) } else { Vec3::zero() }
+    };
+    let pairable: Vec<bool> = loops
+        .iter()
+        .map(|l| {
+            !l.vertices
+                .iter()
+                .any(|&v| nopair.get(v as usize).copied().unwrap_or(false))
+        })
+        .collect();
+    let centres: Vec<Vec3<f32>> = loops.iter().map(centre).collect();
+    let dirs: Vec<Vec3<f32>> = loops.iter().map(|l| unit(l.normal)).collect();
+    let mut candidates: Vec<(f32, usize, usize)> = Vec::new();
+    for i in 0..loops.len() {
+        for j in i + 1..loops.len() {
+            let d = (centres[i] - centres[j]).norm();
+            let other = |l: &Loop| vcomp.get(l.vertices[0] as usize);
+            if pairable[i]
+                && pairable[j]
+                && other(&loops[i]) != other(&loops[j])
+                && d < within
+                && dirs[i].dot(dirs[j]) < -0.5
+            {
+                candidates.push((d, i, j));
+            }
+        }
+    }
+    candidates.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+    let mut used = vec![false; loops.len()];
+    let mut seams = 0;
+    for &(_, i, j) in &candidates {
+        if used[i] || used[j] {
+            continue;
+        }
+        used[i] = true;
+        used[j] = true;
+        stitch(y, &loops[i].vertices, &loops[j].vertices, faces);
+        seams += 1;
+    }
+    let rest = loops
+        .into_iter()
+        .zip(used)
+        .filter(|(_, u)| !u)
+        .map(|(l, _)| l)
+        .collect();
+    (rest, seams)
+}
+
+/// Joins loops `l1` and `l2` (boundary order) facing each other with a
+/// strip: `l1` is walked forwards and `l2` backwards from their closest
+/// vertex pair, each step advancing the loop whose next diagonal is
+/// shorter, so every boundary half-edge is used once in reverse and the
+/// strip's winding agrees with the faces it joins.
+fn stitch(y: &[Vec3<f32>], l1: &[u32], l2: &[u32], faces: &mut Vec<[u32; 3]>) {
+    let (n1, n2) = (l1.len(), l2.len());
+    let d = |a: u32, b: u32| (y[a as usize] - y[b as usize]).norm_squared();
+    let (mut i0, mut j0, mut best) = (0, 0, f32::INFINITY);
+    for (i, &a) in l1.iter().enumerate().take(MAX_START_SEARCH) {
+        for (j, &b) in l2.iter().enumerate().take(MAX_START_SEARCH) {
+            let e = d(a, b);
+            if e < best {
+                (i0, j0, best) = (i, j, e);
+            }
+        }
+    }
+    let at1 = |k: usize| l1[(i0 + k) % n1];
+    let at2 = |k: usize| l2[(j0 + n2 - k % n2) % n2];
+    let (mut i, mut j) = (0, 0);
+    while i < n1 || j < n2 {
+        let advance_1 = if i == n1 {
+            false
+        } else if j == n2 {
+            true
+        } else {
+            d(at1(i + 1), at2(j)) <= d(at1(i), at2(j + 1))
+        };
+        if advance_1 {
+            faces.push([at1(i + 1), at1(i), at2(j)]);
+            i += 1;
+        } else {
+            faces.push([at2(j), at2(j + 1), at1(i)]);
+            j += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn point_triangle_distance_matches_the_regions() {
+        let (a, b, c) = (Vec3::zero(), Vec3::new(1.0, 0.0, 0.0), Vec3::new(0.0, 1.0, 0.0));
+        let close = |x: f32, y: f32| (x - y).abs() < 1e-6;
+        assert!(close(
+            point_triangle_distance(Vec3::new(0.2, 0.2, 0.5), a, b, c),
+            0.5
+        ));
+        assert!(close(
+            point_triangle_distance(Vec3::new(-1.0, -1.0, 0.0), a, b, c),
+            2f32.sqrt()
+        ));
+        assert!(close(
+            point_triangle_distance(Vec3::new(0.5, -1.0, 0.0), a, b, c),
+            1.0
+        ));
+        assert!(close(
+            point_triangle_distance(Vec3::new(1.0, 1.0, 0.0), a, b, c),
+            0.5f32.sqrt()
+        ));
+        assert!(close(
+            point_triangle_distance(Vec3::new(2.0, 0.0, 0.0), a, b, c),
+            1.0
+        ));
+    }
+}
