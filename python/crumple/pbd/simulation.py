@@ -65,7 +65,7 @@ class Simulation(SimulationBase):
     that no cluster spans, spec §7 and §8.6, needs ``resampling``; pieces
     pressed together merge again: their touching faces are joined by a
     seam and clusters form across it, while the faces of a cut never
-    heal); ``max_edge`` (in spacings, 1: ``add_body`` splits
+    heal); ``max_edge`` (in spacings, 2: ``add_body`` splits
     longer edges of the mesh at their midpoints, spec §2.4, so the skinned
     surface can bend and stretch with the particles; ``inf`` keeps the mesh
     as given); ``backend`` ("cpu":
@@ -107,7 +107,7 @@ class Simulation(SimulationBase):
         seed: int = 0x5EEDC1A57E25,
         conserve_mass_momentum: bool = False,
         surface_level: int = 0,
-        max_edge: float = 1.0,
+        max_edge: float = 2.0,
         backend: str = "cpu",
     ) -> None:
         ms = float(max_speed)

@@ -97,6 +97,8 @@ pub struct StepParams {
     /// skinned surface has vertices wherever the body can bend or stretch
     /// (a coarse mesh would stay a rigid shell around the particles, and
     /// those that leave it are deleted by §5.1 b). `inf` keeps the input.
+    /// Default 2: a vertex every two spacings follows clusters three apart,
+    /// and a lattice-fine mesh (diagonals √2 r) is left as it is.
     pub max_edge: f64,
 }
 
@@ -128,7 +130,7 @@ impl Default for StepParams {
             seed: 0x5eed_c1a5_7e25,
             conserve_mass_momentum: false,
             surface_level: 0,
-            max_edge: 1.0,
+            max_edge: 2.0,
         }
     }
 }
