@@ -10,6 +10,7 @@
 pub mod checkpoint;
 pub mod cloth;
 pub mod collide;
+pub mod eol;
 pub mod error;
 pub mod geometry;
 pub mod gpu;

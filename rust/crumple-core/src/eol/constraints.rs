@@ -1,0 +1,177 @@
+//! Constraint rows of EOL vertices (spec eol_cloth §6.1–6.3): velocity-
+//! level, linear in `q̇`; normals point out of the obstacle; `v_o` is the
+//! obstacle's velocity at the vertex (zero when static).
+//!
+//! - corner (not flat): `n_jᵀẋ ≥ n_jᵀv_o` for the three face normals; all
+//!   tangential motion is Eulerian;
+//! - corner (flat) and point: `nᵀẋ ≥ nᵀv_o`, `t_kᵀẋ = t_kᵀv_o` (k = 1, 2);
+//! - edge (not flat): `n_1ᵀẋ ≥ n_1ᵀv_o`, `n_2ᵀẋ ≥ n_2ᵀv_o`, `t̄ᵀẊ = 0`;
+//! - edge (flat) and wire: `n_vᵀẋ ≥ n_vᵀv_o`, `(n_v×t_e)ᵀẋ = (n_v×t_e)ᵀv_o`,
+//!   `t̄ᵀẊ = 0` (a border vertex uses the border's normal `b̄` for `t̄`).
+
+use super::element::Mat2d;
+use super::sparse::{Csc, Triplet};
+use super::system::Dofs;
+use crate::math::Vec3;
+
+/// The sharp feature an EOL vertex lies on, with its geometry (unit
+/// vectors, pointing out of the obstacle).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Feature {
+    /// A box corner: its three face normals.
+    Corner { normals: [Vec3<f64>; 3] },
+    /// A point (nail) with its outward normal.
+    Point { normal: Vec3<f64> },
+    /// A box edge: its two face normals and its tangent.
+    Edge {
+        normals: [Vec3<f64>; 2],
+        tangent: Vec3<f64>,
+    },
+    /// A wire: its support normal and its tangent.
+    Wire { normal: Vec3<f64>, tangent: Vec3<f64> },
+}
+
+/// An EOL vertex's situation (spec §6.1–6.3): its feature, whether it is
+/// locally flat (§6.3), the material direction whose Eulerian motion is
+/// removed (`t̄`, or `b̄` at the border; unused at corners and points), the
+/// cloth's normal there (flat edges), and the obstacle's velocity there.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Site {
+    /// The feature.
+    pub feature: Feature,
+    /// Locally flat (§6.3).
+    pub flat: bool,
+    /// `t̄` or `b̄` (unit, material space).
+    pub along: Mat2d,
+    /// The cloth's vertex normal.
+    pub vertex_normal: Vec3<f64>,
+    /// Obstacle velocity `v_o`, m/s.
+    pub v_o: Vec3<f64>,
+}
+
+/// Rows being collected: equalities `aᵀq̇ = b` and inequalities `aᵀq̇ ≥ b`.
+#[derive(Clone, Debug, Default)]
+pub struct Rows {
+    eq: Vec<Triplet>,
+    b_eq: Vec<f64>,
+    ineq: Vec<Triplet>,
+    b_in: Vec<f64>,
+}
+
+/// Two unit vectors completing `n` to an orthonormal frame.
+fn tangents(n: Vec3<f64>) -> [Vec3<f64>; 2] {
+    let a = if n.x.abs() < 0.9 {
+        Vec3::new(1.0, 0.0, 0.0)
+    } else {
+        Vec3::new(0.0, 1.0, 0.0)
+    };
+    let t1 = (a - n * a.dot(n)).normalize_or_zero();
+    [t1, n.cross(t1)]
+}
+
+impl Rows {
+    fn world(&mut self, inequality: bool, x: usize, a: Vec3<f64>, v_o: Vec3<f64>) {
+        let (t, b) = if inequality {
+            (&mut self.ineq, &mut self.b_in)
+        } else {
+            (&mut self.eq, &mut self.b_eq)
+        };
+        let r = b.len() as u32;
+        for k in 0..3 {
+            t.push((r, (x + k) as u32, a[k]));
+        }
+        b.push(a.dot(v_o));
+    }
+
+    /// The rows of EOL vertex `i` at `site` (spec §6.1).
+    pub fn eol_vertex(&mut self, dofs: &Dofs, i: usize, site: &Site) {
+        let Site {
+            feature,
+            flat,
+            along,
+            vertex_normal,
+            v_o,
+        } = *site;
+        let x = dofs.x(i);
+        let eulerian = |rows: &mut Rows| {
+            if let Some(u) = dofs.u(i) {
+                let r = rows.b_eq.len() as u32;
+                rows.eq.push((r, u as u32, along[0]));
+                rows.eq.push((r, u as u32 + 1, along[1]));
+                rows.b_eq.push(0.0);
+            }
+        };
+        match feature {
+            Feature::Corner { normals } if !flat => {
+                for n in normals {
+                    self.world(true, x, n, v_o);
+                }
+            }
+            Feature::Corner { normals } => {
+                let n = (normals[0] + normals[1] + normals[2]).normalize_or_zero();
+                self.pinned_point(x, n, v_o);
+            }
+            Feature::Point { normal } => self.pinned_point(x, normal, v_o),
+            Feature::Edge { normals, .. } if !flat => {
+                for n in normals {
+                    self.world(true, x, n, v_o);
+                }
+                eulerian(self);
+            }
+            Feature::Edge { normals, tangent } => {
+                let nv = if vertex_normal.dot(normals[0] + normals[1]) < 0.0 {
+                    -vertex_normal
+                } else {
+                    vertex_normal
+                };
+                self.world(true, x, nv, v_o);
+                self.world(false, x, nv.cross(tangent).normalize_or_zero(), v_o);
+                eulerian(self);
+            }
+            Feature::Wire { normal, tangent } => {
+                self.world(true, x, normal, v_o);
+                self.world(false, x, normal.cross(tangent).normalize_or_zero(), v_o);
+                eulerian(self);
+            }
+        }
+    }
+
+    fn pinned_point(&mut self, x: usize, n: Vec3<f64>, v_o: Vec3<f64>) {
+        self.world(true, x, n, v_o);
+        for t in tangents(n) {
+            self.world(false, x, t, v_o);
+        }
+    }
+
+    /// A plain world row on vertex i (a Lagrangian contact `nᵀẋ ≥ nᵀv_o`,
+    /// spec §6.4, or a scripted component, §6.5).
+    pub fn vertex(&mut self, dofs: &Dofs, i: usize, inequality: bool, a: Vec3<f64>, v: Vec3<f64>) {
+        self.world(inequality, dofs.x(i), a, v);
+    }
+
+    /// `(A_eq, b_eq, A_in, b_in)` over `n` unknowns.
+    pub fn build(mut self, n: usize) -> (Csc, Vec<f64>, Csc, Vec<f64>) {
+        let a_eq = Csc::from_triplets(self.b_eq.len(), n, &mut self.eq);
+        let a_in = Csc::from_triplets(self.b_in.len(), n, &mut self.ineq);
+        (a_eq, self.b_eq, a_in, self.b_in)
+    }
+}
+
+/// `t̄` of an interior edge-EOL vertex at material position `u` with
+/// conformal neighbours `prev` and `next` along the line (spec §6.1): the
+/// normalized mean of the unit directions `(prev − u)` and `(u − next)`.
+pub fn line_direction(prev: Mat2d, u: Mat2d, next: Mat2d) -> Mat2d {
+    let unit = |a: Mat2d, b: Mat2d| {
+        let d = [a[0] - b[0], a[1] - b[1]];
+        let l = d[0].hypot(d[1]);
+        if l > 0.0 { [d[0] / l, d[1] / l] } else { [0.0, 0.0] }
+    };
+    let (a, b) = (unit(prev, u), unit(u, next));
+    let s = [a[0] + b[0], a[1] + b[1]];
+    let l = s[0].hypot(s[1]);
+    if l > 0.0 { [s[0] / l, s[1] / l] } else { a }
+}
+
+#[cfg(test)]
+#[path = "constraints_tests.rs"]
+mod tests;

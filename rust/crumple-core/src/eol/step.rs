@@ -1,0 +1,294 @@
+//! One EOL time step on a mesh whose EOL vertices are already on their
+//! features (spec eol_cloth §7 steps 6 and 8–11): constraint rows (EOL
+//! rows §6.1–6.3, Lagrangian box-face contacts §6.4, scripted vertices
+//! §6.5), the matrix fill, the QP and the update `x += h ẋ`, `X += h Ẋ`.
+//! Collision detection that creates EOL vertices, the remesher and state
+//! transfer (steps 1–5, 7) are not written yet: a mesh built with a row of
+//! vertices on a static box edge is what this steps.
+
+use super::constraints::{Feature, Rows, Site, line_direction};
+use super::element::{Mat2d, deformation_gradient};
+use super::qp::{Kkt, Qp, kkt, polish, solve_clarabel};
+use super::system::{ClothParams, Mesh, assemble};
+use crate::math::Vec3;
+use crate::{Error, Result};
+
+/// A static axis-aligned box obstacle.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BoxObstacle {
+    /// Centre, m.
+    pub center: Vec3<f64>,
+    /// Half extents, m.
+    pub half: Vec3<f64>,
+}
+
+impl BoxObstacle {
+    /// Signed distance (spec §4.2), m: negative inside.
+    pub fn signed_distance(&self, x: Vec3<f64>) -> f64 {
+        let p = x - self.center;
+        let q = Vec3::new(
+            p.x.abs() - self.half.x,
+            p.y.abs() - self.half.y,
+            p.z.abs() - self.half.z,
+        );
+        let out = Vec3::new(q.x.max(0.0), q.y.max(0.0), q.z.max(0.0)).norm();
+        out + q.x.max(q.y).max(q.z).min(0.0)
+    }
+
+    /// For a point inside, the outward normal of the nearest face and its
+    /// depth (m), spec §4.3 test 3.
+    pub fn nearest_face(&self, x: Vec3<f64>) -> Option<(Vec3<f64>, f64)> {
+        let p = x - self.center;
+        let mut best: Option<(Vec3<f64>, f64)> = None;
+        for k in 0..3 {
+            let depth = self.half[k] - p[k].abs();
+            if depth < 0.0 {
+                return None;
+            }
+            if best.is_none_or(|(_, d)| depth < d) {
+                let mut n = Vec3::zero();
+                n[k] = if p[k] >= 0.0 { 1.0 } else { -1.0 };
+                best = Some((n, depth));
+            }
+        }
+        best
+    }
+}
+
+/// What one step did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepReport {
+    /// KKT residuals of the accepted QP solution.
+    pub kkt: Kkt,
+    /// Interior-point iterations.
+    pub iterations: u32,
+    /// Equality and inequality rows.
+    pub rows: (usize, usize),
+    /// Lagrangian vertex–face contacts.
+    pub contacts: usize,
+}
+
+/// An EOL cloth on a fixed mesh with static boxes.
+#[derive(Clone, Debug)]
+pub struct Stepper {
+    /// The mesh (world and material positions, EOL flags).
+    pub mesh: Mesh,
+    /// World velocities ẋ, m/s.
+    pub xd: Vec<Vec3<f64>>,
+    /// Material velocities Ẋ (zero for Lagrangian vertices), m/s.
+    pub ud: Vec<Mat2d>,
+    /// The feature of each EOL vertex.
+    pub features: Vec<Option<Feature>>,
+    /// Cloth material.
+    pub params: ClothParams,
+    /// Time step h, s.
+    pub h: f64,
+    /// Obstacles.
+    pub boxes: Vec<BoxObstacle>,
+    /// Collision threshold thr, m (spec §8.1: 5e-3).
+    pub thr: f64,
+    /// Scripted vertices and their velocities (m/s), spec §6.5.
+    pub pins: Vec<(u32, Vec3<f64>)>,
+    /// Simulated time, s.
+    pub time: f64,
+}
+
+/// Spec §6.3: the largest angle between the normals of the faces around a
+/// vertex is below this (rad) for a "flat" edge vertex …
+const FLAT_EDGE: f64 = 0.1;
+/// … and this for a corner or point vertex.
+const FLAT_CORNER: f64 = 0.5;
+
+/// Per vertex: the unit normals of its faces, its neighbours, and the
+/// material normal b̄ of a border edge at it (None inside).
+type Neighbourhood = (Vec<Vec<Vec3<f64>>>, Vec<Vec<u32>>, Vec<Option<Mat2d>>);
+
+impl Stepper {
+    /// Per vertex: incident faces' unit normals, and the border edges.
+    fn neighbourhood(&self) -> Neighbourhood {
+        let m = &self.mesh;
+        let nv = m.x.len();
+        let mut normals = vec![Vec::new(); nv];
+        let mut nbrs: Vec<Vec<u32>> = vec![Vec::new(); nv];
+        let mut edge_count = std::collections::HashMap::new();
+        for f in &m.faces {
+            let [a, b, c] = f.map(|v| m.x[v as usize]);
+            let n = (b - a).cross(c - a).normalize_or_zero();
+            for k in 0..3 {
+                let (i, j) = (f[k], f[(k + 1) % 3]);
+                normals[i as usize].push(n);
+                nbrs[i as usize].push(j);
+                nbrs[j as usize].push(i);
+                *edge_count.entry((i.min(j), i.max(j))).or_insert(0) += 1;
+            }
+        }
+        // Border normal b̄ in material space: perp of a border edge (spec §6.1).
+        let mut border = vec![None; nv];
+        for (&(i, j), &c) in &edge_count {
+            if c == 1 {
+                let (a, b) = (m.u[i as usize], m.u[j as usize]);
+                let d = [b[0] - a[0], b[1] - a[1]];
+                let l = d[0].hypot(d[1]);
+                if l > 0.0 {
+                    let perp = [-d[1] / l, d[0] / l];
+                    border[i as usize].get_or_insert(perp);
+                    border[j as usize].get_or_insert(perp);
+                }
+            }
+        }
+        for v in &mut nbrs {
+            v.sort_unstable();
+            v.dedup();
+        }
+        (normals, nbrs, border)
+    }
+
+    /// Steps by h. Errors ([`Error::Solver`]) when the QP fails; the state
+    /// is then unchanged.
+    pub fn step(&mut self) -> Result<StepReport> {
+        let h = self.h;
+        let sys = assemble(&self.mesh, &self.params)?;
+        let dofs = &sys.dofs;
+        let n = dofs.len();
+        let (normals, nbrs, border) = self.neighbourhood();
+        let mut rows = Rows::default();
+        for &i in &dofs.eol {
+            let i = i as usize;
+            let Some(feature) = self.features.get(i).copied().flatten() else {
+                return Err(Error::InvalidInput(format!("EOL vertex {i} has no feature")));
+            };
+            let ns = &normals[i];
+            let spread = ns
+                .iter()
+                .flat_map(|a| ns.iter().map(move |b| a.dot(*b).clamp(-1.0, 1.0).acos()))
+                .fold(0.0, f64::max);
+            let corner = matches!(feature, Feature::Corner { .. } | Feature::Point { .. });
+            let flat = spread < if corner { FLAT_CORNER } else { FLAT_EDGE };
+            let vn = ns.iter().fold(Vec3::zero(), |a, b| a + *b).normalize_or_zero();
+            // t̄ from the conformal neighbours (EOL, same feature), ordered along
+            // the feature's tangent; b̄ at the border.
+            let along = match border[i] {
+                Some(b) => b,
+                None => {
+                    let tangent = match feature {
+                        Feature::Edge { tangent, .. } | Feature::Wire { tangent, .. } => tangent,
+                        _ => Vec3::zero(),
+                    };
+                    let mut line: Vec<u32> = nbrs[i]
+                        .iter()
+                        .copied()
+                        .filter(|&j| self.mesh.eol[j as usize] && self.features[j as usize] == Some(feature))
+                        .collect();
+                    line.sort_by(|&a, &b| {
+                        let (pa, pb) = (
+                            self.mesh.x[a as usize].dot(tangent),
+                            self.mesh.x[b as usize].dot(tangent),
+                        );
+                        pa.total_cmp(&pb).then(a.cmp(&b))
+                    });
+                    let u = |j: u32| self.mesh.u[j as usize];
+                    match line.as_slice() {
+                        [p, .., q] => line_direction(u(*p), self.mesh.u[i], u(*q)),
+                        [p] => line_direction(u(*p), self.mesh.u[i], self.mesh.u[i]),
+                        [] => [0.0, 0.0],
+                    }
+                }
+            };
+            let site = Site {
+                feature,
+                flat,
+                along,
+                vertex_normal: vn,
+                v_o: Vec3::zero(),
+            };
+            rows.eol_vertex(dofs, i, &site);
+        }
+        // Lagrangian contacts: non-EOL vertices inside a box, nearest face within 5 thr.
+        let mut contacts = 0;
+        for i in 0..self.mesh.x.len() {
+            if self.mesh.eol[i] {
+                continue;
+            }
+            for b in &self.boxes {
+                if let Some((nf, depth)) = b.nearest_face(self.mesh.x[i])
+                    && depth <= 5.0 * self.thr
+                {
+                    rows.vertex(dofs, i, true, nf, Vec3::zero());
+                    contacts += 1;
+                }
+            }
+        }
+        for &(i, v) in &self.pins {
+            for k in 0..3 {
+                let mut e = Vec3::zero();
+                e[k] = 1.0;
+                rows.vertex(dofs, i as usize, false, e, v);
+            }
+        }
+        let (a_eq, b_eq, a_in, b_in) = rows.build(n);
+        let mut qd = vec![0.0; n];
+        for i in 0..self.mesh.x.len() {
+            for k in 0..3 {
+                qd[3 * i + k] = self.xd[i][k];
+            }
+            if let Some(u) = dofs.u(i) {
+                qd[u] = self.ud[i][0];
+                qd[u + 1] = self.ud[i][1];
+            }
+        }
+        let (lhs, rhs) = sys.implicit_euler(h, &qd);
+        let q: Vec<f64> = rhs.iter().map(|v| -v).collect();
+        let qp = Qp {
+            p_upper: &lhs,
+            q: &q,
+            a_eq: &a_eq,
+            b_eq: &b_eq,
+            a_in: &a_in,
+            b_in: &b_in,
+        };
+        let ip = solve_clarabel(&qp, 1e-9)?;
+        let sol = polish(&qp, &ip).unwrap_or(ip);
+        let report = StepReport {
+            kkt: kkt(&qp, &sol),
+            iterations: sol.iterations,
+            rows: (a_eq.rows, a_in.rows),
+            contacts,
+        };
+        let v = &sol.v;
+        // Step 11: x += h ẋ for every vertex, X += h Ẋ for EOL vertices.
+        let mut xd = self.xd.clone();
+        let mut ud = self.ud.clone();
+        let mut u_new = self.mesh.u.clone();
+        for i in 0..self.mesh.x.len() {
+            xd[i] = Vec3::new(v[3 * i], v[3 * i + 1], v[3 * i + 2]);
+            if let Some(u) = dofs.u(i) {
+                ud[i] = [v[u], v[u + 1]];
+                u_new[i] = [u_new[i][0] + h * v[u], u_new[i][1] + h * v[u + 1]];
+            }
+        }
+        // Refuse an update that folds a face over in material space (the
+        // state stays as it was).
+        for (t, f) in self.mesh.faces.iter().enumerate() {
+            let u = f.map(|k| u_new[k as usize]);
+            let x = f.map(|k| self.mesh.x[k as usize]);
+            if deformation_gradient(&x, &u).is_none() {
+                return Err(Error::Solver(format!(
+                    "face {t} became degenerate in material space: the EOL vertices slid past their \
+                     neighbours (this mesh is not remeshed yet); use a smaller time step or a finer mesh"
+                )));
+            }
+        }
+        for (x, v) in self.mesh.x.iter_mut().zip(&xd) {
+            *x += *v * h;
+        }
+        self.xd = xd;
+        self.ud = ud;
+        self.mesh.u = u_new;
+        self.time += h;
+        Ok(report)
+    }
+}
+
+#[cfg(test)]
+#[path = "step_tests.rs"]
+mod tests;

@@ -1,0 +1,269 @@
+//! The generalized system of one EOL step (spec eol_cloth §2.3, §3.3–3.6):
+//! the velocity layout `q̇ = [ẋ_0 … ẋ_{N−1}, Ẋ_{e(0)} … Ẋ_{e(M−1)}]`, and the
+//! generalized mass `M`, stiffness `K = ∂f/∂q` and force `f` assembled from
+//! the cloth module's element kernels (membrane: `cloth::membrane`, the
+//! orthotropic StVK of the persistent-wrinkles model with its Gauss–Newton
+//! Jacobian; bending: `cloth::hinge`, the dihedral-angle hinge) mapped by
+//! each element's `J_node = [I, −F_e]`, plus gravity. Rest shapes come from
+//! the current material coordinates (§11 item 23), so an element's mass and
+//! stiffness change as its EOL nodes slide in material space.
+
+use rayon::prelude::*;
+
+use super::element::{Block5, Grad, MASS_WEIGHTS, Mat2d, deformation_gradient, map_force, pair_block};
+use super::sparse::{Csc, Triplet};
+use crate::cloth::hinge;
+use crate::cloth::membrane::{self, MembraneStiffness, TriangleRest};
+use crate::geometry::Hinge;
+use crate::math::{Mat3, Vec3};
+
+/// Cloth material of an EOL simulation (per unit material area).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClothParams {
+    /// Area density ρ, kg/m².
+    pub density: f64,
+    /// Membrane stiffnesses, N/m (the cloth module's orthotropic model).
+    pub membrane: MembraneStiffness,
+    /// Bending stiffness κ, J (energy ½κ s θ² per hinge, s = l̄²/(Ā0+Ā1)).
+    pub bending: f64,
+    /// Gravity, m/s².
+    pub gravity: Vec3<f64>,
+}
+
+/// Where each vertex's velocities sit in `q̇` (spec §2.3).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Dofs {
+    /// Vertex count N.
+    pub vertices: usize,
+    /// Per vertex: its index among the EOL vertices, or −1.
+    pub eidx: Vec<i32>,
+    /// The EOL vertices, ascending.
+    pub eol: Vec<u32>,
+}
+
+impl Dofs {
+    /// The layout for the EOL flags `eol` (one per vertex).
+    pub fn new(eol: &[bool]) -> Self {
+        let mut eidx = vec![-1; eol.len()];
+        let mut list = Vec::new();
+        for (i, e) in eol.iter().enumerate() {
+            if *e {
+                eidx[i] = list.len() as i32;
+                list.push(i as u32);
+            }
+        }
+        Self {
+            vertices: eol.len(),
+            eidx,
+            eol: list,
+        }
+    }
+
+    /// Unknowns `3N + 2M_e`.
+    pub fn len(&self) -> usize {
+        3 * self.vertices + 2 * self.eol.len()
+    }
+
+    /// True without vertices.
+    pub fn is_empty(&self) -> bool {
+        self.vertices == 0
+    }
+
+    /// First row of `ẋ_i`.
+    #[inline]
+    pub fn x(&self, i: usize) -> usize {
+        3 * i
+    }
+
+    /// First row of `Ẋ_i`, for an EOL vertex.
+    #[inline]
+    pub fn u(&self, i: usize) -> Option<usize> {
+        let e = self.eidx[i];
+        (e >= 0).then(|| 3 * self.vertices + 2 * e as usize)
+    }
+
+    /// The rows of vertex i's generalized velocity: 3 (Lagrangian) or 5.
+    #[inline]
+    fn rows(&self, i: usize) -> ([u32; 5], usize) {
+        let x = self.x(i) as u32;
+        match self.u(i) {
+            Some(u) => ([x, x + 1, x + 2, u as u32, u as u32 + 1], 5),
+            None => ([x, x + 1, x + 2, 0, 0], 3),
+        }
+    }
+}
+
+/// An EOL cloth mesh at one instant: world and material positions per
+/// vertex, faces counter-clockwise in material space, EOL flags.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Mesh {
+    /// World positions, m.
+    pub x: Vec<Vec3<f64>>,
+    /// Material coordinates, m.
+    pub u: Vec<Mat2d>,
+    /// Triangles.
+    pub faces: Vec<[u32; 3]>,
+    /// Interior edges with their two faces (the cloth module's hinge order).
+    pub hinges: Vec<Hinge>,
+    /// EOL flag per vertex.
+    pub eol: Vec<bool>,
+}
+
+/// The assembled system: `M`, `K` (full, symmetric), `f`, and the layout.
+#[derive(Clone, Debug, Default)]
+pub struct System {
+    /// Velocity layout.
+    pub dofs: Dofs,
+    /// Generalized mass, kg (and kg·m/m for the material rows).
+    pub mass: Csc,
+    /// Generalized stiffness `K = ∂f/∂q` (negative semidefinite), N/m.
+    pub stiffness: Csc,
+    /// Generalized force, N.
+    pub force: Vec<f64>,
+    /// Each face's F (3×2) at this configuration.
+    pub face_grad: Vec<Grad>,
+}
+
+/// What one face contributes: its F, mass and stiffness triplets, and the
+/// generalized force on each corner.
+type FaceOut = (Grad, Vec<Triplet>, Vec<Triplet>, [(usize, [f64; 5]); 3]);
+
+/// What one hinge contributes: stiffness triplets and the generalized force
+/// on each of its four vertices.
+type HingeOut = (Vec<Triplet>, [(usize, [f64; 5]); 4]);
+
+/// Emits the block `b` between nodes i and j (only the rows/columns that
+/// exist) into `out`.
+#[inline]
+fn emit(dofs: &Dofs, i: usize, j: usize, b: &Block5, out: &mut Vec<Triplet>) {
+    let ((ri, ni), (rj, nj)) = (dofs.rows(i), dofs.rows(j));
+    for a in 0..ni {
+        for c in 0..nj {
+            out.push((ri[a], rj[c], b[a][c]));
+        }
+    }
+}
+
+/// Assembles `M`, `K` and `f` of `mesh` (spec §3.3–3.5). Errors for a face
+/// that is degenerate in material space.
+pub fn assemble(mesh: &Mesh, p: &ClothParams) -> crate::Result<System> {
+    let dofs = Dofs::new(&mesh.eol);
+    let n = dofs.len();
+    // Per face: F, the rest data, then mass, membrane and gravity.
+    let faces: Vec<crate::Result<FaceOut>> = mesh
+        .faces
+        .par_iter()
+        .enumerate()
+        .map(|(t, f)| {
+            let x = f.map(|v| mesh.x[v as usize]);
+            let u = f.map(|v| mesh.u[v as usize]);
+            let (grad, area) = deformation_gradient(&x, &u).ok_or_else(|| {
+                crate::Error::InvalidInput(format!(
+                    "face {t} is degenerate in material space (corners {u:?}); remesh or drop it"
+                ))
+            })?;
+            let rest = TriangleRest::from_uv(u)?;
+            let strain = membrane::green_strain(&rest, &x);
+            let mut force = [Vec3::zero(); 3];
+            let mut jac = [[Mat3::zero(); 3]; 3];
+            membrane::add_membrane(&rest, &strain, &p.membrane, &strain.e, &mut force, &mut jac);
+            let (mut m, mut k) = (Vec::with_capacity(225), Vec::with_capacity(225));
+            let mut genf = [(0usize, [0.0; 5]); 3];
+            for a in 0..3 {
+                let i = f[a] as usize;
+                for b in 0..3 {
+                    let j = f[b] as usize;
+                    let c = p.density * area * MASS_WEIGHTS[a][b];
+                    emit(
+                        &dofs,
+                        i,
+                        j,
+                        &pair_block(&(Mat3::identity() * c), &grad, &grad),
+                        &mut m,
+                    );
+                    emit(&dofs, i, j, &pair_block(&jac[a][b], &grad, &grad), &mut k);
+                }
+                let g = p.gravity * (p.density * area / 3.0);
+                genf[a] = (i, map_force(force[a] + g, &grad));
+            }
+            Ok((grad, m, k, genf))
+        })
+        .collect();
+    let mut face_grad = Vec::with_capacity(faces.len());
+    let mut mt: Vec<Triplet> = Vec::new();
+    let mut kt: Vec<Triplet> = Vec::new();
+    let mut force = vec![0.0; n];
+    let add_force = |i: usize, g: &[f64; 5], force: &mut [f64]| {
+        let (rows, ni) = dofs.rows(i);
+        for a in 0..ni {
+            force[rows[a] as usize] += g[a];
+        }
+    };
+    for r in faces {
+        let (grad, m, k, genf) = r?;
+        face_grad.push(grad);
+        mt.extend(m);
+        kt.extend(k);
+        for (i, g) in &genf {
+            add_force(*i, g, &mut force);
+        }
+    }
+    // Per hinge: the cloth module's bending, mapped with ½(F_0 + F_1).
+    let hinges: Vec<HingeOut> = mesh
+        .hinges
+        .par_iter()
+        .map(|h| {
+            let v = h.vertices.map(|i| i as usize);
+            let x = v.map(|i| mesh.x[i]);
+            let grad = Grad::mean(&face_grad[h.faces[0] as usize], &face_grad[h.faces[1] as usize]);
+            let (u0, u1) = (mesh.u[v[0]], mesh.u[v[1]]);
+            let len = ((u1[0] - u0[0]).powi(2) + (u1[1] - u0[1]).powi(2)).sqrt();
+            let area = |f: u32| {
+                let u = mesh.faces[f as usize].map(|i| mesh.u[i as usize]);
+                super::element::material_inverse(&u).map_or(0.0, |(_, a)| a)
+            };
+            let s = hinge::shape_factor(len, area(h.faces[0]), area(h.faces[1]));
+            let (theta, g) = hinge::dihedral_angle_and_gradient(&x);
+            let forces = hinge::hinge_forces(&g, p.bending * s * theta);
+            let mut k = Vec::with_capacity(400);
+            for a in 0..4 {
+                for b in 0..4 {
+                    let blk = hinge::hinge_jacobian_block(&g, p.bending * s, a, b);
+                    emit(&dofs, v[a], v[b], &pair_block(&blk, &grad, &grad), &mut k);
+                }
+            }
+            let genf = [0, 1, 2, 3].map(|a| (v[a], map_force(forces[a], &grad)));
+            (k, genf)
+        })
+        .collect();
+    for (k, genf) in hinges {
+        kt.extend(k);
+        for (i, g) in &genf {
+            add_force(*i, g, &mut force);
+        }
+    }
+    Ok(System {
+        mass: Csc::from_triplets(n, n, &mut mt),
+        stiffness: Csc::from_triplets(n, n, &mut kt),
+        force,
+        face_grad,
+        dofs,
+    })
+}
+
+impl System {
+    /// `M̃ = M − h²K` (upper triangle, what the QP takes) and
+    /// `f̃ = M q̇ⁿ + h f` (spec §3.6) for step `h` (s) and velocities `qd`.
+    pub fn implicit_euler(&self, h: f64, qd: &[f64]) -> (Csc, Vec<f64>) {
+        let lhs = self.mass.add_scaled(&self.stiffness, -h * h).upper();
+        let mut rhs = self.mass.mul(qd);
+        for (r, f) in rhs.iter_mut().zip(&self.force) {
+            *r += h * f;
+        }
+        (lhs, rhs)
+    }
+}
+
+#[cfg(test)]
+#[path = "system_tests.rs"]
+mod tests;

@@ -1,0 +1,242 @@
+//! Spec eol_cloth §10 tests 5, 10, 11 and 13 on small meshes, and the
+//! assembly's independence of the thread count (test 20).
+
+use nalgebra::{DMatrix, DVector};
+
+use super::*;
+use crate::eol::qp::{Qp, kkt, solve_clarabel};
+use crate::geometry::grid_mesh;
+use crate::test_util::Rng;
+
+fn params(gravity: f64) -> ClothParams {
+    ClothParams {
+        density: 0.05,
+        membrane: MembraneStiffness {
+            k11: 50.0,
+            k22: 50.0,
+            k12: 0.5,
+            k33: 20.0,
+        },
+        bending: 1e-3,
+        gravity: Vec3::new(0.0, 0.0, -gravity),
+    }
+}
+
+/// A `res × res` sheet of 1 m in material space (x, y), its world
+/// positions perturbed by `amp` m (stretched, bent), EOL flags from `eol`.
+fn sheet(res: usize, amp: f64, seed: u64, eol: impl Fn(usize) -> bool) -> Mesh {
+    let m = grid_mesh((1.0, 1.0), (res, res), Vec3::zero(), 2).unwrap();
+    let mut g = Rng::new(seed);
+    let u: Vec<Mat2d> = m.vertices().iter().map(|v| [v.x, v.y]).collect();
+    let x: Vec<Vec3<f64>> = m.vertices().iter().map(|v| *v * 1.05 + g.vec(amp)).collect();
+    Mesh {
+        eol: (0..x.len()).map(eol).collect(),
+        x,
+        u,
+        faces: m.faces().to_vec(),
+        hinges: m.topology().hinges().to_vec(),
+    }
+}
+
+fn dense(m: &Csc) -> DMatrix<f64> {
+    let d = m.to_dense();
+    DMatrix::from_fn(m.rows, m.cols, |r, c| d[r][c])
+}
+
+fn no_rows(n: usize) -> Csc {
+    Csc::zeros(0, n)
+}
+
+/// Test 5 (first half): without EOL vertices M is the consistent mass
+/// Σ ρA/12·C⊗I and f, K are the cloth kernels' own; with EOL vertices whose
+/// material velocity an equality pins to 0 one implicit step gives the
+/// Lagrangian step's world velocities.
+#[test]
+fn t5_lagrangian_limit() {
+    let p = params(9.8);
+    let lag = sheet(4, 0.03, 5, |_| false);
+    let s = assemble(&lag, &p).unwrap();
+    let n = s.dofs.len();
+    assert_eq!(n, 3 * lag.x.len());
+    let total: f64 = s.mass.nzval.iter().sum();
+    // Σ of all entries of C⊗I ρA/12 over the faces is 3ρA per face (each of
+    // the 3 diagonals of I sums C's 9 entries, 12/12).
+    assert!((total - 3.0 * p.density * 1.0).abs() < 1e-12, "{total}");
+    let h = 5e-3;
+    let mut g = Rng::new(55);
+    let qd: Vec<f64> = (0..n).map(|_| 0.1 * g.sym()).collect();
+    let (lhs, rhs) = s.implicit_euler(h, &qd);
+    let q: Vec<f64> = rhs.iter().map(|v| -v).collect();
+    let (eq, ineq) = (no_rows(n), no_rows(n));
+    let qp = Qp {
+        p_upper: &lhs,
+        q: &q,
+        a_eq: &eq,
+        b_eq: &[],
+        a_in: &ineq,
+        b_in: &[],
+    };
+    let lag_v = solve_clarabel(&qp, 1e-10).unwrap().v;
+    // The same sheet with every third vertex EOL, Ẋ = 0 imposed.
+    let eolm = Mesh {
+        eol: (0..lag.x.len()).map(|i| i % 3 == 0).collect(),
+        ..lag.clone()
+    };
+    let se = assemble(&eolm, &p).unwrap();
+    let ne = se.dofs.len();
+    let mut qd_e = qd.clone();
+    qd_e.resize(ne, 0.0);
+    let (lhs_e, rhs_e) = se.implicit_euler(h, &qd_e);
+    let q_e: Vec<f64> = rhs_e.iter().map(|v| -v).collect();
+    let mut t: Vec<(u32, u32, f64)> = (0..ne - n).map(|k| (k as u32, (n + k) as u32, 1.0)).collect();
+    let a_eq = Csc::from_triplets(ne - n, ne, &mut t);
+    let b_eq = vec![0.0; ne - n];
+    let ineq_e = no_rows(ne);
+    let qp_e = Qp {
+        p_upper: &lhs_e,
+        q: &q_e,
+        a_eq: &a_eq,
+        b_eq: &b_eq,
+        a_in: &ineq_e,
+        b_in: &[],
+    };
+    let sol = solve_clarabel(&qp_e, 1e-10).unwrap();
+    let k = kkt(&qp_e, &sol);
+    assert!(k.ok(), "{k:?}");
+    let diff = (0..n).map(|r| (sol.v[r] - lag_v[r]).abs()).fold(0.0, f64::max);
+    let scale = lag_v.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+    assert!(
+        diff < 1e-8 * scale.max(1.0),
+        "EOL with Ẋ = 0 differs from the Lagrangian step by {diff:e}"
+    );
+}
+
+/// Test 11: with no constraints the QP's solution is the linear solve of
+/// M̃ q̇ = f̃ (a Lagrangian sheet: M̃ is positive definite).
+#[test]
+fn t11_unconstrained_qp_is_the_linear_solve() {
+    let mesh = sheet(5, 0.05, 11, |_| false);
+    let s = assemble(&mesh, &params(9.8)).unwrap();
+    let n = s.dofs.len();
+    let mut g = Rng::new(111);
+    let qd: Vec<f64> = (0..n).map(|_| 0.2 * g.sym()).collect();
+    let (lhs, rhs) = s.implicit_euler(5e-3, &qd);
+    let q: Vec<f64> = rhs.iter().map(|v| -v).collect();
+    let (eq, ineq) = (no_rows(n), no_rows(n));
+    let qp = Qp {
+        p_upper: &lhs,
+        q: &q,
+        a_eq: &eq,
+        b_eq: &[],
+        a_in: &ineq,
+        b_in: &[],
+    };
+    let v = solve_clarabel(&qp, 1e-10).unwrap().v;
+    let full = dense(&s.mass.add_scaled(&s.stiffness, -25e-6));
+    let want = full.lu().solve(&DVector::from_vec(rhs)).unwrap();
+    let diff = v
+        .iter()
+        .zip(want.iter())
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    assert!(diff < 1e-8 * want.amax().max(1.0), "{diff:e}");
+}
+
+/// Test 10: a QP with Eulerian equalities (t̄ᵀẊ = 0) and contact
+/// inequalities (nᵀẋ ≥ b, some active) solves with KKT residuals inside
+/// the spec's bounds, and the active rows hold.
+#[test]
+fn t10_kkt_of_a_constrained_step() {
+    let mesh = sheet(6, 0.02, 10, |i| i % 7 == 3);
+    let s = assemble(&mesh, &params(9.8)).unwrap();
+    let n = s.dofs.len();
+    let mut g = Rng::new(100);
+    let qd: Vec<f64> = (0..n).map(|_| 0.1 * g.sym()).collect();
+    let (lhs, rhs) = s.implicit_euler(5e-3, &qd);
+    let q: Vec<f64> = rhs.iter().map(|v| -v).collect();
+    // Eulerian rows on every EOL vertex, contact rows pushing up on a band.
+    let mut te = Vec::new();
+    for (k, &i) in s.dofs.eol.iter().enumerate() {
+        let u = s.dofs.u(i as usize).unwrap() as u32;
+        let (a, b) = (g.sym(), g.sym());
+        te.push((k as u32, u, a));
+        te.push((k as u32, u + 1, b));
+    }
+    let me = s.dofs.eol.len();
+    let a_eq = Csc::from_triplets(me, n, &mut te);
+    let b_eq = vec![0.0; me];
+    let band: Vec<usize> = (0..mesh.x.len()).filter(|&i| mesh.u[i][1] < -0.3).collect();
+    let mut ti = Vec::new();
+    for (k, &i) in band.iter().enumerate() {
+        ti.push((k as u32, (3 * i + 2) as u32, 1.0));
+    }
+    let a_in = Csc::from_triplets(band.len(), n, &mut ti);
+    let b_in = vec![0.05; band.len()];
+    let qp = Qp {
+        p_upper: &lhs,
+        q: &q,
+        a_eq: &a_eq,
+        b_eq: &b_eq,
+        a_in: &a_in,
+        b_in: &b_in,
+    };
+    let sol = solve_clarabel(&qp, 1e-9).unwrap();
+    let k = kkt(&qp, &sol);
+    assert!(k.ok(), "{k:?}");
+    // Gravity pulls down: the rows hold the band up, so some are active.
+    let active = sol.mu.iter().filter(|&&m| m > 1e-6).count();
+    assert!(active > 0, "no contact row was active: {:?}", sol.mu);
+    assert!(band.iter().all(|&i| sol.v[3 * i + 2] >= 0.05 - 1e-9));
+}
+
+/// Test 13: with no gravity and no constraints a rigid translation's
+/// momentum is kept by one implicit step (frozen M).
+#[test]
+fn t13_momentum_of_one_step() {
+    let p = ClothParams {
+        gravity: Vec3::zero(),
+        ..params(0.0)
+    };
+    let mesh = sheet(5, 0.05, 13, |_| false);
+    let s = assemble(&mesh, &p).unwrap();
+    let n = s.dofs.len();
+    let mut g = Rng::new(130);
+    let qd: Vec<f64> = (0..n).map(|_| 0.3 * g.sym()).collect();
+    let (lhs, rhs) = s.implicit_euler(5e-3, &qd);
+    let q: Vec<f64> = rhs.iter().map(|v| -v).collect();
+    let (eq, ineq) = (no_rows(n), no_rows(n));
+    let qp = Qp {
+        p_upper: &lhs,
+        q: &q,
+        a_eq: &eq,
+        b_eq: &[],
+        a_in: &ineq,
+        b_in: &[],
+    };
+    let v = solve_clarabel(&qp, 1e-11).unwrap().v;
+    let (mv0, mv1) = (s.mass.mul(&qd), s.mass.mul(&v));
+    for axis in 0..3 {
+        let p0: f64 = (0..mesh.x.len()).map(|i| mv0[3 * i + axis]).sum();
+        let p1: f64 = (0..mesh.x.len()).map(|i| mv1[3 * i + axis]).sum();
+        assert!((p0 - p1).abs() < 1e-10, "axis {axis}: {p0} → {p1}");
+    }
+}
+
+/// Test 20 (assembly): the matrices and forces do not depend on the
+/// thread count.
+#[test]
+fn assembly_is_the_same_for_any_thread_count() {
+    let mesh = sheet(8, 0.05, 20, |i| i % 5 == 1);
+    let p = params(9.8);
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<u64>>();
+    crate::test_util::same_across_threads(|| {
+        let s = assemble(&mesh, &p).unwrap();
+        (
+            s.mass.colptr.clone(),
+            s.stiffness.rowval.clone(),
+            bits(&s.mass.nzval),
+            bits(&s.stiffness.nzval),
+            bits(&s.force),
+        )
+    });
+}
