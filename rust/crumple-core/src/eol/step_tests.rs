@@ -1,5 +1,6 @@
 //! The EOL step on a strip hanging over a static box edge: spec eol_cloth
 //! §10 test 18 (EOL vertices stay on the edge line), §10 test 10 every step,
+//! test 14 (the material area is kept),
 //! and the analytic cross-check E0 (a chain sliding off a frictionless
 //! table: ℓ(t) = ℓ₀ cosh(√(g/L) t)).
 
@@ -99,6 +100,16 @@ fn e0_a_strip_slides_off_the_edge_like_a_chain() {
         worst_off <= 1e-9,
         "an EOL vertex left the edge line by {worst_off:e} m"
     );
+    // Test 14: the material domain keeps its area (0.1 m²), every triangle
+    // counter-clockwise with positive area, though the EOL row moved in it.
+    let mut area = 0.0;
+    for f in &s.mesh.faces {
+        let [a, b, c] = f.map(|k| s.mesh.u[k as usize]);
+        let signed = 0.5 * ((b[0] - a[0]) * (c[1] - a[1]) - (c[0] - a[0]) * (b[1] - a[1]));
+        assert!(signed > 0.0, "a face turned over in material space");
+        area += signed;
+    }
+    assert!((area - 0.1).abs() <= 1e-10 * 0.1, "material area {area}");
     let l = hanging(&s);
     let want = l0 * (9.8f64.sqrt() * s.time).cosh();
     eprintln!(
