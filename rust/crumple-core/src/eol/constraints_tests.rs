@@ -4,8 +4,7 @@
 use nalgebra::{DMatrix, SymmetricEigen};
 
 use super::*;
-use crate::cloth::membrane::MembraneStiffness;
-use crate::eol::system::{ClothParams, Mesh, assemble};
+use crate::eol::system::{Mesh, assemble, test_params};
 use crate::geometry::grid_mesh;
 
 const RES: usize = 6;
@@ -42,20 +41,6 @@ fn fold(folded: bool) -> (Mesh, Vec<usize>) {
     (mesh, line)
 }
 
-fn params() -> ClothParams {
-    ClothParams {
-        density: 0.05,
-        membrane: MembraneStiffness {
-            k11: 50.0,
-            k22: 50.0,
-            k12: 0.5,
-            k33: 20.0,
-        },
-        bending: 1e-5,
-        gravity: Vec3::new(0.0, 0.0, -9.8),
-    }
-}
-
 /// λ_min of M̃ restricted to the null space of `rows` (dense, small).
 fn min_eig_on(lhs: &DMatrix<f64>, rows: &DMatrix<f64>) -> f64 {
     let n = lhs.ncols();
@@ -90,7 +75,7 @@ fn t12_strict_convexity_on_the_active_face() {
         ("flat corner", false, true, true),
     ] {
         let (mesh, line) = fold(folded);
-        let s = assemble(&mesh, &params()).unwrap();
+        let s = assemble(&mesh, &test_params(9.8)).unwrap();
         let n = s.dofs.len();
         let lhs = dense(&s.mass.add_scaled(&s.stiffness, -25e-6));
         let build = |eulerian: bool| {
@@ -141,7 +126,7 @@ fn t12_strict_convexity_on_the_active_face() {
 #[test]
 fn t19_constraint_geometry() {
     let (mesh, line) = fold(true);
-    let s = assemble(&mesh, &params()).unwrap();
+    let s = assemble(&mesh, &test_params(9.8)).unwrap();
     let n = s.dofs.len();
     let normals = [
         Vec3::new(0.0, 0.0, 1.0),

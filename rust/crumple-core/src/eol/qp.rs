@@ -33,6 +33,18 @@ pub struct Qp<'a> {
     pub b_in: &'a [f64],
 }
 
+impl Qp<'_> {
+    /// `A_in q̇ − b_in`: each inequality row's slack (≥ 0 when it holds).
+    pub fn slack(&self, v: &[f64]) -> Vec<f64> {
+        self.a_in
+            .mul(v)
+            .iter()
+            .zip(self.b_in)
+            .map(|(a, b)| a - b)
+            .collect()
+    }
+}
+
 /// A solution and its multipliers, in the convention
 /// `M̃ q̇ − f̃ = A_eqᵀ λ + A_inᵀ μ`, `μ ≥ 0`.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -173,13 +185,7 @@ pub fn kkt(qp: &Qp<'_>, sol: &QpSolution) -> Kkt {
     let stationarity = inf(&mut (0..r.len()).map(|k| r[k] - ae[k] - ai[k])) / scale;
     let eq = qp.a_eq.mul(&sol.v);
     let equality = inf(&mut eq.iter().zip(qp.b_eq).map(|(a, b)| a - b));
-    let ineq: Vec<f64> = qp
-        .a_in
-        .mul(&sol.v)
-        .iter()
-        .zip(qp.b_in)
-        .map(|(a, b)| a - b)
-        .collect();
+    let ineq = qp.slack(&sol.v);
     let inequality = ineq.iter().fold(0.0f64, |a, &g| a.max(-g));
     let complementarity = inf(&mut ineq.iter().zip(&sol.mu).map(|(g, m)| g * m));
     Kkt {
@@ -207,13 +213,7 @@ pub fn polish(qp: &Qp<'_>, sol: &QpSolution) -> Option<QpSolution> {
     use faer::sparse::{SparseColMat, Triplet as FT};
     let n = qp.p_upper.cols;
     let (me, mi) = (qp.a_eq.rows, qp.a_in.rows);
-    let slack: Vec<f64> = qp
-        .a_in
-        .mul(&sol.v)
-        .iter()
-        .zip(qp.b_in)
-        .map(|(a, b)| a - b)
-        .collect();
+    let slack = qp.slack(&sol.v);
     let active: Vec<usize> = (0..mi).filter(|&k| sol.mu[k] > slack[k].max(0.0)).collect();
     let m = me + active.len();
     let mut slot = vec![usize::MAX; mi];
@@ -281,13 +281,7 @@ pub fn polish(qp: &Qp<'_>, sol: &QpSolution) -> Option<QpSolution> {
         mu,
         iterations: sol.iterations,
     };
-    let g: Vec<f64> = qp
-        .a_in
-        .mul(&out.v)
-        .iter()
-        .zip(qp.b_in)
-        .map(|(a, b)| a - b)
-        .collect();
+    let g = qp.slack(&out.v);
     let tol = 1e-12 * g.iter().fold(1.0f64, |a, x| a.max(x.abs()));
     let feasible = (0..mi).all(|k| {
         if slot[k] == usize::MAX {

@@ -236,8 +236,7 @@ impl Stepper {
                 qd[u + 1] = self.ud[i][1];
             }
         }
-        let (lhs, rhs) = sys.implicit_euler(h, &qd);
-        let q: Vec<f64> = rhs.iter().map(|v| -v).collect();
+        let (lhs, q) = sys.qp_terms(h, &qd);
         let qp = Qp {
             p_upper: &lhs,
             q: &q,

@@ -262,6 +262,29 @@ impl System {
         }
         (lhs, rhs)
     }
+
+    /// The QP's `P` (upper `M̃`) and `q = −f̃` for step `h` and velocities `qd`.
+    pub fn qp_terms(&self, h: f64, qd: &[f64]) -> (Csc, Vec<f64>) {
+        let (lhs, rhs) = self.implicit_euler(h, qd);
+        (lhs, rhs.iter().map(|v| -v).collect())
+    }
+}
+
+/// The cloth of the tests: ρ = 0.05 kg/m² (spec §8.1), a stiff membrane,
+/// light bending, gravity `g` m/s² along −z.
+#[cfg(test)]
+pub(crate) fn test_params(g: f64) -> ClothParams {
+    ClothParams {
+        density: 0.05,
+        membrane: MembraneStiffness {
+            k11: 50.0,
+            k22: 50.0,
+            k12: 0.5,
+            k33: 20.0,
+        },
+        bending: 1e-5,
+        gravity: Vec3::new(0.0, 0.0, -g),
+    }
 }
 
 #[cfg(test)]

@@ -8,17 +8,11 @@ use crate::eol::qp::{Qp, kkt, solve_clarabel};
 use crate::geometry::grid_mesh;
 use crate::test_util::Rng;
 
+/// The tests' cloth with a bending stiffness that matters (1e-3 J).
 fn params(gravity: f64) -> ClothParams {
     ClothParams {
-        density: 0.05,
-        membrane: MembraneStiffness {
-            k11: 50.0,
-            k22: 50.0,
-            k12: 0.5,
-            k33: 20.0,
-        },
         bending: 1e-3,
-        gravity: Vec3::new(0.0, 0.0, -gravity),
+        ..test_params(gravity)
     }
 }
 
@@ -65,8 +59,7 @@ fn t5_lagrangian_limit() {
     let h = 5e-3;
     let mut g = Rng::new(55);
     let qd: Vec<f64> = (0..n).map(|_| 0.1 * g.sym()).collect();
-    let (lhs, rhs) = s.implicit_euler(h, &qd);
-    let q: Vec<f64> = rhs.iter().map(|v| -v).collect();
+    let (lhs, q) = s.qp_terms(h, &qd);
     let (eq, ineq) = (no_rows(n), no_rows(n));
     let qp = Qp {
         p_upper: &lhs,
@@ -86,8 +79,7 @@ fn t5_lagrangian_limit() {
     let ne = se.dofs.len();
     let mut qd_e = qd.clone();
     qd_e.resize(ne, 0.0);
-    let (lhs_e, rhs_e) = se.implicit_euler(h, &qd_e);
-    let q_e: Vec<f64> = rhs_e.iter().map(|v| -v).collect();
+    let (lhs_e, q_e) = se.qp_terms(h, &qd_e);
     let mut t: Vec<(u32, u32, f64)> = (0..ne - n).map(|k| (k as u32, (n + k) as u32, 1.0)).collect();
     let a_eq = Csc::from_triplets(ne - n, ne, &mut t);
     let b_eq = vec![0.0; ne - n];
@@ -120,8 +112,7 @@ fn t11_unconstrained_qp_is_the_linear_solve() {
     let n = s.dofs.len();
     let mut g = Rng::new(111);
     let qd: Vec<f64> = (0..n).map(|_| 0.2 * g.sym()).collect();
-    let (lhs, rhs) = s.implicit_euler(5e-3, &qd);
-    let q: Vec<f64> = rhs.iter().map(|v| -v).collect();
+    let (lhs, q) = s.qp_terms(5e-3, &qd);
     let (eq, ineq) = (no_rows(n), no_rows(n));
     let qp = Qp {
         p_upper: &lhs,
@@ -133,6 +124,7 @@ fn t11_unconstrained_qp_is_the_linear_solve() {
     };
     let v = solve_clarabel(&qp, 1e-10).unwrap().v;
     let full = dense(&s.mass.add_scaled(&s.stiffness, -25e-6));
+    let rhs: Vec<f64> = q.iter().map(|v| -v).collect();
     let want = full.lu().solve(&DVector::from_vec(rhs)).unwrap();
     let diff = v
         .iter()
@@ -152,8 +144,7 @@ fn t10_kkt_of_a_constrained_step() {
     let n = s.dofs.len();
     let mut g = Rng::new(100);
     let qd: Vec<f64> = (0..n).map(|_| 0.1 * g.sym()).collect();
-    let (lhs, rhs) = s.implicit_euler(5e-3, &qd);
-    let q: Vec<f64> = rhs.iter().map(|v| -v).collect();
+    let (lhs, q) = s.qp_terms(5e-3, &qd);
     // Eulerian rows on every EOL vertex, contact rows pushing up on a band.
     let mut te = Vec::new();
     for (k, &i) in s.dofs.eol.iter().enumerate() {
@@ -202,8 +193,7 @@ fn t13_momentum_of_one_step() {
     let n = s.dofs.len();
     let mut g = Rng::new(130);
     let qd: Vec<f64> = (0..n).map(|_| 0.3 * g.sym()).collect();
-    let (lhs, rhs) = s.implicit_euler(5e-3, &qd);
-    let q: Vec<f64> = rhs.iter().map(|v| -v).collect();
+    let (lhs, q) = s.qp_terms(5e-3, &qd);
     let (eq, ineq) = (no_rows(n), no_rows(n));
     let qp = Qp {
         p_upper: &lhs,
