@@ -2,58 +2,20 @@
 //! features (spec eol_cloth §7 steps 6 and 8–11): constraint rows (EOL
 //! rows §6.1–6.3, Lagrangian box-face contacts §6.4, scripted vertices
 //! §6.5), the matrix fill, the QP and the update `x += h ẋ`, `X += h Ẋ`.
-//! Collision detection that creates EOL vertices, the remesher and state
-//! transfer (steps 1–5, 7) are not written yet: a mesh built with a row of
-//! vertices on a static box edge is what this steps.
+//! With `remesh` on, the contact-conforming pass of `remesh` runs first
+//! (steps 2–3 for static box edges: EOL vertices where cloth edges cross a
+//! box edge, collapses into them, release); corner and point features, the
+//! full cleanup loop, the ARCSim sizing remesh and moving obstacles are not
+//! written yet.
 
 use super::constraints::{Feature, Rows, Site, line_direction};
 use super::element::{Mat2d, deformation_gradient};
+use super::obstacle::BoxObstacle;
 use super::qp::{Kkt, Qp, kkt, polish, solve_clarabel};
+use super::remesh::{Cloth, RemeshReport};
 use super::system::{ClothParams, Mesh, assemble};
 use crate::math::Vec3;
 use crate::{Error, Result};
-
-/// A static axis-aligned box obstacle.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct BoxObstacle {
-    /// Centre, m.
-    pub center: Vec3<f64>,
-    /// Half extents, m.
-    pub half: Vec3<f64>,
-}
-
-impl BoxObstacle {
-    /// Signed distance (spec §4.2), m: negative inside.
-    pub fn signed_distance(&self, x: Vec3<f64>) -> f64 {
-        let p = x - self.center;
-        let q = Vec3::new(
-            p.x.abs() - self.half.x,
-            p.y.abs() - self.half.y,
-            p.z.abs() - self.half.z,
-        );
-        let out = Vec3::new(q.x.max(0.0), q.y.max(0.0), q.z.max(0.0)).norm();
-        out + q.x.max(q.y).max(q.z).min(0.0)
-    }
-
-    /// For a point inside, the outward normal of the nearest face and its
-    /// depth (m), spec §4.3 test 3.
-    pub fn nearest_face(&self, x: Vec3<f64>) -> Option<(Vec3<f64>, f64)> {
-        let p = x - self.center;
-        let mut best: Option<(Vec3<f64>, f64)> = None;
-        for k in 0..3 {
-            let depth = self.half[k] - p[k].abs();
-            if depth < 0.0 {
-                return None;
-            }
-            if best.is_none_or(|(_, d)| depth < d) {
-                let mut n = Vec3::zero();
-                n[k] = if p[k] >= 0.0 { 1.0 } else { -1.0 };
-                best = Some((n, depth));
-            }
-        }
-        best
-    }
-}
 
 /// What one step did.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -66,6 +28,8 @@ pub struct StepReport {
     pub rows: (usize, usize),
     /// Lagrangian vertex–face contacts.
     pub contacts: usize,
+    /// What the remesher did before the step (all zero when it is off).
+    pub remesh: RemeshReport,
 }
 
 /// An EOL cloth on a fixed mesh with static boxes.
@@ -91,6 +55,13 @@ pub struct Stepper {
     pub pins: Vec<(u32, Vec3<f64>)>,
     /// Simulated time, s.
     pub time: f64,
+    /// Run the contact-conforming remesher before each step (spec §7
+    /// steps 2–3): EOL vertices are made where cloth edges cross box edges
+    /// and released where the cloth lifts off.
+    pub remesh: bool,
+    /// Collapse length τ_nc of the remesher, material m (spec §5.3: 1 % of
+    /// the cloth's size).
+    pub tau: f64,
 }
 
 /// Spec §6.3: the largest angle between the normals of the faces around a
@@ -147,6 +118,17 @@ impl Stepper {
     /// is then unchanged.
     pub fn step(&mut self) -> Result<StepReport> {
         let h = self.h;
+        let remesh = if self.remesh {
+            let mut cloth = Cloth {
+                mesh: &mut self.mesh,
+                xd: &mut self.xd,
+                ud: &mut self.ud,
+                features: &mut self.features,
+            };
+            cloth.remesh(&self.boxes, self.thr, self.tau)?
+        } else {
+            RemeshReport::default()
+        };
         let sys = assemble(&self.mesh, &self.params)?;
         let dofs = &sys.dofs;
         let n = dofs.len();
@@ -190,7 +172,30 @@ impl Stepper {
                     match line.as_slice() {
                         [p, .., q] => line_direction(u(*p), self.mesh.u[i], u(*q)),
                         [p] => line_direction(u(*p), self.mesh.u[i], self.mesh.u[i]),
-                        [] => [0.0, 0.0],
+                        // No conformal neighbour (spec §6.1 [D]): the edge's
+                        // material direction (FᵀF)⁻¹Fᵀ t_e, F of a face at i.
+                        [] => self
+                            .mesh
+                            .faces
+                            .iter()
+                            .find(|f| f.contains(&(i as u32)))
+                            .and_then(|f| {
+                                let x = f.map(|k| self.mesh.x[k as usize]);
+                                let u = f.map(|k| self.mesh.u[k as usize]);
+                                deformation_gradient(&x, &u)
+                            })
+                            .map_or([0.0, 0.0], |(g, _)| {
+                                let [[a, b], [_, d]] = g.ftf();
+                                let r = g.apply_t(tangent);
+                                let det = a * d - b * b;
+                                let m = [(d * r[0] - b * r[1]) / det, (a * r[1] - b * r[0]) / det];
+                                let l = m[0].hypot(m[1]);
+                                if l > 0.0 && l.is_finite() {
+                                    [m[0] / l, m[1] / l]
+                                } else {
+                                    [0.0, 0.0]
+                                }
+                            }),
                     }
                 }
             };
@@ -252,6 +257,7 @@ impl Stepper {
             iterations: sol.iterations,
             rows: (a_eq.rows, a_in.rows),
             contacts,
+            remesh,
         };
         let v = &sol.v;
         // Step 11: x += h ẋ for every vertex, X += h Ẋ for EOL vertices.
@@ -268,12 +274,12 @@ impl Stepper {
         // Refuse an update that folds a face over in material space (the
         // state stays as it was).
         for (t, f) in self.mesh.faces.iter().enumerate() {
-            let u = f.map(|k| u_new[k as usize]);
-            let x = f.map(|k| self.mesh.x[k as usize]);
-            if deformation_gradient(&x, &u).is_none() {
+            let [a, b, c] = f.map(|k| u_new[k as usize]);
+            let signed = (b[0] - a[0]) * (c[1] - a[1]) - (c[0] - a[0]) * (b[1] - a[1]);
+            if signed.is_nan() || signed <= 2e-14 {
                 return Err(Error::Solver(format!(
-                    "face {t} became degenerate in material space: the EOL vertices slid past their \
-                     neighbours (this mesh is not remeshed yet); use a smaller time step or a finer mesh"
+                    "face {t} would turn over or vanish in material space: an EOL vertex slid past a \
+                     neighbour the remesher had not collapsed; use a smaller time step"
                 )));
             }
         }

@@ -1,0 +1,110 @@
+//! Box obstacles and their sharp edges (spec eol_cloth §4.1–4.2), static
+//! and axis-aligned for now.
+
+use super::constraints::Feature;
+use crate::math::Vec3;
+
+/// A static axis-aligned box obstacle.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BoxObstacle {
+    /// Centre, m.
+    pub center: Vec3<f64>,
+    /// Half extents, m.
+    pub half: Vec3<f64>,
+}
+
+/// One sharp edge of a box: its end points, face normals and tangent.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BoxEdge {
+    /// Start and end, m.
+    pub ends: [Vec3<f64>; 2],
+    /// The outward normals of its two faces.
+    pub normals: [Vec3<f64>; 2],
+    /// Unit tangent, from `ends[0]` to `ends[1]`.
+    pub tangent: Vec3<f64>,
+}
+
+impl BoxEdge {
+    /// The EOL feature of a vertex on this edge.
+    pub fn feature(&self) -> Feature {
+        Feature::Edge {
+            normals: self.normals,
+            tangent: self.tangent,
+        }
+    }
+
+    /// `normalize(n1 + n2)`, the edge normal (spec §4.2).
+    pub fn normal(&self) -> Vec3<f64> {
+        (self.normals[0] + self.normals[1]).normalize_or_zero()
+    }
+
+    /// Distance of `x` from the edge's line, m.
+    pub fn line_distance(&self, x: Vec3<f64>) -> f64 {
+        let d = x - self.ends[0];
+        (d - self.tangent * d.dot(self.tangent)).norm()
+    }
+}
+
+fn unit(k: usize, s: f64) -> Vec3<f64> {
+    let mut v = Vec3::zero();
+    v[k] = s;
+    v
+}
+
+impl BoxObstacle {
+    /// Signed distance (spec §4.2), m: negative inside.
+    pub fn signed_distance(&self, x: Vec3<f64>) -> f64 {
+        let p = x - self.center;
+        let q = Vec3::new(
+            p.x.abs() - self.half.x,
+            p.y.abs() - self.half.y,
+            p.z.abs() - self.half.z,
+        );
+        let out = Vec3::new(q.x.max(0.0), q.y.max(0.0), q.z.max(0.0)).norm();
+        out + q.x.max(q.y).max(q.z).min(0.0)
+    }
+
+    /// For a point inside, the outward normal of the nearest face and its
+    /// depth (m), spec §4.3 test 3.
+    pub fn nearest_face(&self, x: Vec3<f64>) -> Option<(Vec3<f64>, f64)> {
+        let p = x - self.center;
+        let mut best: Option<(Vec3<f64>, f64)> = None;
+        for k in 0..3 {
+            let depth = self.half[k] - p[k].abs();
+            if depth < 0.0 {
+                return None;
+            }
+            if best.is_none_or(|(_, d)| depth < d) {
+                best = Some((unit(k, if p[k] >= 0.0 { 1.0 } else { -1.0 }), depth));
+            }
+        }
+        best
+    }
+
+    /// The 12 edges, in a fixed order (axis of the edge, then the signs of
+    /// the two other axes).
+    pub fn edges(&self) -> Vec<BoxEdge> {
+        let mut out = Vec::with_capacity(12);
+        for a in 0..3 {
+            let (b, c) = ((a + 1) % 3, (a + 2) % 3);
+            for sb in [-1.0, 1.0] {
+                for sc in [-1.0, 1.0] {
+                    let mid = self.center + unit(b, sb * self.half[b]) + unit(c, sc * self.half[c]);
+                    let t = unit(a, 1.0);
+                    out.push(BoxEdge {
+                        ends: [mid - t * self.half[a], mid + t * self.half[a]],
+                        normals: [unit(b, sb), unit(c, sc)],
+                        tangent: t,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether `x` lies inside the box grown by `pad` m.
+    pub fn contains(&self, x: Vec3<f64>, pad: f64) -> bool {
+        let p = x - self.center;
+        (0..3).all(|k| p[k].abs() <= self.half[k] + pad)
+    }
+}
