@@ -124,7 +124,9 @@ impl Cloth<'_> {
     /// Per vertex: on the border, and (for border vertices) a cloth corner
     /// (its two border edges not collinear in material space).
     fn border_vertices(&self) -> (Vec<bool>, Vec<bool>) {
-        let mut count = std::collections::HashMap::new();
+        // Ordered, so the first border edge found at a vertex is the same on
+        // every run (a HashMap's order changes from run to run).
+        let mut count = std::collections::BTreeMap::new();
         for f in &self.mesh.faces {
             for k in 0..3 {
                 let (a, b) = (f[k], f[(k + 1) % 3]);

@@ -81,7 +81,9 @@ impl Stepper {
         let nv = m.x.len();
         let mut normals = vec![Vec::new(); nv];
         let mut nbrs: Vec<Vec<u32>> = vec![Vec::new(); nv];
-        let mut edge_count = std::collections::HashMap::new();
+        // Ordered, so the first border edge found at a vertex is the same on
+        // every run (a HashMap's order changes from run to run).
+        let mut edge_count = std::collections::BTreeMap::new();
         for f in &m.faces {
             let [a, b, c] = f.map(|v| m.x[v as usize]);
             let n = (b - a).cross(c - a).normalize_or_zero();

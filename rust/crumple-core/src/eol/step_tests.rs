@@ -270,3 +270,26 @@ fn a_sheet_over_a_box_edge_folds_at_the_edge() {
     assert!((area - 0.25).abs() <= 1e-10, "{area}");
     assert!(drop > 0.05, "the part beyond the edge did not fold down: {drop}");
 }
+
+/// Spec §10 test 20: the whole step (remesher, assembly, QP, polish) gives
+/// the same bits for 1, 2 and 3 threads.
+#[test]
+fn steps_are_the_same_for_any_thread_count() {
+    let run = || {
+        let mut s = strip(0.7, 10);
+        s.remesh = true;
+        for _ in 0..20 {
+            s.step().unwrap();
+        }
+        let bits = |v: &[Vec3<f64>]| crate::test_util::bits(v);
+        (
+            bits(&s.mesh.x),
+            s.mesh
+                .u
+                .iter()
+                .map(|u| [u[0].to_bits(), u[1].to_bits()])
+                .collect::<Vec<_>>(),
+        )
+    };
+    crate::test_util::same_across_threads(run);
+}
