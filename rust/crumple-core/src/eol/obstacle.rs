@@ -101,10 +101,4 @@ impl BoxObstacle {
         }
         out
     }
-
-    /// Whether `x` lies inside the box grown by `pad` m.
-    pub fn contains(&self, x: Vec3<f64>, pad: f64) -> bool {
-        let p = x - self.center;
-        (0..3).all(|k| p[k].abs() <= self.half[k] + pad)
-    }
 }

@@ -17,6 +17,7 @@ use super::element::Mat2d;
 use super::obstacle::{BoxEdge, BoxObstacle};
 use super::system::Mesh;
 use crate::geometry::MeshTopology;
+use crate::geometry::closest::closest_on_segments;
 use crate::math::Vec3;
 use crate::{Error, Result};
 
@@ -53,56 +54,17 @@ fn vertex_grad(m: &Mesh, i: usize) -> Option<super::element::Grad> {
         .map(|(g, _)| g)
 }
 
-/// Closest points of segments `p0 + s (p1 − p0)` and `q0 + t (q1 − q0)`,
-/// `s, t ∈ [0, 1]` (Ericson, Real-Time Collision Detection §5.1.9).
-fn closest_params(p0: Vec3<f64>, p1: Vec3<f64>, q0: Vec3<f64>, q1: Vec3<f64>) -> (f64, f64) {
-    let (d1, d2, r) = (p1 - p0, q1 - q0, p0 - q0);
-    let (a, e, f) = (d1.dot(d1), d2.dot(d2), d2.dot(r));
-    if a <= 1e-300 && e <= 1e-300 {
-        return (0.0, 0.0);
-    }
-    if a <= 1e-300 {
-        return (0.0, (f / e).clamp(0.0, 1.0));
-    }
-    let c = d1.dot(r);
-    if e <= 1e-300 {
-        return ((-c / a).clamp(0.0, 1.0), 0.0);
-    }
-    let b = d1.dot(d2);
-    let denom = a * e - b * b;
-    let mut s = if denom > 0.0 {
-        ((b * f - c * e) / denom).clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
-    let mut t = (b * s + f) / e;
-    if t < 0.0 {
-        t = 0.0;
-        s = (-c / a).clamp(0.0, 1.0);
-    } else if t > 1.0 {
-        t = 1.0;
-        s = ((b - c) / a).clamp(0.0, 1.0);
-    }
-    (s, t)
-}
-
 /// Spec §4.3 test 1 for one box edge and the cloth segment a→b: the cloth
 /// parameter `w` and the point on the box edge, when the segment passes
 /// within 2·thr of the edge, is not within 2° of parallel to it, and goes
 /// from over one of the edge's faces to over the other.
-fn crossing(
-    e: &BoxEdge,
-    b: &BoxObstacle,
-    xa: Vec3<f64>,
-    xb: Vec3<f64>,
-    thr: f64,
-) -> Option<(f64, Vec3<f64>)> {
+fn crossing(e: &BoxEdge, xa: Vec3<f64>, xb: Vec3<f64>, thr: f64) -> Option<(f64, Vec3<f64>)> {
     let d = xb - xa;
     let len = d.norm();
     if len <= 0.0 || (d.dot(e.tangent) / len).abs() > 2f64.to_radians().cos() {
         return None;
     }
-    let (u, w) = closest_params(e.ends[0], e.ends[1], xa, xb);
+    let (u, w) = closest_on_segments(e.ends[0], e.ends[1], xa, xb);
     let on_edge = e.ends[0] + (e.ends[1] - e.ends[0]) * u;
     if (xa + d * w - on_edge).norm() >= 2.0 * thr {
         return None;
@@ -116,7 +78,6 @@ fn crossing(
         let r = x - e.ends[0];
         e.normals[0].dot(r) > e.normals[1].dot(r)
     };
-    let _ = b;
     (side(xa) != side(xb)).then_some((w, on_edge))
 }
 
@@ -161,8 +122,8 @@ impl Cloth<'_> {
     }
 
     /// Splits edge (a, b) at parameter w; the new vertex is EOL on
-    /// `feature` at world position `x`. Returns its index.
-    fn split(&mut self, a: u32, b: u32, w: f64, x: Vec3<f64>, feature: Feature) -> u32 {
+    /// `feature` at world position `x`.
+    fn split(&mut self, a: u32, b: u32, w: f64, x: Vec3<f64>, feature: Feature) {
         let m = &mut *self.mesh;
         let v = m.x.len() as u32;
         let (ua, ub) = (m.u[a as usize], m.u[b as usize]);
@@ -188,7 +149,6 @@ impl Cloth<'_> {
             }
         }
         m.faces.extend(added);
-        v
     }
 
     /// Collapses vertex `w` into `v` (spec §5.3 step 1: always toward the
@@ -288,7 +248,6 @@ impl Cloth<'_> {
             .collect();
         edges.sort_unstable();
         edges.dedup();
-        let mut new_eol = Vec::new();
         for b in boxes {
             for e in b.edges() {
                 for &(p, q) in &edges {
@@ -297,7 +256,7 @@ impl Cloth<'_> {
                         continue;
                     }
                     let (xa, xb) = (self.mesh.x[pi], self.mesh.x[qi]);
-                    let Some((w, on_edge)) = crossing(&e, b, xa, xb, thr) else {
+                    let Some((w, on_edge)) = crossing(&e, xa, xb, thr) else {
                         continue;
                     };
                     // Still an edge of the mesh (an earlier split this pass may have cut it).
@@ -317,18 +276,18 @@ impl Cloth<'_> {
                     } else {
                         None
                     };
-                    let v = match near {
+                    match near {
                         Some(k) => {
                             let k_us = k as usize;
                             self.mesh.x[k_us] = x;
                             self.mesh.eol[k_us] = true;
                             self.features[k_us] = Some(e.feature());
                             self.ud[k_us] = [0.0, 0.0];
-                            k
                         }
-                        None => self.split(p, q, w, x, e.feature()),
-                    };
-                    new_eol.push(v);
+                        None => {
+                            self.split(p, q, w, x, e.feature());
+                        }
+                    }
                     report.created += 1;
                 }
             }
@@ -340,7 +299,6 @@ impl Cloth<'_> {
         let eol_now: Vec<u32> = (0..self.mesh.x.len() as u32)
             .filter(|&k| self.mesh.eol[k as usize])
             .collect();
-        let _ = &new_eol;
         for &v in &eol_now {
             let mut nbrs: Vec<u32> = self
                 .mesh
@@ -365,7 +323,7 @@ impl Cloth<'_> {
                 }
             }
         }
-        if report != RemeshReport::default() || report.collapsed > 0 {
+        if report != RemeshReport::default() {
             self.compact();
             let topo = MeshTopology::build(self.mesh.x.len(), &self.mesh.faces)
                 .map_err(|e| Error::Solver(format!("the remeshed cloth is not a manifold: {e}")))?;

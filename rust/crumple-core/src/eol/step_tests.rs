@@ -171,17 +171,7 @@ fn a_sheet_over_a_box_edge_folds_at_the_edge() {
         xd: vec![Vec3::zero(); n],
         ud: vec![[0.0; 2]; n],
         features: vec![None; n],
-        params: ClothParams {
-            density: 0.05,
-            membrane: MembraneStiffness {
-                k11: 50.0,
-                k22: 50.0,
-                k12: 0.5,
-                k33: 20.0,
-            },
-            bending: 1e-5,
-            gravity: Vec3::new(0.0, 0.0, -9.8),
-        },
+        params: crate::eol::system::test_params(9.8),
         h: 2e-3,
         boxes,
         thr: 5e-3,

@@ -10,6 +10,7 @@
 //! - Volume sampling in a [`Region`] (box, sphere, closed mesh via
 //!   [`MeshInside`]): [`sample_lattice`], [`sample_poisson_disk`], seeded by
 //!   the deterministic [`SplitMix64`].
+pub mod closest;
 mod csr;
 mod curve_generators;
 mod curves;

@@ -15,6 +15,7 @@
 
 use super::grid::Grid;
 use super::state::Surface;
+use crate::geometry::closest::closest_on_triangle;
 use crate::math::Vec3;
 
 /// A stitch starts at the closest vertex pair of its two loops; the search
@@ -22,42 +23,12 @@ use crate::math::Vec3;
 /// product; a longer loop starts from the closest pair among its first).
 const MAX_START_SEARCH: usize = 4096;
 
-/// Closest point of triangle (a, b, c) to p (Ericson, Real-Time Collision
-/// Detection §5.1.5), returned as the distance.
+/// Distance from `p` to triangle (a, b, c), m (the shared closest-point
+/// kernel, in f64).
 fn point_triangle_distance(p: Vec3<f32>, a: Vec3<f32>, b: Vec3<f32>, c: Vec3<f32>) -> f32 {
-    let (ab, ac, ap) = (b - a, c - a, p - a);
-    let (d1, d2) = (ab.dot(ap), ac.dot(ap));
-    if d1 <= 0.0 && d2 <= 0.0 {
-        return ap.norm();
-    }
-    let bp = p - b;
-    let (d3, d4) = (ab.dot(bp), ac.dot(bp));
-    if d3 >= 0.0 && d4 <= d3 {
-        return bp.norm();
-    }
-    let vc = d1 * d4 - d3 * d2;
-    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
-        let v = d1 / (d1 - d3);
-        return (p - (a + ab * v)).norm();
-    }
-    let cp = p - c;
-    let (d5, d6) = (ab.dot(cp), ac.dot(cp));
-    if d6 >= 0.0 && d5 <= d6 {
-        return cp.norm();
-    }
-    let vb = d5 * d2 - d1 * d6;
-    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
-        let w = d2 / (d2 - d6);
-        return (p - (a + ac * w)).norm();
-    }
-    let va = d3 * d6 - d5 * d4;
-    if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
-        let w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
-        return (p - (b + (c - b) * w)).norm();
-    }
-    let denom = 1.0 / (va + vb + vc);
-    let (v, w) = (vb * denom, vc * denom);
-    (p - (a + ab * v + ac * w)).norm()
+    let [p, a, b, c] = [p, a, b, c].map(|v| v.cast::<f64>());
+    let w = closest_on_triangle(p, a, b, c);
+    (p - (a * w[0] + b * w[1] + c * w[2])).norm() as f32
 }
 
 /// Step (2) as contact: a flag per face of `surface`, set where the face
@@ -121,7 +92,7 @@ pub fn touching_faces(surface: &Surface, gap: f32, cell: f32, grid: &mut Grid) -
 /// One boundary loop: its vertices in boundary order (each boundary
 /// half-edge lp[k] → lp[k+1] belongs to a kept face) and the sum of the
 /// normals of those faces (area-weighted).
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Loop {
     /// Vertices, in boundary order.
     pub vertices: Vec<u32>,
@@ -133,8 +104,8 @@ pub struct Loop {
 /// other (centroids closer than `within` m, mean normals opposed,
 /// n_a·n_b < −0.5, no `nopair` vertex),
 /// closest pairs first, and joins each pair with a strip of triangles
-/// appended to `faces`. Returns the loops left to cap and the number of
-/// seams made.
+/// appended to `faces`. Returns the loops left to cap, the number of seams
+/// made and the vertices of their rims.
 pub fn pair_and_stitch(
     y: &[Vec3<f32>],
     nopair: &[bool],
@@ -142,7 +113,7 @@ pub fn pair_and_stitch(
     loops: Vec<Loop>,
     within: f32,
     faces: &mut Vec<[u32; 3]>,
-) -> (Vec<Loop>, u32) {
+) -> (Vec<Loop>, u32, Vec<u32>) {
     let centre = |l: &Loop| {
         l.vertices.iter().fold(Vec3::zero(), |a, &v| a + y[v as usize]) * (1.0 / l.vertices.len() as f32)
     };
@@ -177,7 +148,7 @@ pub fn pair_and_stitch(
     }
     candidates.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
     let mut used = vec![false; loops.len()];
-    let mut seams = 0;
+    let (mut seams, mut rims) = (0, Vec::new());
     for &(_, i, j) in &candidates {
         if used[i] || used[j] {
             continue;
@@ -185,6 +156,8 @@ pub fn pair_and_stitch(
         used[i] = true;
         used[j] = true;
         stitch(y, &loops[i].vertices, &loops[j].vertices, faces);
+        rims.extend_from_slice(&loops[i].vertices);
+        rims.extend_from_slice(&loops[j].vertices);
         seams += 1;
     }
     let rest = loops
@@ -193,7 +166,7 @@ pub fn pair_and_stitch(
         .filter(|(_, u)| !u)
         .map(|(l, _)| l)
         .collect();
-    (rest, seams)
+    (rest, seams, rims)
 }
 
 /// Joins loops `l1` and `l2` (boundary order) facing each other with a
@@ -231,36 +204,5 @@ fn stitch(y: &[Vec3<f32>], l1: &[u32], l2: &[u32], faces: &mut Vec<[u32; 3]>) {
             faces.push([at2(j), at2(j + 1), at1(i)]);
             j += 1;
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn point_triangle_distance_matches_the_regions() {
-        let (a, b, c) = (Vec3::zero(), Vec3::new(1.0, 0.0, 0.0), Vec3::new(0.0, 1.0, 0.0));
-        let close = |x: f32, y: f32| (x - y).abs() < 1e-6;
-        assert!(close(
-            point_triangle_distance(Vec3::new(0.2, 0.2, 0.5), a, b, c),
-            0.5
-        ));
-        assert!(close(
-            point_triangle_distance(Vec3::new(-1.0, -1.0, 0.0), a, b, c),
-            2f32.sqrt()
-        ));
-        assert!(close(
-            point_triangle_distance(Vec3::new(0.5, -1.0, 0.0), a, b, c),
-            1.0
-        ));
-        assert!(close(
-            point_triangle_distance(Vec3::new(1.0, 1.0, 0.0), a, b, c),
-            0.5f32.sqrt()
-        ));
-        assert!(close(
-            point_triangle_distance(Vec3::new(2.0, 0.0, 0.0), a, b, c),
-            1.0
-        ));
     }
 }

@@ -247,8 +247,7 @@ fn close(
     }
     // Step (5): facing holes become seams.
     if let Some(within) = pair_within {
-        let before = loops.clone();
-        let (rest, seams) = super::merge::pair_and_stitch(
+        let (rest, seams, rims) = super::merge::pair_and_stitch(
             &surface.y,
             &surface.nopair,
             &surface.vcomp,
@@ -256,15 +255,7 @@ fn close(
             within,
             &mut faces,
         );
-        if seams > 0 {
-            let left: std::collections::HashSet<u32> = rest.iter().map(|l| l.vertices[0]).collect();
-            seam.extend(
-                before
-                    .iter()
-                    .filter(|l| !left.contains(&l.vertices[0]))
-                    .flat_map(|l| l.vertices.iter().copied()),
-            );
-        }
+        seam.extend(rims);
         loops = rest;
         stats.seams = seams;
     }
