@@ -27,8 +27,9 @@ def _hanging(linear_solver: str = "lagged", **kw: object) -> tuple[cloth.Simulat
 
 
 def test_presets_are_the_paper_tables() -> None:
+    # The paper's tables, and the EOL paper's sheet (spec eol_cloth §8.1).
     assert set(cloth.Material.PRESETS) == {"cotton", "denim", "polyester", "trouser_cotton", "trouser_denim",
-                                  "trouser_polyester"}
+                                  "trouser_polyester", "eol_sheet"}
     denim = cloth.Material.preset("denim")
     # Table 2, denim row.
     assert (denim.areal_density, denim.bending, denim.k11, denim.k33, denim.friction_stiffness) == (0.25, 1.2e-4, 100.0,

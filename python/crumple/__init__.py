@@ -2,8 +2,8 @@
 
 Submodules: :mod:`crumple.geometry` (meshes, strands, sampling),
 :mod:`crumple.colliders` (kinematic obstacles), :mod:`crumple.io` (files),
-:mod:`crumple.viz` (polyscope pictures), :mod:`crumple.mpm` and
-:mod:`crumple.cloth` (the solvers), :mod:`crumple.frames` (what a frame
+:mod:`crumple.viz` (polyscope pictures), :mod:`crumple.mpm`,
+:mod:`crumple.cloth`, :mod:`crumple.pbd` and :mod:`crumple.eol` (the solvers), :mod:`crumple.frames` (what a frame
 shows, read by every exporter and viewer), :mod:`crumple.backend` (CPU/GPU
 choice), :mod:`crumple.gpu` (GPU primitives), :mod:`crumple.scenes`.
 """
@@ -23,13 +23,14 @@ from .errors import (
 
 __version__: str = _core.version()
 
-from . import backend, cloth, colliders, errors, frames, geometry, gpu, io, mpm, pbd, scenes  # noqa: E402
+from . import backend, cloth, colliders, eol, errors, frames, geometry, gpu, io, mpm, pbd, scenes  # noqa: E402
 
 __all__ = [
     "__version__",
     "backend",
     "cloth",
     "colliders",
+    "eol",
     "frames",
     "geometry",
     "gpu",

@@ -135,3 +135,4 @@ from . import mpm_scenes  # noqa: E402  (registers the MPM scenes)
 from . import cloth_scenes  # noqa: E402
 from . import cloth_contact_scenes  # noqa: E402
 from . import pbd_scenes  # noqa: E402
+from . import eol_scenes  # noqa: E402

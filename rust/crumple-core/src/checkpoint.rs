@@ -295,6 +295,18 @@ impl<T: Real> Rows for crate::math::Quat<T> {
     }
 }
 
+/// A fixed-size float row (EOL material coordinates, encoded features).
+impl<const N: usize> Rows for [f64; N] {
+    const SHAPE: &'static [usize] = &[N];
+    fn write(&self, out: &mut Vec<f64>) {
+        out.extend_from_slice(self);
+    }
+    fn read(row: &[f64]) -> core::result::Result<Self, String> {
+        row.try_into()
+            .map_err(|_| format!("a row of {} values, {N} wanted", row.len()))
+    }
+}
+
 /// A triangle or an index triple.
 impl Rows for [u32; 3] {
     const SHAPE: &'static [usize] = &[3];

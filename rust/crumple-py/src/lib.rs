@@ -7,6 +7,7 @@
 mod cloth;
 mod collide;
 mod convert;
+mod eol;
 mod errors;
 mod geometry;
 mod gpu;
@@ -42,5 +43,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     mpm::register(m)?;
     cloth::register(m)?;
     pbd::register(m)?;
+    eol::register(m)?;
     Ok(())
 }

@@ -17,6 +17,7 @@
 //! transfer beyond `zero_eulerian`, moving obstacles, wires, friction,
 //! Lagrangian baselines, the Python module and its scenes.
 
+pub mod checkpoint;
 pub mod constraints;
 pub mod element;
 pub mod obstacle;
@@ -26,10 +27,11 @@ pub mod sparse;
 pub mod step;
 pub mod system;
 
+pub use constraints::Feature;
 pub use element::{Grad, Mat2d};
 pub use obstacle::{BoxEdge, BoxObstacle};
 pub use qp::{Kkt, Qp, QpSolution, kkt, solve_clarabel};
 pub use remesh::RemeshReport;
 pub use sparse::Csc;
-pub use step::{StepReport, Stepper};
+pub use step::{Pin, StepReport, Stepper, Timings};
 pub use system::{ClothParams, Dofs, Mesh, System, assemble};

@@ -64,6 +64,25 @@ impl BoxObstacle {
         out + q.x.max(q.y).max(q.z).min(0.0)
     }
 
+    /// For a point outside the box over exactly one face (beyond it along
+    /// one axis, within its extent along the other two), that face's
+    /// outward normal and the gap to its plane (m). Points beyond an edge or
+    /// a corner give None (the edges are the remesher's).
+    pub fn face_above(&self, x: Vec3<f64>) -> Option<(Vec3<f64>, f64)> {
+        let p = x - self.center;
+        let mut out = None;
+        for k in 0..3 {
+            let gap = p[k].abs() - self.half[k];
+            if gap > 0.0 {
+                if out.is_some() {
+                    return None;
+                }
+                out = Some((unit(k, if p[k] >= 0.0 { 1.0 } else { -1.0 }), gap));
+            }
+        }
+        out
+    }
+
     /// For a point inside, the outward normal of the nearest face and its
     /// depth (m), spec §4.3 test 3.
     pub fn nearest_face(&self, x: Vec3<f64>) -> Option<(Vec3<f64>, f64)> {

@@ -30,6 +30,8 @@ pub struct RemeshReport {
     pub released: usize,
     /// Short edges collapsed into new EOL vertices.
     pub collapsed: usize,
+    /// Ill-conditioned triangles at EOL vertices mended (§5.3 step 3).
+    pub mended: usize,
 }
 
 /// The mutable per-vertex state the remesher keeps in step with the mesh.
@@ -42,6 +44,14 @@ pub struct Cloth<'a> {
     pub ud: &'a mut Vec<Mat2d>,
     /// Features of EOL vertices.
     pub features: &'a mut Vec<Option<Feature>>,
+    /// Persistent vertex ids (a new vertex takes `*next_id`, then it grows;
+    /// compaction keeps each survivor's id).
+    pub ids: &'a mut Vec<u32>,
+    /// The next unused id.
+    pub next_id: &'a mut u32,
+    /// Per vertex: scripted (spec §6.5). A scripted vertex never collapses
+    /// and never becomes EOL: its velocity is given.
+    pub pinned: &'a [bool],
 }
 
 /// F of the first face around vertex i (for the world velocity of a
@@ -122,21 +132,23 @@ impl Cloth<'_> {
     }
 
     /// Splits edge (a, b) at parameter w; the new vertex is EOL on
-    /// `feature` at world position `x`.
-    fn split(&mut self, a: u32, b: u32, w: f64, x: Vec3<f64>, feature: Feature) {
+    /// `feature` at world position `x`, or Lagrangian without a feature.
+    fn split(&mut self, a: u32, b: u32, w: f64, x: Vec3<f64>, feature: Option<Feature>) -> u32 {
         let m = &mut *self.mesh;
         let v = m.x.len() as u32;
         let (ua, ub) = (m.u[a as usize], m.u[b as usize]);
         m.x.push(x);
         m.u.push([ua[0] + w * (ub[0] - ua[0]), ua[1] + w * (ub[1] - ua[1])]);
-        m.eol.push(true);
+        m.eol.push(feature.is_some());
         // Velocity transfer (spec §5.7, option "zero_eulerian"): the world
         // velocity interpolated, no Eulerian part (the end points are
         // Lagrangian: new EOL vertices are never made on an EOL edge).
         let (va, vb) = (self.xd[a as usize], self.xd[b as usize]);
         self.xd.push(va + (vb - va) * w);
         self.ud.push([0.0, 0.0]);
-        self.features.push(Some(feature));
+        self.features.push(feature);
+        self.ids.push(*self.next_id);
+        *self.next_id += 1;
         let mut added = Vec::new();
         for f in m.faces.iter_mut() {
             for k in 0..3 {
@@ -149,6 +161,7 @@ impl Cloth<'_> {
             }
         }
         m.faces.extend(added);
+        v
     }
 
     /// Collapses vertex `w` into `v` (spec §5.3 step 1: always toward the
@@ -176,6 +189,158 @@ impl Cloth<'_> {
             next.push(g);
         }
         m.faces = next;
+        true
+    }
+
+    /// Spec §5.3 step 3, ill-conditioned triangles at EOL vertices, with
+    /// the step's own look-ahead: a face with one EOL vertex v whose
+    /// material-space altitude over the opposite edge is (or would be after
+    /// a step of `h` at v's Ẋ) below τ_a = ½τ gets that edge split at v's
+    /// projection and the new vertex collapsed into v at once (the spec's
+    /// "collapsed in the next pass"); when the projection is within τ of an
+    /// end of that edge, that end is collapsed into v instead. A face with
+    /// two EOL vertices whose third vertex w is that close to their line
+    /// has w collapsed into the nearer one. Border, corner and scripted
+    /// vertices follow the collapse rules of step 1. Capped at 100 repairs
+    /// (spec: no convergence proof); returns the count.
+    fn mend(&mut self, tau: f64, h: f64, border: &[bool], corner: &[bool]) -> usize {
+        let tau_a = 0.5 * tau;
+        let at = |v: &[bool], k: u32| v.get(k as usize).copied().unwrap_or(false);
+        let mut mended = 0;
+        let mut skip = std::collections::BTreeSet::new();
+        'outer: while mended < 100 {
+            let m = &*self.mesh;
+            let alt = |a: Mat2d, b: Mat2d, p: Mat2d| {
+                let d = [b[0] - a[0], b[1] - a[1]];
+                let len = d[0].hypot(d[1]);
+                let cross = d[0] * (p[1] - a[1]) - d[1] * (p[0] - a[0]);
+                let t = (d[0] * (p[0] - a[0]) + d[1] * (p[1] - a[1])) / (len * len);
+                (cross / len, t, len)
+            };
+            let ahead = |k: u32| {
+                let (u, ud) = (m.u[k as usize], self.ud[k as usize]);
+                [u[0] + h * ud[0], u[1] + h * ud[1]]
+            };
+            for f in &m.faces {
+                let eol: Vec<usize> = (0..3).filter(|&k| m.eol[f[k] as usize]).collect();
+                if eol.is_empty() || skip.contains(f) {
+                    continue;
+                }
+                let collapse_ok = |w: u32, v: u32| {
+                    !at(self.pinned, w) && (!at(border, w) || (at(border, v) && !at(corner, w)))
+                };
+                if eol.len() == 3 {
+                    // Three vertices on one feature line: a sliver whose
+                    // orientation the next step's Ẋ decides (the insertion can
+                    // make one where a converted vertex sits between two split
+                    // ones). The middle vertex (opposite the longest edge)
+                    // goes into the nearer of the other two along the line.
+                    let fs = f.map(|k| self.features[k as usize]);
+                    let feat = fs[0].is_some() && fs[0] == fs[1] && fs[1] == fs[2];
+                    let face = *f;
+                    if !feat {
+                        skip.insert(face);
+                        continue;
+                    }
+                    let l = |i: u32, j: u32| {
+                        let (a, b) = (m.u[i as usize], m.u[j as usize]);
+                        (a[0] - b[0]).hypot(a[1] - b[1])
+                    };
+                    let k = (0..3)
+                        .max_by(|&i, &j| {
+                            l(f[(i + 1) % 3], f[(i + 2) % 3]).total_cmp(&l(f[(j + 1) % 3], f[(j + 2) % 3]))
+                        })
+                        .unwrap_or(0);
+                    let (w, a, b) = (f[k], f[(k + 1) % 3], f[(k + 2) % 3]);
+                    let (v1, v2) = if l(w, a) <= l(w, b) { (a, b) } else { (b, a) };
+                    let c = (collapse_ok(w, v1) && self.collapse(w, v1))
+                        || (collapse_ok(w, v2) && self.collapse(w, v2));
+                    if c {
+                        mended += 1;
+                    } else {
+                        skip.insert(face);
+                    }
+                    continue 'outer;
+                }
+                // Rotate so the odd one out is first: one EOL vertex (v, w1, w2),
+                // or two (w, v1, v2) with w Lagrangian.
+                let k0 = if eol.len() == 1 {
+                    eol[0]
+                } else {
+                    (0..3).find(|k| !eol.contains(k)).unwrap_or(0)
+                };
+                let [p, a, b] = [f[k0], f[(k0 + 1) % 3], f[(k0 + 2) % 3]];
+                let (h_now, t, len) = alt(m.u[a as usize], m.u[b as usize], m.u[p as usize]);
+                let (h_next, _, _) = alt(ahead(a), ahead(b), ahead(p));
+                if h_now.min(h_next) >= tau_a {
+                    continue;
+                }
+                let face = *f;
+                let done = if eol.len() == 1 {
+                    let v = p;
+                    let edge_border = at(border, a) && at(border, b) && {
+                        let n = m
+                            .faces
+                            .iter()
+                            .filter(|g| g.contains(&a) && g.contains(&b))
+                            .count();
+                        n == 1
+                    };
+                    if t * len >= tau && (1.0 - t) * len >= tau && !edge_border {
+                        let x = m.x[a as usize] + (m.x[b as usize] - m.x[a as usize]) * t;
+                        let w = self.split(a, b, t, x, None);
+                        self.collapse(w, v)
+                    } else {
+                        let (w1, w2) = if t < 0.5 { (a, b) } else { (b, a) };
+                        (collapse_ok(w1, v) && self.collapse(w1, v))
+                            || (collapse_ok(w2, v) && self.collapse(w2, v))
+                    }
+                } else {
+                    let w = p;
+                    let (v1, v2) = if t < 0.5 { (a, b) } else { (b, a) };
+                    (collapse_ok(w, v1) && self.collapse(w, v1))
+                        || (collapse_ok(w, v2) && self.collapse(w, v2))
+                        || self.join_line(w, v1, v2, at(self.pinned, w) || at(corner, w))
+                };
+                if done {
+                    mended += 1;
+                } else {
+                    skip.insert(face);
+                }
+                continue 'outer;
+            }
+            break;
+        }
+        mended
+    }
+
+    /// The EOL line (v1, v2, one feature) reaches the Lagrangian vertex w,
+    /// which cannot collapse into either (it is joined to more vertices of
+    /// the line, so the collapse would leave a face along it): w joins the
+    /// line instead. Its world position goes to the line through v1 and v2
+    /// (a move within τ_a times the stretch), it takes their feature and
+    /// keeps its world velocity with no Eulerian part (§5.7
+    /// "zero_eulerian"); the faces between it and the line become slivers
+    /// of three EOL vertices that the next repair collapses along the line.
+    /// Refused for scripted vertices and cloth corners (`fixed`), or when
+    /// v1 and v2 are not on one feature.
+    fn join_line(&mut self, w: u32, v1: u32, v2: u32, fixed: bool) -> bool {
+        let (w, v1, v2) = (w as usize, v1 as usize, v2 as usize);
+        let f = self.features[v1];
+        if fixed || f.is_none() || f != self.features[v2] {
+            return false;
+        }
+        let m = &mut *self.mesh;
+        let d = m.x[v2] - m.x[v1];
+        let l2 = d.dot(d);
+        if l2.is_nan() || l2 <= 0.0 {
+            return false;
+        }
+        let s = (m.x[w] - m.x[v1]).dot(d) / l2;
+        m.x[w] = m.x[v1] + d * s;
+        m.eol[w] = true;
+        self.features[w] = f;
+        self.ud[w] = [0.0, 0.0];
         true
     }
 
@@ -210,6 +375,7 @@ impl Cloth<'_> {
         keep(self.xd, &used);
         keep(self.ud, &used);
         keep(self.features, &used);
+        keep(self.ids, &used);
         for f in &mut m.faces {
             *f = f.map(|k| map[k as usize]);
         }
@@ -218,7 +384,13 @@ impl Cloth<'_> {
     /// One contact-conforming pass against `boxes` with threshold `thr`
     /// (m) and collapse length `tau` (material m): release, insert,
     /// collapse, compact, rebuild the hinges.
-    pub fn remesh(&mut self, boxes: &[BoxObstacle], thr: f64, tau: f64) -> Result<RemeshReport> {
+    ///
+    /// `h` (s) is the coming step: a triangle whose EOL vertex would come
+    /// within τ_a of the opposite edge at its present material velocity is
+    /// mended now (the flow through an EOL line is fast next to a
+    /// free-falling hanging part; waiting for it to get thin lets the step
+    /// carry it over).
+    pub fn remesh(&mut self, boxes: &[BoxObstacle], thr: f64, tau: f64, h: f64) -> Result<RemeshReport> {
         let mut report = RemeshReport::default();
         // Lift-off (§5.5): an EOL vertex no longer inside a box's contact band.
         for i in 0..self.mesh.x.len() {
@@ -276,6 +448,10 @@ impl Cloth<'_> {
                     } else {
                         None
                     };
+                    let pinned = |k: u32| self.pinned.get(k as usize).copied().unwrap_or(false);
+                    if near.is_some_and(pinned) {
+                        continue;
+                    }
                     match near {
                         Some(k) => {
                             let k_us = k as usize;
@@ -285,7 +461,7 @@ impl Cloth<'_> {
                             self.ud[k_us] = [0.0, 0.0];
                         }
                         None => {
-                            self.split(p, q, w, x, e.feature());
+                            self.split(p, q, w, x, Some(e.feature()));
                         }
                     }
                     report.created += 1;
@@ -317,12 +493,14 @@ impl Cloth<'_> {
                 // that an EOL vertex slides up to along the border does (the
                 // border stays straight), cloth corners never.
                 let (wb, vb) = (border[w as usize], border[v as usize]);
-                let allowed = !wb || (vb && !corner[w as usize]);
+                let scripted = self.pinned.get(w as usize).copied().unwrap_or(false);
+                let allowed = !scripted && (!wb || (vb && !corner[w as usize]));
                 if len < tau && !self.mesh.eol[w as usize] && allowed && self.collapse(w, v) {
                     report.collapsed += 1;
                 }
             }
         }
+        report.mended = self.mend(tau, h, &border, &corner);
         if report != RemeshReport::default() {
             self.compact();
             let topo = MeshTopology::build(self.mesh.x.len(), &self.mesh.faces)

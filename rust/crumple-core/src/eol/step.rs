@@ -30,6 +30,53 @@ pub struct StepReport {
     pub contacts: usize,
     /// What the remesher did before the step (all zero when it is off).
     pub remesh: RemeshReport,
+    /// Seconds in the paper's Table 1 buckets.
+    pub timings: Timings,
+}
+
+/// A scripted vertex (spec §6.5): it is at `target` now and moves on with
+/// `velocity`; each step gives it the velocity that lands it on the moved
+/// target exactly (a velocity-level equality row of the QP).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pin {
+    /// The vertex's persistent id (see [`Stepper::ids`]).
+    pub id: u32,
+    /// Where it is held now, m.
+    pub target: Vec3<f64>,
+    /// The target's velocity, m/s.
+    pub velocity: Vec3<f64>,
+}
+
+/// Seconds per step phase in the paper's Table 1 buckets (spec §8.2):
+/// collision detection (CD: the contact set and the EOL vertices'
+/// neighbourhoods), remeshing (RM: the contact-conforming pass, which does
+/// its own edge–edge tests), matrix fill (MF: M, K, f, the constraint rows,
+/// the QP's matrices) and velocity integration (VI: the QP, its polish and
+/// KKT check, the update).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Timings {
+    /// Collision detection, s.
+    pub cd: f64,
+    /// Remeshing, s.
+    pub rm: f64,
+    /// Matrix fill, s.
+    pub mf: f64,
+    /// Velocity integration (the QP), s.
+    pub vi: f64,
+}
+
+impl Timings {
+    /// The sum, s.
+    pub fn total(&self) -> f64 {
+        self.cd + self.rm + self.mf + self.vi
+    }
+
+    fn add(&mut self, o: &Timings) {
+        self.cd += o.cd;
+        self.rm += o.rm;
+        self.mf += o.mf;
+        self.vi += o.vi;
+    }
 }
 
 /// An EOL cloth on a fixed mesh with static boxes.
@@ -51,8 +98,17 @@ pub struct Stepper {
     pub boxes: Vec<BoxObstacle>,
     /// Collision threshold thr, m (spec §8.1: 5e-3).
     pub thr: f64,
-    /// Scripted vertices and their velocities (m/s), spec §6.5.
-    pub pins: Vec<(u32, Vec3<f64>)>,
+    /// Scripted vertices (spec §6.5).
+    pub pins: Vec<Pin>,
+    /// Persistent vertex ids: the remesher adds and removes vertices, an id
+    /// stays with its vertex (new vertices take fresh ones).
+    pub ids: Vec<u32>,
+    /// The next unused id.
+    pub next_id: u32,
+    /// Steps taken.
+    pub step_count: u64,
+    /// Seconds per Table 1 bucket since the start.
+    pub timings: Timings,
     /// Simulated time, s.
     pub time: f64,
     /// Run the contact-conforming remesher before each step (spec §7
@@ -116,24 +172,192 @@ impl Stepper {
         (normals, nbrs, border)
     }
 
-    /// Steps by h. Errors ([`Error::Solver`]) when the QP fails; the state
-    /// is then unchanged.
+    /// A fresh stepper: the cloth at rest with world positions `x` (m),
+    /// material coordinates `u` (m) and `faces` counter-clockwise in
+    /// material space; no obstacles, no pins, every vertex Lagrangian.
+    /// Errors when the material triangles are not all positively oriented
+    /// and non-degenerate, or the sizes disagree.
+    pub fn new(
+        x: Vec<Vec3<f64>>,
+        u: Vec<Mat2d>,
+        faces: Vec<[u32; 3]>,
+        params: ClothParams,
+        h: f64,
+    ) -> Result<Self> {
+        let n = x.len();
+        if u.len() != n {
+            return Err(Error::InvalidInput(format!(
+                "{} material coordinates for {n} vertices",
+                u.len()
+            )));
+        }
+        if !(h.is_finite() && h > 0.0) {
+            return Err(Error::InvalidInput(format!(
+                "the time step must be > 0 s; got {h}"
+            )));
+        }
+        if u.iter().any(|p| !(p[0].is_finite() && p[1].is_finite())) {
+            return Err(Error::InvalidInput("material coordinates must be finite".into()));
+        }
+        let mesh = crate::geometry::TriMesh::from_u32_faces(x, faces)?;
+        let scale = u
+            .iter()
+            .flat_map(|p| p.iter())
+            .fold(0.0f64, |a, b| a.max(b.abs()))
+            .max(f64::MIN_POSITIVE);
+        for (t, f) in mesh.faces().iter().enumerate() {
+            let [a, b, c] = f.map(|k| u[k as usize]);
+            let signed = (b[0] - a[0]) * (c[1] - a[1]) - (c[0] - a[0]) * (b[1] - a[1]);
+            if signed.is_nan() || signed <= 1e-12 * scale * scale {
+                return Err(Error::InvalidInput(format!(
+                    "face {t} is {} in material space (signed area {:e} m²): faces must run \
+                     counter-clockwise in the material coordinates; flip the faces or mirror the \
+                     coordinates",
+                    if signed < 0.0 { "clockwise" } else { "degenerate" },
+                    0.5 * signed
+                )));
+            }
+        }
+        Ok(Self {
+            mesh: Mesh {
+                x: mesh.vertices().to_vec(),
+                u,
+                faces: mesh.faces().to_vec(),
+                hinges: mesh.topology().hinges().to_vec(),
+                eol: vec![false; n],
+            },
+            xd: vec![Vec3::zero(); n],
+            ud: vec![[0.0; 2]; n],
+            features: vec![None; n],
+            params,
+            h,
+            boxes: Vec::new(),
+            thr: 5e-3,
+            pins: Vec::new(),
+            ids: (0..n as u32).collect(),
+            next_id: n as u32,
+            step_count: 0,
+            timings: Timings::default(),
+            time: 0.0,
+            remesh: true,
+            tau: 0.01,
+        })
+    }
+
+    /// Per vertex: scripted now.
+    fn pinned_flags(&self) -> Vec<bool> {
+        let mut p = vec![false; self.mesh.x.len()];
+        for pin in &self.pins {
+            if let Some(i) = self.vertex_of(pin.id) {
+                p[i] = true;
+            }
+        }
+        p
+    }
+
+    /// The vertex with persistent id `id` now, if it is still there.
+    pub fn vertex_of(&self, id: u32) -> Option<usize> {
+        // Ids only grow along the arrays (new vertices are appended,
+        // compaction keeps the order), so they are sorted.
+        self.ids.binary_search(&id).ok()
+    }
+
+    /// Steps by `h`. Errors ([`Error::Solver`]) when the QP fails or its
+    /// solution fails the KKT check, and ([`Error::Diverged`]) when the
+    /// state would stop being finite; the state (mesh included) is then as
+    /// it was before the step.
     pub fn step(&mut self) -> Result<StepReport> {
-        let h = self.h;
+        self.step_by(self.h)
+    }
+
+    /// [`Self::step`] with the step `h` (s) instead of the configured one.
+    pub fn step_by(&mut self, h: f64) -> Result<StepReport> {
+        if !(h.is_finite() && h > 0.0) {
+            return Err(Error::InvalidInput(format!(
+                "the time step must be > 0 s; got {h}"
+            )));
+        }
+        // What a failed step restores (the remesher changes the mesh before
+        // the QP can fail).
+        let saved = (
+            self.mesh.clone(),
+            self.xd.clone(),
+            self.ud.clone(),
+            self.features.clone(),
+            self.ids.clone(),
+            self.next_id,
+        );
+        match self.step_inner(h) {
+            Ok(r) => {
+                self.step_count += 1;
+                self.timings.add(&r.timings);
+                Ok(r)
+            }
+            Err(e) => {
+                (self.mesh, self.xd, self.ud, self.features, self.ids, self.next_id) = saved;
+                Err(match e {
+                    Error::Diverged { what, .. } => Error::Diverged {
+                        step: self.step_count,
+                        time: self.time,
+                        what,
+                    },
+                    e => e,
+                })
+            }
+        }
+    }
+
+    /// Steps until `time + duration` (s), the last step shortened to land
+    /// there; `stop` is asked before each step and ends the run early (the
+    /// state is whole). Returns the steps taken and whether it stopped.
+    pub fn advance_with(&mut self, duration: f64, mut stop: impl FnMut() -> bool) -> Result<(u64, bool)> {
+        if !(duration.is_finite() && duration >= 0.0) {
+            return Err(Error::InvalidInput(format!(
+                "advance: duration must be a finite number of seconds ≥ 0, got {duration}"
+            )));
+        }
+        let end = self.time + duration;
+        let mut steps = 0;
+        while let Some(h) = crate::stepping::next_fixed_step(self.time, end, self.h) {
+            if stop() {
+                return Ok((steps, true));
+            }
+            self.step_by(h)?;
+            steps += 1;
+        }
+        self.time = end;
+        Ok((steps, false))
+    }
+
+    fn step_inner(&mut self, h: f64) -> Result<StepReport> {
+        let mut timings = Timings::default();
+        let clock = std::time::Instant::now();
+        // Scripted vertices: their velocity is given (spec §6.5), so they
+        // get no contact rows (which could contradict it) and the remesher
+        // leaves them alone.
+        let pinned_before = self.pinned_flags();
         let remesh = if self.remesh {
+            let pinned = pinned_before;
             let mut cloth = Cloth {
                 mesh: &mut self.mesh,
                 xd: &mut self.xd,
                 ud: &mut self.ud,
                 features: &mut self.features,
+                ids: &mut self.ids,
+                next_id: &mut self.next_id,
+                pinned: &pinned,
             };
-            cloth.remesh(&self.boxes, self.thr, self.tau)?
+            cloth.remesh(&self.boxes, self.thr, self.tau, h)?
         } else {
             RemeshReport::default()
         };
+        timings.rm = clock.elapsed().as_secs_f64();
+        let clock = std::time::Instant::now();
         let sys = assemble(&self.mesh, &self.params)?;
         let dofs = &sys.dofs;
         let n = dofs.len();
+        timings.mf = clock.elapsed().as_secs_f64();
+        let clock = std::time::Instant::now();
         let (normals, nbrs, border) = self.neighbourhood();
         let mut rows = Rows::default();
         for &i in &dofs.eol {
@@ -210,26 +434,46 @@ impl Stepper {
             };
             rows.eol_vertex(dofs, i, &site);
         }
-        // Lagrangian contacts: non-EOL vertices inside a box, nearest face within 5 thr.
+        // Lagrangian contacts (spec §6.4 test 3): non-EOL vertices inside a
+        // box (nearest face within 5 thr) get nᵀẋ ≥ 0. [D] Vertices outside
+        // a face but within this step's reach of it (over the face, within
+        // thr + 2|ẋ|h) get the speculative row nᵀẋ ≥ −d/h: the step may
+        // close the gap d and not more, so a fast hanging part swinging
+        // into a side face stops on it instead of a step's travel inside
+        // (spec E1 proxy (b): no deeper than 2·thr).
         let mut contacts = 0;
-        for i in 0..self.mesh.x.len() {
-            if self.mesh.eol[i] {
+        let pinned = self.pinned_flags();
+        for (i, &fixed) in pinned.iter().enumerate() {
+            if self.mesh.eol[i] || fixed {
                 continue;
             }
+            let x = self.mesh.x[i];
+            let reach = self.thr + 2.0 * self.xd[i].norm() * h;
             for b in &self.boxes {
-                if let Some((nf, depth)) = b.nearest_face(self.mesh.x[i])
-                    && depth <= 5.0 * self.thr
+                if let Some((nf, depth)) = b.nearest_face(x) {
+                    if depth <= 5.0 * self.thr {
+                        rows.vertex(dofs, i, true, nf, Vec3::zero());
+                        contacts += 1;
+                    }
+                } else if let Some((nf, gap)) = b.face_above(x)
+                    && gap <= reach
                 {
-                    rows.vertex(dofs, i, true, nf, Vec3::zero());
+                    rows.vertex(dofs, i, true, nf, nf * (-gap / h));
                     contacts += 1;
                 }
             }
         }
-        for &(i, v) in &self.pins {
+        timings.cd = clock.elapsed().as_secs_f64();
+        let clock = std::time::Instant::now();
+        for pin in &self.pins {
+            let Some(i) = self.vertex_of(pin.id) else {
+                continue;
+            };
+            let v = (pin.target + pin.velocity * h - self.mesh.x[i]) * (1.0 / h);
             for k in 0..3 {
                 let mut e = Vec3::zero();
                 e[k] = 1.0;
-                rows.vertex(dofs, i as usize, false, e, v);
+                rows.vertex(dofs, i, false, e, v);
             }
         }
         let (a_eq, b_eq, a_in, b_in) = rows.build(n);
@@ -244,6 +488,8 @@ impl Stepper {
             }
         }
         let (lhs, q) = sys.qp_terms(h, &qd);
+        timings.mf += clock.elapsed().as_secs_f64();
+        let clock = std::time::Instant::now();
         let qp = Qp {
             p_upper: &lhs,
             q: &q,
@@ -254,12 +500,20 @@ impl Stepper {
         };
         let ip = solve_clarabel(&qp, 1e-9)?;
         let sol = polish(&qp, &ip).unwrap_or(ip);
-        let report = StepReport {
-            kkt: kkt(&qp, &sol),
+        let check = kkt(&qp, &sol);
+        if !check.ok() {
+            return Err(Error::Solver(format!(
+                "the step's QP solution fails its KKT check (spec eol_cloth §10 test 10): {check:?}; \
+                 use a smaller time step"
+            )));
+        }
+        let mut report = StepReport {
+            kkt: check,
             iterations: sol.iterations,
             rows: (a_eq.rows, a_in.rows),
             contacts,
             remesh,
+            timings,
         };
         let v = &sol.v;
         // Step 11: x += h ẋ for every vertex, X += h Ẋ for EOL vertices.
@@ -285,13 +539,27 @@ impl Stepper {
                 )));
             }
         }
+        if let Some(i) = (0..xd.len()).find(|&i| {
+            let x = self.mesh.x[i] + xd[i] * h;
+            !(x.is_finite() && xd[i].norm() < 1e6)
+        }) {
+            return Err(Error::Diverged {
+                step: 0,
+                time: 0.0,
+                what: format!("vertex {i}'s velocity became {:?} m/s", xd[i]),
+            });
+        }
         for (x, v) in self.mesh.x.iter_mut().zip(&xd) {
             *x += *v * h;
         }
         self.xd = xd;
         self.ud = ud;
         self.mesh.u = u_new;
+        for pin in &mut self.pins {
+            pin.target += pin.velocity * h;
+        }
         self.time += h;
+        report.timings.vi = clock.elapsed().as_secs_f64();
         Ok(report)
     }
 }

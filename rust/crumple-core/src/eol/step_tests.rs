@@ -72,6 +72,10 @@ fn strip(fold: f64, rows: usize) -> Stepper {
         pins: Vec::new(),
         time: 0.0,
         remesh: false,
+        ids: (0..n as u32).collect(),
+        next_id: n as u32,
+        step_count: 0,
+        timings: Timings::default(),
         tau: 0.01,
     }
 }
@@ -178,6 +182,10 @@ fn a_sheet_over_a_box_edge_folds_at_the_edge() {
         pins: Vec::new(),
         time: 0.0,
         remesh: true,
+        ids: (0..n as u32).collect(),
+        next_id: n as u32,
+        step_count: 0,
+        timings: Timings::default(),
         tau: 0.005,
     };
     let (mut created, mut most, mut released) = (0, 0, 0);
@@ -296,7 +304,11 @@ fn e1_a_pulled_strip_slides_over_the_edge_at_the_pull_speed() {
     let pull = Vec3::new(0.0, -0.1, 0.0);
     s.pins = (0..s.mesh.x.len() as u32)
         .filter(|&i| s.mesh.u[i as usize][1] < 1e-9)
-        .map(|i| (i, pull))
+        .map(|i| Pin {
+            id: i,
+            target: s.mesh.x[i as usize],
+            velocity: pull,
+        })
         .collect();
     assert_eq!(s.pins.len(), 3);
     let row = |s: &Stepper| {
@@ -304,11 +316,11 @@ fn e1_a_pulled_strip_slides_over_the_edge_at_the_pull_speed() {
         eol.iter().map(|&i| s.mesh.u[i][1]).sum::<f64>() / eol.len() as f64
     };
     // Let the hanging part settle under gravity with the end held still.
-    s.pins.iter_mut().for_each(|p| p.1 = Vec3::zero());
+    s.pins.iter_mut().for_each(|p| p.velocity = Vec3::zero());
     for _ in 0..100 {
         s.step().unwrap();
     }
-    s.pins.iter_mut().for_each(|p| p.1 = pull);
+    s.pins.iter_mut().for_each(|p| p.velocity = pull);
     let v0 = row(&s);
     let steps = 300;
     let mut worst = 0.0f64;

@@ -1,0 +1,350 @@
+"""The EOL cloth simulation: one cloth, box obstacles, scripted vertices,
+stepping, frames and checkpoints."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from .. import _core
+from .._checks import as_points, as_vec3, choice, positive, vertex_indices, velocity_field
+from .._simulation import SimulationBase
+from ..cloth.material import Material
+from ..colliders import Box, Collider
+from ..errors import InvalidInputError
+from ..frames import FrameMesh
+from ..geometry import TriMesh, Vec3Like
+
+__all__ = ["Simulation", "Cloth"]
+
+Mode = Literal["eol", "lag_static", "lag_nonconformal", "lag_conformal_avg", "lag_conformal_cone"]
+_MODES = ("eol", "lag_static", "lag_nonconformal", "lag_conformal_avg", "lag_conformal_cone")
+# What the core runs so far; the other baselines of spec §12.1 need the
+# conformal remesher without EOL vertices.
+_IMPLEMENTED = ("eol", "lag_static")
+
+
+def planar_coordinates(mesh: TriMesh) -> npt.NDArray[np.float64]:
+    """Material coordinates ``(N, 2)`` m of a flat ``mesh``: its vertices in
+    an orthonormal frame of its plane, oriented so the faces run
+    counter-clockwise (the mesh's front is the frame's +normal), so lengths
+    and areas are those of the mesh. Raises :class:`InvalidInputError` when
+    the mesh is not flat (pass ``material_coordinates`` then)."""
+    x = mesh.vertices
+    c = x.mean(axis=0)
+    # The plane from the summed face normals (well defined for a flat
+    # sheet), its in-plane axes from the principal directions.
+    f = mesh.faces
+    n = np.cross(x[f[:, 1]] - x[f[:, 0]], x[f[:, 2]] - x[f[:, 0]]).sum(axis=0)
+    nn = float(np.linalg.norm(n))
+    size = float(np.ptp(x, axis=0).max())
+    if nn == 0.0 or not size > 0.0:
+        raise InvalidInputError("the cloth mesh has no area; give a flat sheet or material_coordinates")
+    n = n / nn
+    off = np.abs((x - c) @ n).max()
+    if off > 1e-9 * max(size, 1.0):
+        raise InvalidInputError(
+            f"the cloth mesh is not flat (a vertex is {off:.3g} m off its plane): give material_coordinates "
+            "(N, 2) m, the cloth's rest shape in the plane")
+    _, _, vt = np.linalg.svd(x - c - np.outer((x - c) @ n, n), full_matrices=False)
+    e1 = vt[0] - n * (vt[0] @ n)
+    e1 /= np.linalg.norm(e1)
+    e2 = np.cross(n, e1)
+    return np.ascontiguousarray(np.stack([(x - c) @ e1, (x - c) @ e2], axis=1))
+
+
+class Cloth:
+    """The cloth of an EOL simulation (the handle ``add_cloth`` returns).
+
+    Its vertex numbering changes when the remesher adds EOL vertices on an
+    edge or collapses vertices into them: index read-outs afresh after a
+    step; :attr:`vertex_ids` follow a vertex across steps."""
+
+    def __init__(self, sim: Simulation, name: str, mesh: TriMesh, material: Material) -> None:
+        self._sim = sim
+        self.name = name
+        #: The mesh as given (the rest shape; the current one is :attr:`faces`).
+        self.mesh = mesh
+        self.material = material
+
+    @property
+    def _s(self) -> Any:
+        return self._sim._core()
+
+    @property
+    def num_vertices(self) -> int:
+        """Vertices now (the remesher changes the count)."""
+        return int(self._s.positions().shape[0])
+
+    @property
+    def positions(self) -> npt.NDArray[np.float64]:
+        """World positions ``(N, 3)`` float64, m."""
+        return np.asarray(self._s.positions())
+
+    @property
+    def velocities(self) -> npt.NDArray[np.float64]:
+        """World velocities ẋ ``(N, 3)`` float64, m/s (settable: one 3-vector or ``(N, 3)``)."""
+        return np.asarray(self._s.velocities())
+
+    @velocities.setter
+    def velocities(self, v: npt.ArrayLike) -> None:
+        self._s.set_velocities(velocity_field(v, self.num_vertices, "velocities"))
+
+    @property
+    def faces(self) -> npt.NDArray[np.int64]:
+        """Faces now ``(F, 3)`` int64, counter-clockwise in material space."""
+        return np.asarray(self._s.faces())
+
+    @property
+    def material_coordinates(self) -> npt.NDArray[np.float64]:
+        """Material coordinates X ``(N, 2)`` float64, m: where in the rest
+        sheet each vertex is. They move only at EOL vertices (material
+        slides through them)."""
+        return np.asarray(self._s.material_coordinates())
+
+    @property
+    def material_velocities(self) -> npt.NDArray[np.float64]:
+        """Material velocities Ẋ ``(N, 2)`` float64, m/s (zero off the features)."""
+        return np.asarray(self._s.material_velocities())
+
+    @property
+    def is_eol(self) -> npt.NDArray[np.bool_]:
+        """Per vertex: on a feature (EOL), ``(N,)`` bool."""
+        return np.asarray(self._s.is_eol())
+
+    @property
+    def feature_kinds(self) -> npt.NDArray[np.int64]:
+        """Per vertex: −1 (none), 0 corner, 1 edge, 2 wire, 3 point; ``(N,)`` int64."""
+        return np.asarray(self._s.features()[0])
+
+    @property
+    def feature_colliders(self) -> npt.NDArray[np.int64]:
+        """Per vertex: the collider whose feature it is on (index into
+        ``sim.colliders``), or −1; ``(N,)`` int64."""
+        return np.asarray(self._s.features()[1])
+
+    @property
+    def vertex_ids(self) -> npt.NDArray[np.uint32]:
+        """Persistent vertex ids ``(N,)`` uint32: kept by a vertex through
+        remeshing, never reused (new vertices take new ids)."""
+        return np.asarray(self._s.vertex_ids())
+
+    @property
+    def masses(self) -> npt.NDArray[np.float64]:
+        """Lumped vertex masses ``(N,)`` float64, kg (areal density times a
+        third of the material area around each vertex)."""
+        return np.asarray(self._s.masses())
+
+    @property
+    def pinned(self) -> npt.NDArray[np.int64]:
+        """The pinned vertices' indices now, ``(K,)`` int64."""
+        return np.asarray(self._s.pinned())
+
+    def pin(self, indices: npt.ArrayLike, targets: npt.ArrayLike | None = None, *,
+            stiffness: float | None = None) -> None:
+        """Pin vertices ``indices`` (ints or a boolean mask, now's numbering)
+        at ``targets (K, 3)`` m (default: where they are). EOL pins are exact
+        velocity rows of the QP (spec §6.5), so ``stiffness`` must be None.
+        A pinned vertex never becomes EOL and is never collapsed."""
+        if stiffness is not None:
+            raise InvalidInputError("EOL pins are exact constraints; leave stiffness=None")
+        idx = vertex_indices(indices, self.num_vertices)
+        t = self.positions[idx] if targets is None else as_points(targets, "targets", allow_empty=idx.size == 0)
+        if t.shape[0] != idx.size:
+            raise InvalidInputError(f"targets must have one row per pinned vertex ({idx.size}); got {t.shape[0]}")
+        self._s.pin(idx, t, np.zeros_like(t))
+
+    def set_pin_targets(self, indices: npt.ArrayLike, positions: npt.ArrayLike,
+                        velocities: npt.ArrayLike | None = None) -> None:
+        """Move pinned vertices: their targets are at ``positions (K, 3)`` m
+        now and move on with ``velocities (K, 3)`` m/s (default zero); each
+        step lands a pinned vertex on its target."""
+        idx = vertex_indices(indices, self.num_vertices)
+        p = as_points(positions, "positions", allow_empty=idx.size == 0)
+        v = np.zeros_like(p) if velocities is None else as_points(velocities, "velocities",
+                                                                   allow_empty=idx.size == 0)
+        if p.shape[0] != idx.size or v.shape[0] != idx.size:
+            raise InvalidInputError(f"positions and velocities must have one row per index ({idx.size})")
+        self._s.pin(idx, p, v)
+
+    def release(self, indices: npt.ArrayLike | None = None) -> None:
+        """Unpin ``indices`` (default: every pinned vertex)."""
+        self._s.release(None if indices is None else vertex_indices(indices, self.num_vertices))
+
+    def _frame_part(self) -> FrameMesh:
+        u = self.material_coordinates
+        return FrameMesh(positions=self.positions, faces=self.faces, vertex_data={
+            "speed": np.linalg.norm(self.velocities, axis=1),
+            "material_u": u[:, 0], "material_v": u[:, 1],
+            "eol": self.is_eol.astype(np.float64),
+            "feature_collider": self.feature_colliders.astype(np.float64),
+        })
+
+    def __repr__(self) -> str:
+        return f"eol.Cloth({self.name!r}, {self.num_vertices} vertices, {int(self.is_eol.sum())} EOL)"
+
+
+class Simulation(SimulationBase):
+    """Eulerian-on-Lagrangian cloth (spec eol_cloth): one cloth added with
+    :meth:`add_cloth`, box colliders whose edges become the features the
+    cloth bends exactly at and slides along, one QP per step.
+
+    Keyword options (spec §8.1): ``dt`` time step (s, 5e-3);
+    ``gravity`` (m/s², (0, −9.81, 0)); ``collision_threshold`` thr (m,
+    5e-3: cloth edges within 2·thr of a box edge become EOL there, new EOL
+    vertices sit 0.1·thr inside, vertices within 5·thr inside a face get a
+    contact row); ``collapse_length`` τ (material m; default 1 % of the
+    cloth's size: shorter edges at an EOL vertex collapse into it);
+    ``mode``: "eol" (the method) or "lag_static" (the regular Lagrangian
+    baseline: no EOL vertices, box faces as contacts only; the cloth can
+    only bend at its mesh edges). The other baselines of spec §12.1
+    ("lag_nonconformal", "lag_conformal_avg", "lag_conformal_cone") are
+    named but not implemented yet and raise.
+
+    The cloth's membrane and bending are the cloth module's (its
+    :class:`crumple.cloth.Material`, default the ``eol_sheet`` preset: the
+    EOL paper's sheet of spec §8.1); the wrinkle elements are not run.
+    Raises :class:`InvalidInputError` for bad options.
+    """
+
+    _solver = "eol"
+
+    def __init__(self, *, dt: float = 5e-3, gravity: Vec3Like = (0.0, -9.81, 0.0),
+                 collision_threshold: float = 5e-3, collapse_length: float | None = None,
+                 mode: Mode = "eol") -> None:
+        m = choice(mode, "mode", _MODES)
+        if m not in _IMPLEMENTED:
+            raise InvalidInputError(
+                f"mode {m!r} (a Lagrangian baseline of spec eol_cloth §12.1) is not implemented yet; "
+                f"use one of {_IMPLEMENTED}")
+        tau = None if collapse_length is None else positive(collapse_length, "collapse_length")
+        super().__init__(dict(dt=positive(dt, "dt"), gravity=as_vec3(gravity, "gravity"),
+                              collision_threshold=positive(collision_threshold, "collision_threshold"),
+                              collapse_length=tau, mode=m))
+        self._s: Any = None  # the core simulation, made by add_cloth
+        self._objects: list[Cloth] = []
+        self._cloth_args: dict[str, Any] = {}
+
+    def _core_or_none(self) -> Any:
+        return self._s
+
+    def _core(self) -> Any:
+        if self._s is None:
+            raise InvalidInputError("the EOL simulation has no cloth yet; call add_cloth(mesh) first")
+        return self._s
+
+    @property
+    def dt(self) -> float:
+        """Time step, s."""
+        return float(self._params["dt"])
+
+    @property
+    def mode(self) -> str:
+        """"eol" or a Lagrangian baseline."""
+        return str(self._params["mode"])
+
+    @property
+    def objects(self) -> tuple[Cloth, ...]:
+        """The cloth (a one-element tuple once added)."""
+        return tuple(self._objects)
+
+    def add_collider(self, collider: Collider, *, name: str | None = None) -> int:
+        """Add an obstacle: a :class:`crumple.colliders.Box`, static and
+        aligned with the world axes (what is implemented so far); its 12
+        edges are the sharp features. Its ``mode`` and ``friction`` are not
+        used yet (contact is frictionless). Returns its index."""
+        if not isinstance(collider, Box):
+            raise InvalidInputError(
+                f"crumple.eol takes Box colliders (their edges are the features); got {type(collider).__name__}")
+        _core.EolSimulation.check_collider(collider._c)
+        return super().add_collider(collider, name=name)
+
+    def add_cloth(self, mesh: TriMesh, material: Material | str | None = None, *,
+                  material_coordinates: npt.ArrayLike | None = None,
+                  velocity: Vec3Like | npt.ArrayLike = (0.0, 0.0, 0.0), name: str = "cloth") -> Cloth:
+        """Add the cloth: ``mesh`` its world shape now (m), a manifold
+        triangle mesh; ``material`` a :class:`crumple.cloth.Material` or a
+        preset name (default ``eol_sheet``); ``material_coordinates (N, 2)``
+        m its rest shape in the plane (default: a flat ``mesh`` laid into its
+        own plane, see :func:`planar_coordinates`); faces must run
+        counter-clockwise in them; ``velocity`` m/s, one 3-vector or
+        ``(N, 3)``; ``name`` its name in frames.
+
+        One cloth per simulation. Raises :class:`MeshError` for a
+        non-manifold or degenerate mesh and :class:`InvalidInputError` for
+        bad arguments (a curved mesh without material coordinates, faces
+        clockwise in material space, a second cloth).
+        """
+        if self._s is not None:
+            raise InvalidInputError("an EOL simulation holds one cloth; make another Simulation for another")
+        if not isinstance(mesh, TriMesh):
+            raise InvalidInputError(f"mesh must be a crumple.geometry.TriMesh; got {type(mesh).__name__}")
+        material = Material.coerce(material, "eol_sheet", "cloth.Material")
+        if material_coordinates is None:
+            u = planar_coordinates(mesh)
+        else:
+            u = np.ascontiguousarray(np.asarray(material_coordinates, dtype=np.float64))
+            if u.shape != (mesh.num_vertices, 2):
+                raise InvalidInputError(
+                    f"material_coordinates must have shape ({mesh.num_vertices}, 2); got {u.shape}")
+            if not np.all(np.isfinite(u)):
+                raise InvalidInputError("material_coordinates contain NaN or inf")
+        vel = velocity_field(velocity, mesh.num_vertices, "velocity")
+        tau = self._params["collapse_length"]
+        if tau is None:
+            tau = 0.01 * float(np.ptp(u, axis=0).max())
+        p = self._params
+        s = _core.EolSimulation(mesh.vertices, u, mesh.faces, material._dict(), p["dt"], p["gravity"],
+                                p["collision_threshold"], tau, p["mode"] == "eol")
+        for c in self._colliders:
+            s.add_collider(c._c)
+        self._s = s
+        obj = Cloth(self, self._unique_name(name), mesh, material)
+        self._objects.append(obj)
+        self._cloth_args = dict(material_coordinates=u)
+        if np.any(vel != 0):
+            obj.velocities = vel
+        return obj
+
+    # -- read-outs ---------------------------------------------------------------
+
+    def kinetic_energy(self) -> float:
+        """Σ ½ m |ẋ|² over the vertices (lumped masses), J."""
+        return float(self._core().kinetic_energy())
+
+    def stats(self) -> dict[str, float]:
+        """The last step: KKT residuals of its QP (spec §10 test 10),
+        interior-point iterations, equality and inequality rows, face
+        contacts, EOL vertices made, released and collapsed into, EOL
+        vertices now, and its seconds per Table 1 bucket (``time_cd``,
+        ``time_rm``, ``time_mf``, ``time_vi``)."""
+        return dict(self._core().last_stats())
+
+    def timings(self) -> dict[str, float]:
+        """Seconds since the start per Table 1 bucket (spec §8.2): ``cd``
+        collision detection, ``rm`` remeshing, ``mf`` matrix fill, ``vi``
+        velocity integration (the QP)."""
+        return dict(self._core().timings())
+
+    # -- checkpoints -------------------------------------------------------------
+
+    def _save_objects(self, arrays: dict[str, npt.NDArray[Any]]) -> dict[str, Any]:
+        cloth = []
+        for o in self._objects:
+            arrays["cloth_vertices"] = o.mesh.vertices
+            arrays["cloth_faces"] = o.mesh.faces
+            arrays["cloth_material_coordinates"] = self._cloth_args["material_coordinates"]
+            cloth.append({"name": o.name, "material": dataclasses.asdict(o.material)})
+        return {"cloth": cloth}
+
+    def _load_objects(self, arrays: dict[str, npt.NDArray[Any]], meta: dict[str, Any]) -> None:
+        for c in meta["cloth"]:
+            self.add_cloth(TriMesh(arrays["cloth_vertices"], arrays["cloth_faces"]), Material(**c["material"]),
+                           material_coordinates=arrays["cloth_material_coordinates"], name=c["name"])
+
+    def _restore_handle(self, obj: Any, arrays: dict[str, Any], handle: dict[str, Any]) -> int:
+        raise InvalidInputError("EOL cloth has no scripted handles (its pins are in the state)")
+

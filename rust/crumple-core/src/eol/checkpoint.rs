@@ -1,0 +1,151 @@
+//! Checkpoints of an EOL stepper: the mesh as it is now (the remesher
+//! changes it), every per-vertex state array, the features of EOL vertices,
+//! the persistent ids and the clocks. Obstacles, pins and settings are the
+//! caller's (the Python layer saves them with the simulation's options).
+
+use super::constraints::Feature;
+use super::step::{Pin, Stepper};
+use super::system::Mesh;
+use crate::checkpoint::Arrays;
+use crate::geometry::MeshTopology;
+use crate::math::Vec3;
+use crate::{Error, Result};
+
+/// A feature as 10 numbers: a kind (0 none, 1 corner, 2 point, 3 edge,
+/// 4 wire) and up to three unit vectors.
+fn encode(f: &Option<Feature>) -> [f64; 10] {
+    let mut r = [0.0; 10];
+    let mut put = |k: f64, vs: &[Vec3<f64>]| {
+        r[0] = k;
+        for (j, v) in vs.iter().enumerate() {
+            r[1 + 3 * j..4 + 3 * j].copy_from_slice(&[v.x, v.y, v.z]);
+        }
+    };
+    match *f {
+        None => {}
+        Some(Feature::Corner { normals }) => put(1.0, &normals),
+        Some(Feature::Point { normal }) => put(2.0, &[normal]),
+        Some(Feature::Edge { normals, tangent }) => put(3.0, &[normals[0], normals[1], tangent]),
+        Some(Feature::Wire { normal, tangent }) => put(4.0, &[normal, tangent]),
+    }
+    r
+}
+
+fn decode(r: &[f64; 10]) -> Result<Option<Feature>> {
+    let v = |j: usize| Vec3::new(r[1 + 3 * j], r[2 + 3 * j], r[3 + 3 * j]);
+    Ok(match r[0] as i64 {
+        0 => None,
+        1 => Some(Feature::Corner {
+            normals: [v(0), v(1), v(2)],
+        }),
+        2 => Some(Feature::Point { normal: v(0) }),
+        3 => Some(Feature::Edge {
+            normals: [v(0), v(1)],
+            tangent: v(2),
+        }),
+        4 => Some(Feature::Wire {
+            normal: v(0),
+            tangent: v(1),
+        }),
+        k => {
+            return Err(Error::InvalidInput(format!(
+                "checkpoint: unknown EOL feature kind {k}"
+            )));
+        }
+    })
+}
+
+impl Stepper {
+    /// The state as named arrays.
+    pub fn checkpoint(&self) -> Arrays {
+        let mut a = Arrays::new();
+        a.put_rows("x", &self.mesh.x);
+        a.put_rows("u", &self.mesh.u);
+        a.put_rows("faces", &self.mesh.faces);
+        a.put_rows("eol", &self.mesh.eol);
+        a.put_rows("xd", &self.xd);
+        a.put_rows("ud", &self.ud);
+        let f: Vec<[f64; 10]> = self.features.iter().map(encode).collect();
+        a.put_rows("features", &f);
+        a.put_rows("ids", &self.ids);
+        a.put_u64("next_id", u64::from(self.next_id));
+        let pin_ids: Vec<u32> = self.pins.iter().map(|p| p.id).collect();
+        let targets: Vec<Vec3<f64>> = self.pins.iter().map(|p| p.target).collect();
+        let velocities: Vec<Vec3<f64>> = self.pins.iter().map(|p| p.velocity).collect();
+        a.put_rows("pin_ids", &pin_ids);
+        a.put_rows("pin_targets", &targets);
+        a.put_rows("pin_velocities", &velocities);
+        a.put_u64("step", self.step_count);
+        a.put_f64("time", self.time);
+        a
+    }
+
+    /// Restores what [`Self::checkpoint`] wrote. Errors on missing or
+    /// inconsistent arrays; the stepper is then unchanged.
+    pub fn restore(&mut self, a: &Arrays) -> Result<()> {
+        let n = a
+            .get("x")
+            .and_then(|x| x.shape.first().copied())
+            .ok_or_else(|| Error::InvalidInput("checkpoint: no EOL positions 'x'".into()))?;
+        let nf = a
+            .get("faces")
+            .and_then(|x| x.shape.first().copied())
+            .ok_or_else(|| Error::InvalidInput("checkpoint: no EOL faces".into()))?;
+        let x: Vec<Vec3<f64>> = a.rows("x", n)?;
+        let faces: Vec<[u32; 3]> = a.rows("faces", nf)?;
+        if faces.iter().flatten().any(|&k| k as usize >= n) {
+            return Err(Error::InvalidInput(
+                "checkpoint: a face index is out of range".into(),
+            ));
+        }
+        let topo = MeshTopology::build(n, &faces)?;
+        let features = a
+            .rows::<[f64; 10]>("features", n)?
+            .iter()
+            .map(decode)
+            .collect::<Result<Vec<_>>>()?;
+        let mesh = Mesh {
+            x,
+            u: a.rows("u", n)?,
+            hinges: topo.hinges().to_vec(),
+            faces,
+            eol: a.rows("eol", n)?,
+        };
+        let ids: Vec<u32> = a.rows("ids", n)?;
+        let next_id = u32::try_from(a.u64("next_id")?)
+            .map_err(|_| Error::InvalidInput("checkpoint: next_id out of range".into()))?;
+        if ids.windows(2).any(|w| w[0] >= w[1]) || ids.last().is_some_and(|&l| l >= next_id) {
+            return Err(Error::InvalidInput(
+                "checkpoint: vertex ids are not increasing".into(),
+            ));
+        }
+        if mesh.eol.iter().zip(&features).any(|(e, f)| *e != f.is_some()) {
+            return Err(Error::InvalidInput(
+                "checkpoint: EOL flags and features disagree".into(),
+            ));
+        }
+        let (xd, ud) = (a.rows("xd", n)?, a.rows("ud", n)?);
+        let (step, time) = (a.u64("step")?, a.f64("time")?);
+        let np = a
+            .get("pin_ids")
+            .and_then(|x| x.shape.first().copied())
+            .unwrap_or(0);
+        let pins: Vec<Pin> = a
+            .rows::<u32>("pin_ids", np)?
+            .into_iter()
+            .zip(a.rows::<Vec3<f64>>("pin_targets", np)?)
+            .zip(a.rows::<Vec3<f64>>("pin_velocities", np)?)
+            .map(|((id, target), velocity)| Pin { id, target, velocity })
+            .collect();
+        self.mesh = mesh;
+        self.xd = xd;
+        self.ud = ud;
+        self.features = features;
+        self.ids = ids;
+        self.next_id = next_id;
+        self.step_count = step;
+        self.time = time;
+        self.pins = pins;
+        Ok(())
+    }
+}

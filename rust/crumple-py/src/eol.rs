@@ -1,0 +1,517 @@
+//! Bindings of `crumple_core::eol`: Eulerian-on-Lagrangian cloth over
+//! sharp box edges.
+//!
+//! The cloth crosses as world positions, material coordinates and faces;
+//! its material as the cloth module's material dict (the same membrane and
+//! hinge models). Colliders are the shared toolkit's; EOL takes boxes and
+//! turns each into its sharp edges and faces before a step.
+
+use crate::collide::PyCollider;
+use crate::convert::{
+    arrays_from_py, arrays_to_py, from_dict, points_to_py, rows_to_py, to_points, to_triples, v3,
+};
+use crate::errors::{IntoPy, SignalCheck, invalid};
+use crumple_core::cloth::material::Material;
+use crumple_core::collide as c;
+use crumple_core::eol::{BoxObstacle, ClothParams, Feature, Pin, StepReport, Stepper};
+use crumple_core::math::Mat3;
+use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+type T3 = (f64, f64, f64);
+
+/// An EOL cloth simulation (spec `eol_cloth.md`).
+#[pyclass(module = "crumple._core", name = "EolSimulation")]
+pub struct PyEolSimulation {
+    s: Stepper,
+    colliders: Vec<c::Collider>,
+    last: StepReport,
+}
+
+/// The EOL obstacle of a collider: a static box whose axes are the world's
+/// (what the core handles so far).
+fn box_of(col: &c::Collider) -> PyResult<BoxObstacle> {
+    let c::Shape::Box(b) = col.shape() else {
+        return Err(invalid(format!(
+            "crumple.eol takes Box colliders (their edges and corners are the sharp features); got a {}",
+            col.shape().name()
+        )));
+    };
+    if !matches!(col.motion(), c::Motion::Static) {
+        return Err(invalid(
+            "crumple.eol: moving obstacles are not implemented yet; give the box no motion",
+        ));
+    }
+    let r = col.rotation();
+    let id = Mat3::<f64>::identity();
+    let off = (0..3)
+        .flat_map(|i| (0..3).map(move |j| (i, j)))
+        .map(|(i, j)| (r.m[i][j] - id.m[i][j]).abs())
+        .fold(0.0, f64::max);
+    if off > 1e-12 {
+        return Err(invalid(
+            "crumple.eol: only boxes aligned with the world axes are implemented so far; leave rotation=None",
+        ));
+    }
+    Ok(BoxObstacle {
+        center: col.translation(),
+        half: b.half_extents(),
+    })
+}
+
+fn params_of(material: &Bound<'_, PyDict>, gravity: T3) -> PyResult<ClothParams> {
+    let m: Material = from_dict(material, "cloth material")?;
+    m.validate().py_err()?;
+    Ok(ClothParams {
+        density: m.density,
+        membrane: m.membrane,
+        bending: m.kappa_b(),
+        gravity: v3(gravity),
+    })
+}
+
+fn uv_rows(u: &PyReadonlyArray2<'_, f64>) -> PyResult<Vec<[f64; 2]>> {
+    if u.ndim() != 2 || u.shape()[1] != 2 {
+        return Err(invalid(format!(
+            "material coordinates must have shape (N, 2); got {:?}",
+            u.shape()
+        )));
+    }
+    Ok(u.as_array().rows().into_iter().map(|r| [r[0], r[1]]).collect())
+}
+
+fn feature_kind(f: &Option<Feature>) -> i64 {
+    match f {
+        None => -1,
+        Some(Feature::Corner { .. }) => 0,
+        Some(Feature::Edge { .. }) => 1,
+        Some(Feature::Wire { .. }) => 2,
+        Some(Feature::Point { .. }) => 3,
+    }
+}
+
+impl PyEolSimulation {
+    /// Boxes from the colliders, and the start checks: no vertex inside a
+    /// box or on one of its edges (spec §10: a vertex that starts on a
+    /// feature has no defined material flow; the remesher makes EOL
+    /// vertices itself when the cloth reaches the edge).
+    fn sync_boxes(&mut self) -> PyResult<()> {
+        let boxes = self.colliders.iter().map(box_of).collect::<PyResult<Vec<_>>>()?;
+        if self.s.step_count == 0 {
+            let thr = self.s.thr;
+            for (k, b) in boxes.iter().enumerate() {
+                for (i, &x) in self.s.mesh.x.iter().enumerate() {
+                    if b.signed_distance(x) < 0.0 {
+                        return Err(invalid(format!(
+                            "cloth vertex {i} starts inside obstacle {k}; start the cloth outside every box \
+                             (it may touch a face)"
+                        )));
+                    }
+                    if b.edges().iter().any(|e| {
+                        let d = x - e.ends[0];
+                        let t = d.dot(e.tangent).clamp(0.0, (e.ends[1] - e.ends[0]).norm());
+                        (d - e.tangent * t).norm() <= 0.1 * thr
+                    }) {
+                        return Err(invalid(format!(
+                            "cloth vertex {i} starts on an edge of obstacle {k} (within 0.1·thr = {} m); move \
+                             the cloth off the edge: EOL vertices are made by the remesher when the cloth \
+                             reaches it",
+                            0.1 * thr
+                        )));
+                    }
+                }
+            }
+        }
+        self.s.boxes = boxes;
+        Ok(())
+    }
+
+    fn lumped_masses(&self) -> Vec<f64> {
+        let mut m = vec![0.0; self.s.mesh.x.len()];
+        for f in &self.s.mesh.faces {
+            let [a, b, c] = f.map(|k| self.s.mesh.u[k as usize]);
+            let area = 0.5 * ((b[0] - a[0]) * (c[1] - a[1]) - (c[0] - a[0]) * (b[1] - a[1]));
+            for &k in f {
+                m[k as usize] += self.s.params.density * area / 3.0;
+            }
+        }
+        m
+    }
+
+    fn vertices(&self, idx: PyReadonlyArray1<'_, i64>) -> PyResult<Vec<usize>> {
+        let n = self.s.mesh.x.len();
+        idx.as_array()
+            .iter()
+            .map(|&i| {
+                usize::try_from(i).ok().filter(|&i| i < n).ok_or_else(|| {
+                    invalid(format!(
+                        "vertex index {i} is out of range (the cloth has {n} now)"
+                    ))
+                })
+            })
+            .collect()
+    }
+}
+
+#[pymethods]
+impl PyEolSimulation {
+    /// The cloth: world positions `(N, 3)` m, material coordinates `(N, 2)`
+    /// m, faces `(F, 3)` counter-clockwise in material space, the cloth
+    /// material dict, the step `dt` s, gravity m/s², the collision
+    /// threshold `thr` m, the collapse length `tau` material m and whether
+    /// the remesher runs (`remesh`; off = the Lagrangian baseline).
+    #[new]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        x: PyReadonlyArray2<'_, f64>,
+        u: PyReadonlyArray2<'_, f64>,
+        faces: PyReadonlyArray2<'_, i64>,
+        material: &Bound<'_, PyDict>,
+        dt: f64,
+        gravity: T3,
+        thr: f64,
+        tau: f64,
+        remesh: bool,
+    ) -> PyResult<Self> {
+        let params = params_of(material, gravity)?;
+        let x = to_points(&x, "positions")?;
+        let u = uv_rows(&u)?;
+        let tri = to_triples(&faces, "faces")?;
+        let n = x.len() as i64;
+        let faces = tri
+            .iter()
+            .enumerate()
+            .map(|(t, f)| {
+                if f.iter().any(|&k| k < 0 || k >= n) {
+                    Err(invalid(format!(
+                        "face {t} has a vertex index out of range 0..{n}: {f:?}"
+                    )))
+                } else {
+                    Ok(f.map(|k| k as u32))
+                }
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        for (name, v) in [("thr", thr), ("tau", tau)] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(invalid(format!("{name} must be > 0 m; got {v}")));
+            }
+        }
+        let mut s = Stepper::new(x, u, faces, params, dt).py_err()?;
+        s.thr = thr;
+        s.tau = tau;
+        s.remesh = remesh;
+        Ok(Self {
+            s,
+            colliders: Vec::new(),
+            last: StepReport::default(),
+        })
+    }
+
+    /// Replaces the cloth material (the cloth module's material dict).
+    fn set_material(&mut self, material: &Bound<'_, PyDict>) -> PyResult<()> {
+        self.s.params = params_of(
+            material,
+            (
+                self.s.params.gravity.x,
+                self.s.params.gravity.y,
+                self.s.params.gravity.z,
+            ),
+        )?;
+        Ok(())
+    }
+
+    /// One step of `dt` s (default the configured one).
+    #[pyo3(signature = (dt=None))]
+    fn step(&mut self, py: Python<'_>, dt: Option<f64>) -> PyResult<()> {
+        self.sync_boxes()?;
+        let h = dt.unwrap_or(self.s.h);
+        let s = &mut self.s;
+        self.last = py.detach(|| s.step_by(h)).py_err()?;
+        Ok(())
+    }
+
+    /// Advances by `duration` s, landing on `time + duration` (GIL released;
+    /// Ctrl-C stops it at a step boundary).
+    fn advance(&mut self, py: Python<'_>, duration: f64) -> PyResult<u64> {
+        self.sync_boxes()?;
+        let s = &mut self.s;
+        let mut sig = SignalCheck::new();
+        let r = py.detach(|| s.advance_with(duration, || sig.stop()));
+        sig.finish(r)
+    }
+
+    #[getter]
+    fn time(&self) -> f64 {
+        self.s.time
+    }
+
+    #[getter]
+    fn step_count(&self) -> u64 {
+        self.s.step_count
+    }
+
+    #[getter]
+    fn dt(&self) -> f64 {
+        self.s.h
+    }
+
+    /// Raises unless `collider` is an obstacle EOL takes (a static box
+    /// aligned with the world axes).
+    #[staticmethod]
+    fn check_collider(collider: &PyCollider) -> PyResult<()> {
+        box_of(&collider.inner).map(|_| ())
+    }
+
+    fn add_collider(&mut self, collider: &PyCollider) -> PyResult<usize> {
+        box_of(&collider.inner)?;
+        self.colliders.push(collider.inner.clone());
+        Ok(self.colliders.len() - 1)
+    }
+
+    fn remove_collider(&mut self, index: usize) -> PyResult<()> {
+        if index >= self.colliders.len() {
+            return Err(invalid(format!(
+                "no collider {index}; there are {}",
+                self.colliders.len()
+            )));
+        }
+        self.colliders.remove(index);
+        Ok(())
+    }
+
+    fn set_collider(&mut self, index: usize, collider: &PyCollider) -> PyResult<()> {
+        box_of(&collider.inner)?;
+        let n = self.colliders.len();
+        let slot = self
+            .colliders
+            .get_mut(index)
+            .ok_or_else(|| invalid(format!("no collider {index}; there are {n}")))?;
+        *slot = collider.inner.clone();
+        Ok(())
+    }
+
+    fn get_collider(&self, index: usize) -> PyResult<PyCollider> {
+        let c = self
+            .colliders
+            .get(index)
+            .ok_or_else(|| invalid(format!("no collider {index}")))?;
+        Ok(PyCollider { inner: c.clone() })
+    }
+
+    /// World positions, `(N, 3)` float64 m.
+    fn positions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        points_to_py(py, &self.s.mesh.x)
+    }
+
+    /// World velocities ẋ, `(N, 3)` float64 m/s.
+    fn velocities<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        points_to_py(py, &self.s.xd)
+    }
+
+    /// Sets the world velocities from `(N, 3)` m/s (finite).
+    fn set_velocities(&mut self, v: PyReadonlyArray2<'_, f64>) -> PyResult<()> {
+        let v = to_points(&v, "velocities")?;
+        if v.len() != self.s.xd.len() || v.iter().any(|x| !x.is_finite()) {
+            return Err(invalid(format!(
+                "velocities must be finite with shape ({}, 3)",
+                self.s.xd.len()
+            )));
+        }
+        self.s.xd = v;
+        Ok(())
+    }
+
+    /// Material coordinates X, `(N, 2)` float64 m.
+    fn material_coordinates<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let flat: Vec<f64> = self.s.mesh.u.iter().flatten().copied().collect();
+        PyArray1::from_vec(py, flat).reshape([self.s.mesh.u.len(), 2])
+    }
+
+    /// Material velocities Ẋ, `(N, 2)` float64 m/s (zero off the features).
+    fn material_velocities<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let flat: Vec<f64> = self.s.ud.iter().flatten().copied().collect();
+        PyArray1::from_vec(py, flat).reshape([self.s.ud.len(), 2])
+    }
+
+    /// Faces, `(F, 3)` int64.
+    fn faces<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<i64>>> {
+        rows_to_py(py, &self.s.mesh.faces)
+    }
+
+    /// Per vertex: EOL, `(N,)` bool.
+    fn is_eol<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<bool>> {
+        PyArray1::from_vec(py, self.s.mesh.eol.clone())
+    }
+
+    /// Per vertex: the kind of its feature (−1 none, 0 corner, 1 edge, 2
+    /// wire, 3 point) and the obstacle it belongs to (−1 none: the one
+    /// whose edge line is nearest), `(N,)` int64 each.
+    fn features<'py>(&self, py: Python<'py>) -> (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>) {
+        let kind: Vec<i64> = self.s.features.iter().map(feature_kind).collect();
+        let owner: Vec<i64> = self
+            .s
+            .features
+            .iter()
+            .zip(&self.s.mesh.x)
+            .map(|(f, &x)| match f {
+                Some(Feature::Edge { normals, tangent }) => self
+                    .s
+                    .boxes
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(k, b)| b.edges().into_iter().map(move |e| (k, e)))
+                    .filter(|(_, e)| e.tangent == *tangent && e.normals == *normals)
+                    .map(|(k, e)| (k, e.line_distance(x)))
+                    .min_by(|a, b| a.1.total_cmp(&b.1))
+                    .map_or(-1, |(k, _)| k as i64),
+                _ => -1,
+            })
+            .collect();
+        (PyArray1::from_vec(py, kind), PyArray1::from_vec(py, owner))
+    }
+
+    /// Persistent vertex ids, `(N,)` uint32 (kept by a vertex through
+    /// remeshing, never reused).
+    fn vertex_ids<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u32>> {
+        PyArray1::from_vec(py, self.s.ids.clone())
+    }
+
+    /// Per-vertex lumped mass (ρ times a third of the material area of the
+    /// faces around it), `(N,)` float64 kg.
+    fn masses<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_vec(py, self.lumped_masses())
+    }
+
+    /// Pins the vertices `indices` (now's numbering) to `targets` `(K, 3)`
+    /// m, moving on with `velocities` `(K, 3)` m/s. Replaces earlier pins
+    /// of the same vertices.
+    fn pin(
+        &mut self,
+        indices: PyReadonlyArray1<'_, i64>,
+        targets: PyReadonlyArray2<'_, f64>,
+        velocities: PyReadonlyArray2<'_, f64>,
+    ) -> PyResult<()> {
+        let idx = self.vertices(indices)?;
+        let t = to_points(&targets, "targets")?;
+        let v = to_points(&velocities, "velocities")?;
+        if t.len() != idx.len() || v.len() != idx.len() {
+            return Err(invalid(format!(
+                "targets and velocities must have shape ({}, 3) like the indices",
+                idx.len()
+            )));
+        }
+        if t.iter().chain(&v).any(|p| !p.is_finite()) {
+            return Err(invalid("pin targets and velocities must be finite"));
+        }
+        for (k, &i) in idx.iter().enumerate() {
+            if self.s.mesh.eol[i] {
+                return Err(invalid(format!(
+                    "vertex {i} is on a feature (EOL) and cannot be pinned"
+                )));
+            }
+            let id = self.s.ids[i];
+            self.s.pins.retain(|p| p.id != id);
+            self.s.pins.push(Pin {
+                id,
+                target: t[k],
+                velocity: v[k],
+            });
+        }
+        self.s.pins.sort_by_key(|p| p.id);
+        Ok(())
+    }
+
+    /// Releases the pins of `indices` (None: every pin).
+    #[pyo3(signature = (indices=None))]
+    fn release(&mut self, indices: Option<PyReadonlyArray1<'_, i64>>) -> PyResult<()> {
+        match indices {
+            None => self.s.pins.clear(),
+            Some(i) => {
+                let ids: Vec<u32> = self.vertices(i)?.into_iter().map(|i| self.s.ids[i]).collect();
+                self.s.pins.retain(|p| !ids.contains(&p.id));
+            }
+        }
+        Ok(())
+    }
+
+    /// The pinned vertices now, `(K,)` int64 (pins whose vertex the
+    /// remesher removed are dropped from the list).
+    fn pinned<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        let v: Vec<i64> = self
+            .s
+            .pins
+            .iter()
+            .filter_map(|p| self.s.vertex_of(p.id))
+            .map(|i| i as i64)
+            .collect();
+        PyArray1::from_vec(py, v)
+    }
+
+    /// Σ ½ m |ẋ|² over the vertices' world velocities with the lumped
+    /// masses of `masses`, J.
+    fn kinetic_energy(&self) -> f64 {
+        let m = self.lumped_masses();
+        self.s
+            .xd
+            .iter()
+            .zip(&m)
+            .map(|(v, &mi)| 0.5 * mi * v.norm_squared())
+            .sum()
+    }
+
+    /// The last step: KKT residuals, interior-point iterations, row
+    /// counts, contacts, remesh counts and its Table 1 timings (s).
+    fn last_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let r = &self.last;
+        let d = PyDict::new(py);
+        d.set_item("kkt_stationarity", r.kkt.stationarity)?;
+        d.set_item("kkt_equality", r.kkt.equality)?;
+        d.set_item("kkt_inequality", r.kkt.inequality)?;
+        d.set_item("kkt_complementarity", r.kkt.complementarity)?;
+        d.set_item("qp_iterations", r.iterations)?;
+        d.set_item("equality_rows", r.rows.0)?;
+        d.set_item("inequality_rows", r.rows.1)?;
+        d.set_item("contacts", r.contacts)?;
+        d.set_item("eol_created", r.remesh.created)?;
+        d.set_item("eol_released", r.remesh.released)?;
+        d.set_item("collapsed", r.remesh.collapsed)?;
+        d.set_item("mended", r.remesh.mended)?;
+        d.set_item("eol_vertices", self.s.mesh.eol.iter().filter(|e| **e).count())?;
+        for (k, v) in [
+            ("cd", r.timings.cd),
+            ("rm", r.timings.rm),
+            ("mf", r.timings.mf),
+            ("vi", r.timings.vi),
+        ] {
+            d.set_item(format!("time_{k}"), v)?;
+        }
+        Ok(d)
+    }
+
+    /// Seconds per Table 1 bucket since the start: `cd`, `rm`, `mf`, `vi`.
+    fn timings<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let t = self.s.timings;
+        let d = PyDict::new(py);
+        for (k, v) in [("cd", t.cd), ("rm", t.rm), ("mf", t.mf), ("vi", t.vi)] {
+            d.set_item(k, v)?;
+        }
+        Ok(d)
+    }
+
+    /// The state as named arrays (checkpoints).
+    fn state_arrays<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        arrays_to_py(py, &self.s.checkpoint())
+    }
+
+    /// Restores the arrays written by `state_arrays`.
+    fn set_state_arrays(&mut self, arrays: &Bound<'_, PyDict>) -> PyResult<()> {
+        let a = arrays_from_py(arrays)?;
+        self.s.restore(&a).py_err()
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyEolSimulation>()?;
+    Ok(())
+}
