@@ -28,6 +28,12 @@ Parts:
   against PositionBasedDynamics (pyPBD 2.2.2, own environment under
   ``bench-out/peers/``), 2 threads (``pbd_table1.py``).
 
+- ``eol_table1``: the EOL cloth's Table 1 replica (the edge scene at the
+  paper's face counts, EOL and the Lagrangian baseline, the QP by the
+  active-set path and by Clarabel, a 30°-turned drape as a second scene
+  shape, LO-RES), ms per step and the CD/RM/MF/VI split next to the paper's
+  figures, 2 threads (``eol_table1.py``).
+
 The shared plumbing (worker processes, RESULT lines, timing, JSON, peer
 environments) is ``_common.py``.
 """
@@ -40,6 +46,7 @@ import subprocess
 import sys
 
 import cloth_wrinkles
+import eol_table1
 import mpm_cloth
 import mpm_gpu
 import mpm_vs_peers
@@ -101,6 +108,7 @@ def main() -> int:
         "mpm_gpu": mpm_gpu.run(),
         "cloth_wrinkles": cloth_wrinkles.run(),
         "pbd_table1": pbd_table1.run(),
+        "eol_table1": eol_table1.run(),
     }
     write_json("summary", summary)
     print(json.dumps(summary, indent=2))

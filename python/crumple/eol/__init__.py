@@ -11,17 +11,20 @@ step (Clarabel, pure Rust) gives the velocities under the contact rows.
 Example::
 
     sim = cr.eol.Simulation(dt=5e-3)
-    sheet = sim.add_cloth(cr.geometry.grid(size=(0.5, 0.5), resolution=(16, 16), center=(0.0, 0.001, 0.0)))
-    sim.add_collider(cr.colliders.Box(center=(-0.5, -0.5, 0.0), half_extents=(0.5, 0.5, 1.0)))
-    sim.advance(0.3)
-    sheet.is_eol.sum()      # vertices on the box edge now
+    sheet = sim.add_cloth(cr.geometry.grid_mesh(size=(1.0, 1.0), resolution=(12, 12), center=(0.2, 0.001, 0.5)))
+    sim.add_collider(cr.colliders.Box(center=(0.6, -0.5, 0.5), half_extents=(0.6, 0.5, 0.75)))
+    sheet.pin(sheet.positions[:, 0] > 0.699)    # hold the far border
+    sim.advance(1.0)
+    sheet.is_eol.sum()                          # vertices on the box edge now
 
 What is implemented so far: static boxes aligned with the world axes, their
 edges as features (EOL vertices made and released by the remesher), box
 faces as Lagrangian contacts, scripted (pinned) vertices, ``mode="eol"`` and
 the regular Lagrangian baseline ``mode="lag_static"``. Not yet: corners,
 wires and points, moving boxes, friction, the other Lagrangian baselines,
-the sizing remesh. Units are SI (m, s, kg); y is up.
+the sizing remesh and the rest of the cleanup loop (fast flow through an
+edge can outrun the remesher: ``SolverError``, the step rolled back). Units
+are SI (m, s, kg); y is up.
 """
 
 from __future__ import annotations

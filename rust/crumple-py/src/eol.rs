@@ -13,7 +13,7 @@ use crate::convert::{
 use crate::errors::{IntoPy, SignalCheck, invalid};
 use crumple_core::cloth::material::Material;
 use crumple_core::collide as c;
-use crumple_core::eol::{BoxObstacle, ClothParams, Feature, Pin, StepReport, Stepper};
+use crumple_core::eol::{BoxObstacle, ClothParams, Feature, Pin, QpMethod, StepReport, Stepper};
 use crumple_core::math::Mat3;
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
@@ -218,6 +218,24 @@ impl PyEolSimulation {
                 self.s.params.gravity.z,
             ),
         )?;
+        Ok(())
+    }
+
+    /// How the QP is solved: "active_set" (the warm-started fast path,
+    /// Clarabel when it misses) or "clarabel" (every step); `verify` also
+    /// solves every QP with Clarabel and reports the gap (`qp_gap`).
+    #[pyo3(signature = (method, verify=false))]
+    fn set_qp(&mut self, method: &str, verify: bool) -> PyResult<()> {
+        self.s.qp = match method {
+            "active_set" => QpMethod::ActiveSet,
+            "clarabel" => QpMethod::Clarabel,
+            _ => {
+                return Err(invalid(format!(
+                    "unknown QP method {method:?}; use \"active_set\" or \"clarabel\""
+                )));
+            }
+        };
+        self.s.verify_qp = verify;
         Ok(())
     }
 
@@ -470,6 +488,10 @@ impl PyEolSimulation {
         d.set_item("kkt_inequality", r.kkt.inequality)?;
         d.set_item("kkt_complementarity", r.kkt.complementarity)?;
         d.set_item("qp_iterations", r.iterations)?;
+        d.set_item("qp_clarabel", r.clarabel)?;
+        d.set_item("qp_gap", r.qp_gap)?;
+        d.set_item("qp_gap_raw", r.qp_gap_raw)?;
+        d.set_item("substeps", r.substeps)?;
         d.set_item("equality_rows", r.rows.0)?;
         d.set_item("inequality_rows", r.rows.1)?;
         d.set_item("contacts", r.contacts)?;

@@ -75,6 +75,13 @@ impl Stepper {
         a.put_rows("pin_ids", &pin_ids);
         a.put_rows("pin_targets", &targets);
         a.put_rows("pin_velocities", &velocities);
+        // The warm start of the next QP, so a restored run takes the same path.
+        let act: Vec<[f64; 2]> = self
+            .active
+            .iter()
+            .map(|&(v, k)| [f64::from(v), f64::from(k)])
+            .collect();
+        a.put_rows("active_rows", &act);
         a.put_u64("step", self.step_count);
         a.put_f64("time", self.time);
         a
@@ -137,6 +144,15 @@ impl Stepper {
             .zip(a.rows::<Vec3<f64>>("pin_velocities", np)?)
             .map(|((id, target), velocity)| Pin { id, target, velocity })
             .collect();
+        let na = a
+            .get("active_rows")
+            .and_then(|x| x.shape.first().copied())
+            .unwrap_or(0);
+        let active = a
+            .rows::<[f64; 2]>("active_rows", na)?
+            .into_iter()
+            .map(|[v, k]| (v as u32, k as u32))
+            .collect();
         self.mesh = mesh;
         self.xd = xd;
         self.ud = ud;
@@ -146,6 +162,7 @@ impl Stepper {
         self.step_count = step;
         self.time = time;
         self.pins = pins;
+        self.active = active;
         Ok(())
     }
 }

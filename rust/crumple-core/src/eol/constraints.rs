@@ -56,6 +56,9 @@ pub struct Rows {
     b_eq: Vec<f64>,
     ineq: Vec<Triplet>,
     b_in: Vec<f64>,
+    /// Per inequality row: the vertex it acts on (its first column / 3),
+    /// which keys the warm start of the next step's active set.
+    ineq_vertex: Vec<u32>,
 }
 
 /// Two unit vectors completing `n` to an orthonormal frame.
@@ -81,6 +84,14 @@ impl Rows {
             t.push((r, (x + k) as u32, a[k]));
         }
         b.push(a.dot(v_o));
+        if inequality {
+            self.ineq_vertex.push((x / 3) as u32);
+        }
+    }
+
+    /// Per inequality row so far: the vertex it acts on.
+    pub fn inequality_vertices(&self) -> &[u32] {
+        &self.ineq_vertex
     }
 
     /// The rows of EOL vertex `i` at `site` (spec §6.1).

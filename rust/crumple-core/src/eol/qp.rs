@@ -203,113 +203,287 @@ pub fn kkt(qp: &Qp<'_>, sol: &QpSolution) -> Kkt {
 /// about tolerance / multiplier (for an EOL vertex pressed on an edge,
 /// ~1e-6 m/s: a drift off the feature of ~1e-9 m per step). The ε = 1e-14
 /// diagonal only makes the system solvable when active rows repeat each
-/// other. Up to 8 active-set corrections follow (drop the most negative
-/// multiplier, or add the most violated row). Returns `None` (keep the
-/// interior-point solution) when they do not settle, the result misses the
+/// other. Up to 12 passes of [`solve_active_set`] follow from that guess
+/// (the interior point's active set is close, not always exact). Returns
+/// `None` (keep the interior-point solution) when they do not settle, the result misses the
 /// KKT bounds of §10 test 10 or a factorization fails. The faer sparse LU is
 /// the library's; only the assembly of the KKT system is written here.
-pub fn polish(qp: &Qp<'_>, sol: &QpSolution) -> Option<QpSolution> {
-    let mi = qp.a_in.rows;
+pub fn polish(qp: &Qp<'_>, sol: &QpSolution, ws: &mut KktWorkspace) -> Option<QpSolution> {
     let slack = qp.slack(&sol.v);
-    let mut active: Vec<bool> = (0..mi).map(|k| sol.mu[k] > slack[k].max(0.0)).collect();
-    // A few active-set corrections from the interior point's guess: drop
-    // the most negative multiplier, or add the most violated row.
-    for _ in 0..8 {
-        let rows: Vec<usize> = (0..mi).filter(|&k| active[k]).collect();
-        let out = solve_on_active(qp, &rows, sol.iterations)?;
+    let active: Vec<bool> = (0..qp.a_in.rows).map(|k| sol.mu[k] > slack[k].max(0.0)).collect();
+    let mut out = solve_active_set(qp, active, 12, ws)?;
+    out.iterations = sol.iterations;
+    Some(out)
+}
+
+/// The fast path (issue 16, spec §12.2 "custom active-set"): a
+/// primal–dual active-set method from a warm guess `active` (the previous
+/// step's active rows). Each pass solves the KKT system with the active
+/// inequalities held as equalities, then drops every active row with a
+/// negative multiplier and adds every violated inactive row at once (the
+/// block update of Hintermüller–Ito–Kunisch, which converges in a few
+/// passes when the guess is close, as it is from one step to the next).
+/// Returns `None` after `max_passes` without a KKT-valid point (the caller
+/// falls back to Clarabel). The equalities of the step (EOL Eulerian rows,
+/// tangential rows, pins) are always in the system.
+pub fn solve_active_set(
+    qp: &Qp<'_>,
+    mut active: Vec<bool>,
+    max_passes: usize,
+    ws: &mut KktWorkspace,
+) -> Option<QpSolution> {
+    let mi = qp.a_in.rows;
+    if active.len() != mi {
+        active = vec![false; mi];
+    }
+    for pass in 0..max_passes {
+        let out = ws.solve(qp, &active, pass as u32 + 1)?;
         let g = qp.slack(&out.v);
         let g_tol = 1e-12 * g.iter().fold(1.0f64, |a, x| a.max(x.abs()));
         let mu_tol = 1e-10 * out.mu.iter().fold(0.0f64, |a, x| a.max(x.abs()));
-        let worst_mu = rows
-            .iter()
-            .map(|&k| (out.mu[k], k))
-            .min_by(|a, b| a.0.total_cmp(&b.0));
-        let worst_g = (0..mi)
-            .filter(|&k| !active[k])
-            .map(|k| (g[k], k))
-            .min_by(|a, b| a.0.total_cmp(&b.0));
-        match (worst_mu, worst_g) {
-            (Some((m, k)), _) if m < -mu_tol => active[k] = false,
-            (_, Some((v, k))) if v < -g_tol => active[k] = true,
-            _ => return kkt(qp, &out).ok().then_some(out),
+        let mut changed = false;
+        for k in 0..mi {
+            if active[k] && out.mu[k] < -mu_tol {
+                active[k] = false;
+                changed = true;
+            } else if !active[k] && g[k] < -g_tol {
+                active[k] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            return kkt(qp, &out).ok().then_some(out);
         }
     }
     None
 }
 
-/// The KKT solve of [`polish`] with the inequality rows `active` held as
-/// equalities (multipliers of the others zero); `None` if the
-/// factorization fails or the result is not finite.
-fn solve_on_active(qp: &Qp<'_>, active: &[usize], iterations: u32) -> Option<QpSolution> {
-    use faer::Mat;
-    use faer::linalg::solvers::Solve;
-    use faer::sparse::{SparseColMat, Triplet as FT};
-    let n = qp.p_upper.cols;
-    let (me, mi) = (qp.a_eq.rows, qp.a_in.rows);
-    let m = me + active.len();
-    let mut slot = vec![usize::MAX; mi];
-    for (k, &r) in active.iter().enumerate() {
-        slot[r] = me + k;
+/// The KKT solves of the active-set passes, on faer's sparse LDLᵀ with
+/// the symbolic analysis kept while the structure does not change.
+///
+/// The system is the symmetric quasi-definite
+/// `[[M̃ + εI, Aᵀ], [A, −D]] [q̇; w] = [−q; b]` over every row of the step,
+/// equality and inequality: an active row has `D = ε` (it holds as an
+/// equality, `y = −w` its multiplier), an inactive one keeps its structural
+/// entries with the value 0 and `D = 1`, `b = 0` (so `w = 0`). The
+/// structure therefore depends only on the mesh, the EOL set and the rows,
+/// not on the active set, and one symbolic factorization serves every pass
+/// of a step and the steps after it until the remesher or the contact set
+/// changes it. ε = 1e-14 of the largest entry of M̃ only makes the system
+/// solvable when active rows repeat each other. The factorization is
+/// faer's; what is written here is the assembly and the bookkeeping.
+#[derive(Default)]
+pub struct KktWorkspace {
+    colptr: Vec<usize>,
+    rowval: Vec<usize>,
+    values: Vec<f64>,
+    symbolic: Option<faer::sparse::linalg::cholesky::SymbolicCholesky<usize>>,
+    l_values: Vec<f64>,
+    signs: Vec<i8>,
+    mem: Option<faer::dyn_stack::MemBuffer>,
+    /// Symbolic analyses done (diagnostics).
+    pub analyses: usize,
+    /// Numeric factorizations done.
+    pub factorizations: usize,
+}
+
+impl Clone for KktWorkspace {
+    /// A copy starts without a factorization (it is a cache).
+    fn clone(&self) -> Self {
+        Self::default()
     }
-    let scale = qp
-        .p_upper
-        .nzval
-        .iter()
-        .fold(0.0f64, |a, v| a.max(v.abs()))
-        .max(1e-300);
-    let eps = 1e-14 * scale;
-    let mut t: Vec<FT<usize, usize, f64>> = Vec::new();
-    for (r, c, v) in qp.p_upper.triplets() {
-        let (r, c) = (r as usize, c as usize);
-        t.push(FT::new(r, c, v));
-        if r != c {
-            t.push(FT::new(c, r, v));
+}
+
+impl std::fmt::Debug for KktWorkspace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KktWorkspace")
+            .field("dimension", &self.colptr.len().saturating_sub(1))
+            .field("analyses", &self.analyses)
+            .field("factorizations", &self.factorizations)
+            .finish()
+    }
+}
+
+impl KktWorkspace {
+    /// One KKT solve with the inequality rows flagged in `active` held as
+    /// equalities (multipliers of the others zero); `None` if the
+    /// factorization fails or the result is not finite.
+    pub fn solve(&mut self, qp: &Qp<'_>, active: &[bool], iterations: u32) -> Option<QpSolution> {
+        use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+        use faer::linalg::cholesky::ldlt::factor::LdltRegularization;
+        use faer::sparse::linalg::cholesky::{SymmetricOrdering, factorize_symbolic_cholesky};
+        use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
+        use faer::{Conj, MatMut, Par, Side};
+        let n = qp.p_upper.cols;
+        let (me, mi) = (qp.a_eq.rows, qp.a_in.rows);
+        let dim = n + me + mi;
+        let scale = qp
+            .p_upper
+            .nzval
+            .iter()
+            .fold(0.0f64, |a, v| a.max(v.abs()))
+            .max(1e-300);
+        // ε on the (1,1) block and δ on the rows: δ·|y| is the residual
+        // an active row keeps, ~1e-8·1e-3·1e-4 here, far below §10's 1e-9.
+        let eps = 1e-14 * scale;
+        let delta = 1e-8 * scale;
+        // The lower triangle, column by column: M̃ (from its upper triangle)
+        // plus ρ AᵀA over the equality and active rows (an augmented
+        // Lagrangian: at a point with A q̇ = b it changes nothing, and it
+        // makes the (1,1) block definite where M̃ is not: an EOL vertex's
+        // generalized mass is singular along ẋ = F Ẋ until its rows fix that
+        // direction, spec §3.3.3), with ε on the diagonal; then the rows
+        // below it, then −D. Inactive rows add their AᵀA with weight 0 so
+        // the structure stays.
+        let rho = scale;
+        let mut t: Vec<Triplet> = Vec::with_capacity(qp.p_upper.nzval.len() + n + 12 * (me + mi) + me + mi);
+        for (r, c, v) in qp.p_upper.triplets() {
+            t.push((c, r, v));
         }
-    }
-    for i in 0..n {
-        t.push(FT::new(i, i, eps));
-    }
-    let mut row = |k: usize, c: u32, v: f64| {
-        t.push(FT::new(n + k, c as usize, v));
-        t.push(FT::new(c as usize, n + k, -v));
-    };
-    for (r, c, v) in qp.a_eq.triplets() {
-        row(r as usize, c, v);
-    }
-    for (r, c, v) in qp.a_in.triplets() {
-        if slot[r as usize] != usize::MAX {
-            row(slot[r as usize], c, v);
+        for i in 0..n as u32 {
+            t.push((i, i, eps));
         }
+        let mut rhs_aug = vec![0.0; n];
+        let mut aug = |a: &Csc, b: &[f64], on: &dyn Fn(usize) -> bool, t: &mut Vec<Triplet>| {
+            // Row-wise entries of A (A is CSC: collect per row first).
+            let mut rows: Vec<Vec<(u32, f64)>> = vec![Vec::new(); a.rows];
+            for (r, c, v) in a.triplets() {
+                rows[r as usize].push((c, v));
+            }
+            for (k, row) in rows.iter().enumerate() {
+                let w = if on(k) { rho } else { 0.0 };
+                for &(ci, vi) in row {
+                    rhs_aug[ci as usize] += w * vi * b[k];
+                    for &(cj, vj) in row {
+                        if cj >= ci {
+                            t.push((cj, ci, w * vi * vj));
+                        }
+                    }
+                }
+            }
+        };
+        aug(qp.a_eq, qp.b_eq, &|_| true, &mut t);
+        aug(qp.a_in, qp.b_in, &|k| active[k], &mut t);
+        for (r, c, v) in qp.a_eq.triplets() {
+            t.push((n as u32 + r, c, v));
+        }
+        for (r, c, v) in qp.a_in.triplets() {
+            let on = active[r as usize];
+            t.push(((n + me) as u32 + r, c, if on { v } else { 0.0 }));
+        }
+        for k in 0..me {
+            t.push(((n + k) as u32, (n + k) as u32, -delta));
+        }
+        for (k, &on) in active.iter().enumerate() {
+            let i = (n + me + k) as u32;
+            t.push((i, i, if on { -delta } else { -1.0 }));
+        }
+        let m = Csc::from_triplets(dim, dim, &mut t);
+        let same = self.symbolic.is_some() && m.colptr == self.colptr && m.rowval == self.rowval;
+        self.values = m.nzval;
+        if !same {
+            self.colptr = m.colptr;
+            self.rowval = m.rowval;
+            let pattern = SymbolicSparseColMatRef::new_checked(dim, dim, &self.colptr, None, &self.rowval);
+            let sym =
+                factorize_symbolic_cholesky(pattern, Side::Lower, SymmetricOrdering::Amd, Default::default())
+                    .ok()?;
+            self.l_values = vec![0.0; sym.len_val()];
+            let req = StackReq::any_of(&[
+                sym.factorize_numeric_ldlt_scratch::<f64>(Par::Seq, Default::default()),
+                sym.solve_in_place_scratch::<f64>(1, Par::Seq),
+            ]);
+            self.mem = Some(MemBuffer::try_new(req).ok()?);
+            self.symbolic = Some(sym);
+            self.analyses += 1;
+            self.signs = (0..dim).map(|i| if i < n { 1 } else { -1 }).collect();
+        }
+        let sym = self.symbolic.as_ref()?;
+        let mem = self.mem.as_mut()?;
+        let a = SparseColMatRef::new(
+            SymbolicSparseColMatRef::new_checked(dim, dim, &self.colptr, None, &self.rowval),
+            &self.values,
+        );
+        let ldlt = sym
+            .factorize_numeric_ldlt::<f64>(
+                &mut self.l_values,
+                a,
+                Side::Lower,
+                LdltRegularization {
+                    dynamic_regularization_signs: Some(&self.signs),
+                    dynamic_regularization_delta: delta,
+                    dynamic_regularization_epsilon: 1e-13 * scale,
+                },
+                Par::Seq,
+                MemStack::new(mem),
+                Default::default(),
+            )
+            .ok()?;
+        self.factorizations += 1;
+        let mut rhs = vec![0.0; dim];
+        for i in 0..n {
+            rhs[i] = -qp.q[i] + rhs_aug[i];
+        }
+        rhs[n..n + me].copy_from_slice(qp.b_eq);
+        for (k, &on) in active.iter().enumerate() {
+            if on {
+                rhs[n + me + k] = qp.b_in[k];
+            }
+        }
+        let b = rhs.clone();
+        ldlt.solve_in_place_with_conj(
+            Conj::No,
+            MatMut::from_column_major_slice_mut(&mut rhs, dim, 1),
+            Par::Seq,
+            MemStack::new(mem),
+        );
+        // Two steps of iterative refinement against the system without ε
+        // and δ (the factor is of the regularized one): they take the
+        // stationarity residual from ~1e-6 to rounding.
+        let reg = |i: usize| {
+            if i < n {
+                eps
+            } else if i < n + me || active[i - n - me] {
+                -delta
+            } else {
+                0.0
+            }
+        };
+        for _ in 0..2 {
+            let mut r = b.clone();
+            for c in 0..dim {
+                for k in self.colptr[c]..self.colptr[c + 1] {
+                    let (row, v) = (self.rowval[k], self.values[k]);
+                    r[row] -= v * rhs[c];
+                    if row != c {
+                        r[c] -= v * rhs[row];
+                    }
+                }
+                r[c] += reg(c) * rhs[c];
+            }
+            ldlt.solve_in_place_with_conj(
+                Conj::No,
+                MatMut::from_column_major_slice_mut(&mut r, dim, 1),
+                Par::Seq,
+                MemStack::new(mem),
+            );
+            for (x, d) in rhs.iter_mut().zip(&r) {
+                *x += d;
+            }
+        }
+        let v: Vec<f64> = rhs[..n].to_vec();
+        if v.iter().any(|x| !x.is_finite()) {
+            return None;
+        }
+        let lambda: Vec<f64> = rhs[n..n + me].iter().map(|w| -w).collect();
+        let mu: Vec<f64> = (0..mi)
+            .map(|k| if active[k] { -rhs[n + me + k] } else { 0.0 })
+            .collect();
+        Some(QpSolution {
+            v,
+            lambda,
+            mu,
+            iterations,
+        })
     }
-    for k in 0..m {
-        t.push(FT::new(n + k, n + k, -eps));
-    }
-    let kkt_matrix = SparseColMat::<usize, f64>::try_new_from_triplets(n + m, n + m, &t).ok()?;
-    let lu = kkt_matrix.sp_lu().ok()?;
-    let mut rhs = Mat::<f64>::zeros(n + m, 1);
-    for i in 0..n {
-        rhs[(i, 0)] = -qp.q[i];
-    }
-    for k in 0..me {
-        rhs[(n + k, 0)] = qp.b_eq[k];
-    }
-    for (k, &r) in active.iter().enumerate() {
-        rhs[(n + me + k, 0)] = qp.b_in[r];
-    }
-    lu.solve_in_place(&mut rhs);
-    let v: Vec<f64> = (0..n).map(|i| rhs[(i, 0)]).collect();
-    if v.iter().any(|x| !x.is_finite()) {
-        return None;
-    }
-    let lambda: Vec<f64> = (0..me).map(|k| rhs[(n + k, 0)]).collect();
-    let mut mu = vec![0.0; mi];
-    for (k, &r) in active.iter().enumerate() {
-        mu[r] = rhs[(n + me + k, 0)];
-    }
-    Some(QpSolution {
-        v,
-        lambda,
-        mu,
-        iterations,
-    })
 }

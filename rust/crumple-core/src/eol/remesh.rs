@@ -221,6 +221,7 @@ impl Cloth<'_> {
                 let (u, ud) = (m.u[k as usize], self.ud[k as usize]);
                 [u[0] + h * ud[0], u[1] + h * ud[1]]
             };
+            let mut conformal = None;
             for f in &m.faces {
                 let eol: Vec<usize> = (0..3).filter(|&k| m.eol[f[k] as usize]).collect();
                 if eol.is_empty() || skip.contains(f) {
@@ -229,6 +230,27 @@ impl Cloth<'_> {
                 let collapse_ok = |w: u32, v: u32| {
                     !at(self.pinned, w) && (!at(border, w) || (at(border, v) && !at(corner, w)))
                 };
+                // Spec §5.3 step 2: a conformal edge (two EOL vertices on one
+                // feature) shorter than τ_c = τ collapses, into a border
+                // vertex if there is one (two EOL vertices that close slide
+                // past each other within a step or two).
+                if eol.len() >= 2 {
+                    let face = *f;
+                    let short = (0..3).find_map(|j| {
+                        let (p, q) = (face[j], face[(j + 1) % 3]);
+                        let (up, uq) = (m.u[p as usize], m.u[q as usize]);
+                        let same = m.eol[p as usize]
+                            && m.eol[q as usize]
+                            && self.features[p as usize] == self.features[q as usize];
+                        (same && (up[0] - uq[0]).hypot(up[1] - uq[1]) < tau).then_some((p, q))
+                    });
+                    if let Some((p, q)) = short
+                        && !skip.contains(&[p, q, u32::MAX])
+                    {
+                        conformal = Some((p, q));
+                        break;
+                    }
+                }
                 if eol.len() == 3 {
                     // Three vertices on one feature line: a sliver whose
                     // orientation the next step's Ẋ decides (the insertion can
@@ -253,7 +275,11 @@ impl Cloth<'_> {
                         .unwrap_or(0);
                     let (w, a, b) = (f[k], f[(k + 1) % 3], f[(k + 2) % 3]);
                     let (v1, v2) = if l(w, a) <= l(w, b) { (a, b) } else { (b, a) };
-                    let c = (collapse_ok(w, v1) && self.collapse(w, v1))
+                    // First choice: flip the long edge (a, b) away, which
+                    // keeps every vertex (w joins the far vertex of the
+                    // neighbouring face); then the collapses.
+                    let c = self.flip_out(face, k)
+                        || (collapse_ok(w, v1) && self.collapse(w, v1))
                         || (collapse_ok(w, v2) && self.collapse(w, v2));
                     if c {
                         mended += 1;
@@ -309,9 +335,131 @@ impl Cloth<'_> {
                 }
                 continue 'outer;
             }
-            break;
+            let Some((p, q)) = conformal else {
+                break;
+            };
+            let collapse_ok =
+                |w: u32, v: u32| !at(self.pinned, w) && (!at(border, w) || (at(border, v) && !at(corner, w)));
+            let (w, v) = if at(border, p) && !at(border, q) {
+                (q, p)
+            } else {
+                (p, q)
+            };
+            if (collapse_ok(w, v) && self.collapse(w, v)) || (collapse_ok(v, w) && self.collapse(v, w)) {
+                mended += 1;
+            } else {
+                skip.insert([p, q, u32::MAX]);
+            }
         }
         mended
+    }
+
+    /// Removes the sliver `face` (its vertex `k` lies on the opposite edge
+    /// (a, b)) by flipping (a, b): with the neighbouring face (b, a, z)
+    /// the two become (w, a, z) and (w, z, b). On the border (no
+    /// neighbour) the sliver, of no area, is dropped. Refused when a new
+    /// face would not be positively oriented in material space.
+    fn flip_out(&mut self, face: [u32; 3], k: usize) -> bool {
+        let (w, a, b) = (face[k], face[(k + 1) % 3], face[(k + 2) % 3]);
+        let m = &mut *self.mesh;
+        let Some(fi) = m.faces.iter().position(|f| *f == face) else {
+            return false;
+        };
+        let other = m
+            .faces
+            .iter()
+            .position(|g| (0..3).any(|j| g[j] == b && g[(j + 1) % 3] == a));
+        let area = |f: [u32; 3]| {
+            let [p, q, r] = f.map(|i| m.u[i as usize]);
+            0.5 * ((q[0] - p[0]) * (r[1] - p[1]) - (r[0] - p[0]) * (q[1] - p[1]))
+        };
+        match other {
+            None => {
+                // A border sliver: its area is the round-off of a straight line.
+                if area(face).abs() > 1e-9 {
+                    return false;
+                }
+                m.faces.remove(fi);
+                true
+            }
+            Some(gi) => {
+                let g = m.faces[gi];
+                let Some(z) = g.iter().copied().find(|&i| i != a && i != b) else {
+                    return false;
+                };
+                let (f1, f2) = ([w, a, z], [w, z, b]);
+                if area(f1) <= 1e-12 || area(f2) <= 1e-12 {
+                    return false;
+                }
+                m.faces[fi] = f1;
+                m.faces[gi] = f2;
+                true
+            }
+        }
+    }
+
+    /// Spec §5.4, after cleanup: an EOL vertex on the cloth's border is
+    /// made Lagrangian again when it has no conformal edge (no EOL
+    /// neighbour on its feature) or its conformal edge meets the border at
+    /// less than 36° in material space, and a border vertex that is a cloth
+    /// corner never stays EOL. Such a vertex has almost no material on one
+    /// side of its line, so its Eulerian mass is nearly singular and the QP
+    /// sends Ẋ to hundreds of m/s. Returns the count released.
+    fn border_rule(&mut self) -> usize {
+        let (border, corner) = self.border_vertices();
+        let n = self.mesh.x.len();
+        // Border edges at each vertex (material directions).
+        let mut count = std::collections::BTreeMap::new();
+        for f in &self.mesh.faces {
+            for k in 0..3 {
+                let (a, b) = (f[k], f[(k + 1) % 3]);
+                *count.entry((a.min(b), a.max(b))).or_insert(0u32) += 1;
+            }
+        }
+        let mut nbrs: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut bdir: Vec<Vec<Mat2d>> = vec![Vec::new(); n];
+        for (&(a, b), &c) in &count {
+            nbrs[a as usize].push(b);
+            nbrs[b as usize].push(a);
+            if c == 1 {
+                let (ua, ub) = (self.mesh.u[a as usize], self.mesh.u[b as usize]);
+                let d = [ub[0] - ua[0], ub[1] - ua[1]];
+                bdir[a as usize].push(d);
+                bdir[b as usize].push(d);
+            }
+        }
+        let cos36 = 36f64.to_radians().cos();
+        let mut released = 0;
+        for v in 0..n {
+            if !self.mesh.eol[v] || !border[v] {
+                continue;
+            }
+            let f = self.features[v];
+            let line: Vec<u32> = nbrs[v]
+                .iter()
+                .copied()
+                .filter(|&w| self.mesh.eol[w as usize] && self.features[w as usize] == f)
+                .collect();
+            let shallow = line.iter().any(|&w| {
+                let (a, b) = (self.mesh.u[v], self.mesh.u[w as usize]);
+                let d = [b[0] - a[0], b[1] - a[1]];
+                let ld = d[0].hypot(d[1]);
+                bdir[v].iter().any(|e| {
+                    let le = e[0].hypot(e[1]);
+                    ld > 0.0 && le > 0.0 && ((d[0] * e[0] + d[1] * e[1]) / (ld * le)).abs() > cos36
+                })
+            });
+            if corner[v] || line.is_empty() || shallow {
+                if let Some(g) = vertex_grad(self.mesh, v) {
+                    self.xd[v] -= g.apply(self.ud[v]);
+                }
+                self.ud[v] = [0.0, 0.0];
+                self.mesh.eol[v] = false;
+                self.features[v] = None;
+                released += 1;
+            }
+        }
+        released
     }
 
     /// The EOL line (v1, v2, one feature) reaches the Lagrangian vertex w,
@@ -398,6 +546,9 @@ impl Cloth<'_> {
                 continue;
             }
             let x = self.mesh.x[i];
+            // Spec §5.5: still inside the obstacle's contact band, or released
+            // (a vertex that lifts off the edge leaves the feature; keeping it
+            // EOL there would break the on-feature invariant, E1 proxy (a)).
             let held = boxes
                 .iter()
                 .any(|b| b.nearest_face(x).is_some_and(|(_, d)| d <= 5.0 * thr));
@@ -501,6 +652,7 @@ impl Cloth<'_> {
             }
         }
         report.mended = self.mend(tau, h, &border, &corner);
+        report.released += self.border_rule();
         if report != RemeshReport::default() {
             self.compact();
             let topo = MeshTopology::build(self.mesh.x.len(), &self.mesh.faces)

@@ -11,7 +11,7 @@
 use super::constraints::{Feature, Rows, Site, line_direction};
 use super::element::{Mat2d, deformation_gradient};
 use super::obstacle::BoxObstacle;
-use super::qp::{Kkt, Qp, kkt, polish, solve_clarabel};
+use super::qp::{Kkt, KktWorkspace, Qp, kkt, polish, solve_active_set, solve_clarabel};
 use super::remesh::{Cloth, RemeshReport};
 use super::system::{ClothParams, Mesh, assemble};
 use crate::math::Vec3;
@@ -32,6 +32,28 @@ pub struct StepReport {
     pub remesh: RemeshReport,
     /// Seconds in the paper's Table 1 buckets.
     pub timings: Timings,
+    /// The QP went to Clarabel (the active-set path missed or is off).
+    pub clarabel: bool,
+    /// With [`Stepper::verify_qp`]: the largest difference between the
+    /// active-set and Clarabel solutions, relative to the largest |q̇| (0
+    /// otherwise): both end on the exact KKT point of one active set, so
+    /// this is 0 when Clarabel's active set is the fast path's.
+    pub qp_gap: f64,
+    /// The same against Clarabel's interior-point solution before the
+    /// polish (its own accuracy at tolerance 1e-9).
+    pub qp_gap_raw: f64,
+    /// Sub-steps taken (1, or more when the step had to split itself).
+    pub substeps: u32,
+}
+
+/// How the step's QP is solved (spec §12.2).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum QpMethod {
+    /// The warm-started active-set path, with Clarabel when it misses.
+    #[default]
+    ActiveSet,
+    /// Clarabel (interior point) and the active-set polish, every step.
+    Clarabel,
 }
 
 /// A scripted vertex (spec §6.5): it is at `target` now and moves on with
@@ -109,6 +131,18 @@ pub struct Stepper {
     pub step_count: u64,
     /// Seconds per Table 1 bucket since the start.
     pub timings: Timings,
+    /// How the QP is solved.
+    pub qp: QpMethod,
+    /// Also solve every QP with Clarabel and report the gap (tests).
+    pub verify_qp: bool,
+    /// The QP's KKT factorization cache (a copy starts empty).
+    pub kkt_ws: KktWorkspace,
+    /// Vertex ids held Lagrangian for the step being retried (see
+    /// `split_step`), and those the failed attempt named.
+    quarantine: (Vec<u32>, Vec<u32>),
+    /// The last step's active inequality rows, keyed by (vertex id, row
+    /// ordinal at that vertex): the next step's warm start.
+    pub active: std::collections::BTreeSet<(u32, u32)>,
     /// Simulated time, s.
     pub time: f64,
     /// Run the contact-conforming remesher before each step (spec §7
@@ -118,6 +152,52 @@ pub struct Stepper {
     /// Collapse length τ_nc of the remesher, material m (spec §5.3: 1 % of
     /// the cloth's size).
     pub tau: f64,
+}
+
+/// How many times a failing step may halve itself (down to h/8).
+const MAX_SPLITS: u32 = 3;
+
+/// The state a failed step goes back to.
+struct Snapshot {
+    mesh: Mesh,
+    xd: Vec<Vec3<f64>>,
+    ud: Vec<Mat2d>,
+    features: Vec<Option<Feature>>,
+    ids: Vec<u32>,
+    next_id: u32,
+    time: f64,
+    pins: Vec<Pin>,
+    active: std::collections::BTreeSet<(u32, u32)>,
+}
+
+impl StepReport {
+    /// Two consecutive sub-steps as one: the last one's solver state, the
+    /// sums of counts and times, the worst of the gaps.
+    fn then(&self, b: &StepReport) -> StepReport {
+        let r = &self.remesh;
+        StepReport {
+            kkt: b.kkt,
+            iterations: self.iterations + b.iterations,
+            rows: b.rows,
+            contacts: b.contacts,
+            remesh: RemeshReport {
+                created: r.created + b.remesh.created,
+                released: r.released + b.remesh.released,
+                collapsed: r.collapsed + b.remesh.collapsed,
+                mended: r.mended + b.remesh.mended,
+            },
+            timings: Timings {
+                cd: self.timings.cd + b.timings.cd,
+                rm: self.timings.rm + b.timings.rm,
+                mf: self.timings.mf + b.timings.mf,
+                vi: self.timings.vi + b.timings.vi,
+            },
+            clarabel: self.clarabel || b.clarabel,
+            qp_gap: self.qp_gap.max(b.qp_gap),
+            qp_gap_raw: self.qp_gap_raw.max(b.qp_gap_raw),
+            substeps: self.substeps + b.substeps,
+        }
+    }
 }
 
 /// Spec §6.3: the largest angle between the normals of the faces around a
@@ -238,6 +318,11 @@ impl Stepper {
             next_id: n as u32,
             step_count: 0,
             timings: Timings::default(),
+            qp: QpMethod::default(),
+            verify_qp: false,
+            kkt_ws: KktWorkspace::default(),
+            quarantine: Default::default(),
+            active: Default::default(),
             time: 0.0,
             remesh: true,
             tau: 0.01,
@@ -277,24 +362,15 @@ impl Stepper {
                 "the time step must be > 0 s; got {h}"
             )));
         }
-        // What a failed step restores (the remesher changes the mesh before
-        // the QP can fail).
-        let saved = (
-            self.mesh.clone(),
-            self.xd.clone(),
-            self.ud.clone(),
-            self.features.clone(),
-            self.ids.clone(),
-            self.next_id,
-        );
-        match self.step_inner(h) {
+        let saved = self.snapshot();
+        match self.split_step(h, 0) {
             Ok(r) => {
                 self.step_count += 1;
                 self.timings.add(&r.timings);
                 Ok(r)
             }
             Err(e) => {
-                (self.mesh, self.xd, self.ud, self.features, self.ids, self.next_id) = saved;
+                self.restore_snapshot(saved);
                 Err(match e {
                     Error::Diverged { what, .. } => Error::Diverged {
                         step: self.step_count,
@@ -305,6 +381,115 @@ impl Stepper {
                 })
             }
         }
+    }
+
+    /// What a failed step restores (the remesher changes the mesh before
+    /// the QP can fail; a split step has moved time, pins and the warm
+    /// start).
+    fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            mesh: self.mesh.clone(),
+            xd: self.xd.clone(),
+            ud: self.ud.clone(),
+            features: self.features.clone(),
+            ids: self.ids.clone(),
+            next_id: self.next_id,
+            time: self.time,
+            pins: self.pins.clone(),
+            active: self.active.clone(),
+        }
+    }
+
+    fn restore_snapshot(&mut self, s: Snapshot) {
+        self.mesh = s.mesh;
+        self.xd = s.xd;
+        self.ud = s.ud;
+        self.features = s.features;
+        self.ids = s.ids;
+        self.next_id = s.next_id;
+        self.time = s.time;
+        self.pins = s.pins;
+        self.active = s.active;
+    }
+
+    /// One step of `h`, or, when it fails with a solver error (a face
+    /// that would turn over in material space because an EOL vertex
+    /// outran the remesher, or a QP that failed), two of `h/2` from the
+    /// same state, down to `h/8` ([D]: the paper's advice is "reduce h";
+    /// the remesher's look-ahead then sees the flow in smaller pieces).
+    /// Reports add up; `substeps` counts them.
+    fn split_step(&mut self, h: f64, depth: u32) -> Result<StepReport> {
+        let saved = self.snapshot();
+        // A face that would turn over names its EOL vertices: the step is
+        // retried (up to 3 times) with them released and held Lagrangian
+        // for this step ([D]: the cleanup loop of spec §5.3 is not complete,
+        // so a vertex the remesher cannot mend in time gives up its Eulerian
+        // freedom for a step instead of stopping the run; the next step's
+        // detection makes it EOL again if it is still on the edge).
+        let mut tries = 0;
+        let out = loop {
+            self.quarantine.1.clear();
+            match self.step_inner(h) {
+                Err(Error::Solver(_)) if tries < 3 && !self.quarantine.1.is_empty() => {
+                    let named = std::mem::take(&mut self.quarantine.1);
+                    self.restore_snapshot(self.snapshot_clone(&saved));
+                    self.quarantine.0.extend(named.iter().copied());
+                    for id in named {
+                        if let Some(i) = self.vertex_of(id) {
+                            self.release(i);
+                        }
+                    }
+                    tries += 1;
+                }
+                r => break r,
+            }
+        };
+        self.quarantine.0.clear();
+        match out {
+            Ok(r) => Ok(r),
+            Err(Error::Solver(why)) => {
+                if depth >= MAX_SPLITS {
+                    return Err(Error::Solver(why));
+                }
+                self.restore_snapshot(saved);
+                let a = self.split_step(0.5 * h, depth + 1)?;
+                let b = self.split_step(0.5 * h, depth + 1)?;
+                Ok(a.then(&b))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn snapshot_clone(&self, s: &Snapshot) -> Snapshot {
+        Snapshot {
+            mesh: s.mesh.clone(),
+            xd: s.xd.clone(),
+            ud: s.ud.clone(),
+            features: s.features.clone(),
+            ids: s.ids.clone(),
+            next_id: s.next_id,
+            time: s.time,
+            pins: s.pins.clone(),
+            active: s.active.clone(),
+        }
+    }
+
+    /// Makes EOL vertex `i` Lagrangian, keeping its world velocity (spec
+    /// §5.5: ẋ ← ẋ − F Ẋ, Ẋ ← 0).
+    fn release(&mut self, i: usize) {
+        if !self.mesh.eol[i] {
+            return;
+        }
+        if let Some(f) = self.mesh.faces.iter().find(|f| f.contains(&(i as u32))) {
+            let x = f.map(|k| self.mesh.x[k as usize]);
+            let u = f.map(|k| self.mesh.u[k as usize]);
+            if let Some((g, _)) = deformation_gradient(&x, &u) {
+                self.xd[i] -= g.apply(self.ud[i]);
+            }
+        }
+        self.ud[i] = [0.0, 0.0];
+        self.mesh.eol[i] = false;
+        self.features[i] = None;
     }
 
     /// Steps until `time + duration` (s), the last step shortened to land
@@ -335,7 +520,12 @@ impl Stepper {
         // Scripted vertices: their velocity is given (spec §6.5), so they
         // get no contact rows (which could contradict it) and the remesher
         // leaves them alone.
-        let pinned_before = self.pinned_flags();
+        let mut pinned_before = self.pinned_flags();
+        for &id in &self.quarantine.0 {
+            if let Some(i) = self.vertex_of(id) {
+                pinned_before[i] = true;
+            }
+        }
         let remesh = if self.remesh {
             let pinned = pinned_before;
             let mut cloth = Cloth {
@@ -476,6 +666,17 @@ impl Stepper {
                 rows.vertex(dofs, i, false, e, v);
             }
         }
+        let keys: Vec<(u32, u32)> = {
+            let mut seen = std::collections::BTreeMap::new();
+            rows.inequality_vertices()
+                .iter()
+                .map(|&v| {
+                    let c = seen.entry(v).or_insert(0u32);
+                    *c += 1;
+                    (self.ids[v as usize], *c - 1)
+                })
+                .collect()
+        };
         let (a_eq, b_eq, a_in, b_in) = rows.build(n);
         let mut qd = vec![0.0; n];
         for i in 0..self.mesh.x.len() {
@@ -498,8 +699,35 @@ impl Stepper {
             a_in: &a_in,
             b_in: &b_in,
         };
-        let ip = solve_clarabel(&qp, 1e-9)?;
-        let sol = polish(&qp, &ip).unwrap_or(ip);
+        let ws = &mut self.kkt_ws;
+        let by_clarabel = |ws: &mut KktWorkspace| -> Result<_> {
+            let ip = solve_clarabel(&qp, 1e-9)?;
+            let raw = ip.v.clone();
+            Ok((polish(&qp, &ip, ws).unwrap_or(ip), raw))
+        };
+        let fast = match self.qp {
+            QpMethod::ActiveSet => {
+                let guess = keys.iter().map(|k| self.active.contains(k)).collect();
+                solve_active_set(&qp, guess, 12, ws)
+            }
+            QpMethod::Clarabel => None,
+        };
+        let clarabel = fast.is_none();
+        let (mut qp_gap, mut qp_gap_raw) = (0.0, 0.0);
+        let sol = match fast {
+            Some(s) => {
+                if self.verify_qp {
+                    let (r, raw) = by_clarabel(ws)?;
+                    let big = r.v.iter().fold(1e-12f64, |a, x| a.max(x.abs()));
+                    let gap =
+                        |w: &[f64]| s.v.iter().zip(w).fold(0.0f64, |a, (p, q)| a.max((p - q).abs())) / big;
+                    qp_gap = gap(&r.v);
+                    qp_gap_raw = gap(&raw);
+                }
+                s
+            }
+            None => by_clarabel(ws)?.0,
+        };
         let check = kkt(&qp, &sol);
         if !check.ok() {
             return Err(Error::Solver(format!(
@@ -514,6 +742,10 @@ impl Stepper {
             contacts,
             remesh,
             timings,
+            clarabel,
+            qp_gap,
+            qp_gap_raw,
+            substeps: 1,
         };
         let v = &sol.v;
         // Step 11: x += h ẋ for every vertex, X += h Ẋ for EOL vertices.
@@ -533,6 +765,11 @@ impl Stepper {
             let [a, b, c] = f.map(|k| u_new[k as usize]);
             let signed = (b[0] - a[0]) * (c[1] - a[1]) - (c[0] - a[0]) * (b[1] - a[1]);
             if signed.is_nan() || signed <= 2e-14 {
+                self.quarantine.1 = f
+                    .iter()
+                    .filter(|&&k| self.mesh.eol[k as usize])
+                    .map(|&k| self.ids[k as usize])
+                    .collect();
                 return Err(Error::Solver(format!(
                     "face {t} would turn over or vanish in material space: an EOL vertex slid past a \
                      neighbour the remesher had not collapsed; use a smaller time step"
@@ -558,6 +795,12 @@ impl Stepper {
         for pin in &mut self.pins {
             pin.target += pin.velocity * h;
         }
+        self.active = keys
+            .iter()
+            .zip(&sol.mu)
+            .filter(|(_, m)| **m > 0.0)
+            .map(|(k, _)| *k)
+            .collect();
         self.time += h;
         report.timings.vi = clock.elapsed().as_secs_f64();
         Ok(report)

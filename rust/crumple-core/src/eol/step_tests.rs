@@ -76,6 +76,11 @@ fn strip(fold: f64, rows: usize) -> Stepper {
         next_id: n as u32,
         step_count: 0,
         timings: Timings::default(),
+        qp: QpMethod::default(),
+        verify_qp: false,
+        kkt_ws: Default::default(),
+        quarantine: Default::default(),
+        active: Default::default(),
         tau: 0.01,
     }
 }
@@ -186,8 +191,16 @@ fn a_sheet_over_a_box_edge_folds_at_the_edge() {
         next_id: n as u32,
         step_count: 0,
         timings: Timings::default(),
+        qp: QpMethod::default(),
+        verify_qp: false,
+        kkt_ws: Default::default(),
+        quarantine: Default::default(),
+        active: Default::default(),
         tau: 0.005,
     };
+    // Issue 16: the active-set path checked against Clarabel every step.
+    s.verify_qp = true;
+    let (mut worst_gap, mut worst_raw, mut fallbacks) = (0.0f64, 0.0f64, 0);
     let (mut created, mut most, mut released) = (0, 0, 0);
     let (mut worst_line, mut worst_depth) = (0.0f64, 0.0f64);
     let mut deepest = 0.0f64;
@@ -211,6 +224,9 @@ fn a_sheet_over_a_box_edge_folds_at_the_edge() {
             );
         }
         assert!(r.kkt.ok(), "t = {}: {:?}", s.time, r.kkt);
+        worst_gap = worst_gap.max(r.qp_gap);
+        worst_raw = worst_raw.max(r.qp_gap_raw);
+        fallbacks += usize::from(r.clarabel);
         created += r.remesh.created;
         let eol: Vec<usize> = (0..s.mesh.x.len()).filter(|&i| s.mesh.eol[i]).collect();
         most = most.max(eol.len());
@@ -250,6 +266,18 @@ fn a_sheet_over_a_box_edge_folds_at_the_edge() {
     eprintln!(
         "drape: created {created}, most EOL {most}, released {released}, farthest from the edge {worst_line:e} m, deeper than the snap {worst_depth:e} m, \
          deepest {deepest:e} m, area {area}, hanging part down {drop:.3} m"
+    );
+    eprintln!(
+        "drape: active set vs Clarabel: largest gap {worst_gap:e} polished, {worst_raw:e} raw (relative), \
+         {fallbacks} fallbacks"
+    );
+    assert!(
+        worst_gap <= 1e-6,
+        "the active-set and Clarabel solutions differ by {worst_gap:e}"
+    );
+    assert!(
+        fallbacks <= 150 / 10,
+        "the active-set path missed {fallbacks} of 150 steps"
     );
     assert!(most >= 8, "too few EOL vertices on the edge: {most}");
     // Measured: 5.000111e-4 m (δ + 1.1e-8) and 4.6e-10 m.
