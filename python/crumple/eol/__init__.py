@@ -6,7 +6,9 @@ Where cloth bends over a sharp box edge, the vertices on the edge become
 material slides through them (their material coordinate moves), so the
 cloth folds exactly at the edge, with no gap and no penetration, and slides
 over it without the parasitic friction of a Lagrangian mesh. One QP per
-step (Clarabel, pure Rust) gives the velocities under the contact rows.
+step gives the velocities under the contact rows (a warm-started
+active-set method on faer's sparse LDLᵀ, Clarabel as reference and
+fallback).
 
 Example::
 
@@ -29,6 +31,6 @@ are SI (m, s, kg); y is up.
 
 from __future__ import annotations
 
-from .simulation import Cloth, Simulation
+from .simulation import Cloth, Simulation, planar_coordinates
 
-__all__ = ["Simulation", "Cloth"]
+__all__ = ["Simulation", "Cloth", "planar_coordinates"]

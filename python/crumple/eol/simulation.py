@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _core
-from .._checks import as_points, as_vec3, choice, positive, vertex_indices, velocity_field
+from .._checks import as_points, as_vec3, choice, flag, positive, vertex_indices, velocity_field
 from .._simulation import SimulationBase
 from ..cloth.material import Material
 from ..colliders import Box, Collider
@@ -18,7 +18,7 @@ from ..errors import InvalidInputError
 from ..frames import FrameMesh
 from ..geometry import TriMesh, Vec3Like
 
-__all__ = ["Simulation", "Cloth"]
+__all__ = ["Simulation", "Cloth", "planar_coordinates"]
 
 Mode = Literal["eol", "lag_static", "lag_nonconformal", "lag_conformal_avg", "lag_conformal_cone"]
 _MODES = ("eol", "lag_static", "lag_nonconformal", "lag_conformal_avg", "lag_conformal_cone")
@@ -159,9 +159,10 @@ class Cloth:
 
     def set_pin_targets(self, indices: npt.ArrayLike, positions: npt.ArrayLike,
                         velocities: npt.ArrayLike | None = None) -> None:
-        """Move pinned vertices: their targets are at ``positions (K, 3)`` m
-        now and move on with ``velocities (K, 3)`` m/s (default zero); each
-        step lands a pinned vertex on its target."""
+        """Move pinned vertices (pinning them if they were not): their
+        targets are at ``positions (K, 3)`` m now and move on with
+        ``velocities (K, 3)`` m/s (default zero); each step lands a pinned
+        vertex on its target."""
         idx = vertex_indices(indices, self.num_vertices)
         p = as_points(positions, "positions", allow_empty=idx.size == 0)
         v = np.zeros_like(p) if velocities is None else as_points(velocities, "velocities",
@@ -199,10 +200,14 @@ class Simulation(SimulationBase):
     contact row); ``collapse_length`` τ (material m; default 1 % of the
     cloth's size: shorter edges at an EOL vertex collapse into it);
     ``qp_solver``: "active_set" (default: a primal–dual active-set
-    method warm-started from the previous step's active rows, on faer's
-    sparse LU, with Clarabel when it does not settle in 12 passes) or
-    "clarabel" (the interior-point reference every step, then the
-    active-set polish); both give KKT-valid solutions (spec §10 test 10).
+    method warm-started from the previous step's active rows, each pass one
+    solve on faer's sparse LDLᵀ with the symbolic analysis kept between
+    steps, with Clarabel when it does not settle in 12 passes) or
+    "clarabel" (the interior-point reference every step, then the same
+    active-set refinement from its active set); both give KKT-valid
+    solutions (spec §10 test 10). ``verify_qp`` (False): also solve every
+    step's QP with Clarabel and report the difference in ``stats()``
+    (``qp_gap``, ``qp_gap_raw``; slow, for checking).
     ``mode``: "eol" (the method) or "lag_static" (the regular Lagrangian
     baseline: no EOL vertices, box faces as contacts only; the cloth can
     only bend at its mesh edges). The other baselines of spec §12.1
@@ -219,7 +224,8 @@ class Simulation(SimulationBase):
 
     def __init__(self, *, dt: float = 5e-3, gravity: Vec3Like = (0.0, -9.81, 0.0),
                  collision_threshold: float = 5e-3, collapse_length: float | None = None,
-                 mode: Mode = "eol", qp_solver: Literal["active_set", "clarabel"] = "active_set") -> None:
+                 mode: Mode = "eol", qp_solver: Literal["active_set", "clarabel"] = "active_set",
+                 verify_qp: bool = False) -> None:
         m = choice(mode, "mode", _MODES)
         if m not in _IMPLEMENTED:
             raise InvalidInputError(
@@ -229,7 +235,8 @@ class Simulation(SimulationBase):
         super().__init__(dict(dt=positive(dt, "dt"), gravity=as_vec3(gravity, "gravity"),
                               collision_threshold=positive(collision_threshold, "collision_threshold"),
                               collapse_length=tau, mode=m,
-                              qp_solver=choice(qp_solver, "qp_solver", ("active_set", "clarabel"))))
+                              qp_solver=choice(qp_solver, "qp_solver", ("active_set", "clarabel")),
+                              verify_qp=flag(verify_qp, "verify_qp")))
         self._s: Any = None  # the core simulation, made by add_cloth
         self._objects: list[Cloth] = []
         self._cloth_args: dict[str, Any] = {}
@@ -305,7 +312,7 @@ class Simulation(SimulationBase):
         p = self._params
         s = _core.EolSimulation(mesh.vertices, u, mesh.faces, material._dict(), p["dt"], p["gravity"],
                                 p["collision_threshold"], tau, p["mode"] == "eol")
-        s.set_qp(p["qp_solver"])
+        s.set_qp(p["qp_solver"], p["verify_qp"])
         for c in self._colliders:
             s.add_collider(c._c)
         self._s = s
@@ -325,17 +332,21 @@ class Simulation(SimulationBase):
     def stats(self) -> dict[str, float]:
         """The last step: KKT residuals of its QP (spec §10 test 10),
         solver passes (``qp_iterations``), whether it went to Clarabel
-        (``qp_clarabel``), equality and inequality rows, face
+        (``qp_clarabel``), with ``verify_qp`` the largest difference from
+        Clarabel's solution relative to the largest velocity (``qp_gap``:
+        after its refinement; ``qp_gap_raw``: its interior point), the
+        sub-steps a failing step split into (``substeps``), ill-conditioned
+        triangles mended (``mended``), equality and inequality rows, face
         contacts, EOL vertices made, released and collapsed into, EOL
         vertices now, and its seconds per Table 1 bucket (``time_cd``,
         ``time_rm``, ``time_mf``, ``time_vi``)."""
         return dict(self._core().last_stats())
 
-    def timings(self) -> dict[str, float]:
-        """Seconds since the start per Table 1 bucket (spec §8.2): ``cd``
-        collision detection, ``rm`` remeshing, ``mf`` matrix fill, ``vi``
-        velocity integration (the QP)."""
-        return dict(self._core().timings())
+    def stage_times(self) -> dict[str, float]:
+        """Seconds per solver stage since the start, in the paper's Table 1
+        buckets (spec §8.2): ``cd`` collision detection, ``rm`` remeshing,
+        ``mf`` matrix fill, ``vi`` velocity integration (the QP)."""
+        return dict(self._core().timings())  # the core's name for the same buckets
 
     # -- checkpoints -------------------------------------------------------------
 

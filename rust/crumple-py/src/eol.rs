@@ -13,6 +13,7 @@ use crate::convert::{
 use crate::errors::{IntoPy, SignalCheck, invalid};
 use crumple_core::cloth::material::Material;
 use crumple_core::collide as c;
+use crumple_core::eol::element::signed_area;
 use crumple_core::eol::{BoxObstacle, ClothParams, Feature, Pin, QpMethod, StepReport, Stepper};
 use crumple_core::math::Mat3;
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
@@ -81,16 +82,6 @@ fn uv_rows(u: &PyReadonlyArray2<'_, f64>) -> PyResult<Vec<[f64; 2]>> {
     Ok(u.as_array().rows().into_iter().map(|r| [r[0], r[1]]).collect())
 }
 
-fn feature_kind(f: &Option<Feature>) -> i64 {
-    match f {
-        None => -1,
-        Some(Feature::Corner { .. }) => 0,
-        Some(Feature::Edge { .. }) => 1,
-        Some(Feature::Wire { .. }) => 2,
-        Some(Feature::Point { .. }) => 3,
-    }
-}
-
 impl PyEolSimulation {
     /// Boxes from the colliders, and the start checks: no vertex inside a
     /// box or on one of its edges (spec §10: a vertex that starts on a
@@ -99,31 +90,38 @@ impl PyEolSimulation {
     fn sync_boxes(&mut self) -> PyResult<()> {
         let boxes = self.colliders.iter().map(box_of).collect::<PyResult<Vec<_>>>()?;
         if self.s.step_count == 0 {
-            let thr = self.s.thr;
             for (k, b) in boxes.iter().enumerate() {
-                for (i, &x) in self.s.mesh.x.iter().enumerate() {
-                    if b.signed_distance(x) < 0.0 {
-                        return Err(invalid(format!(
-                            "cloth vertex {i} starts inside obstacle {k}; start the cloth outside every box \
-                             (it may touch a face)"
-                        )));
-                    }
-                    if b.edges().iter().any(|e| {
-                        let d = x - e.ends[0];
-                        let t = d.dot(e.tangent).clamp(0.0, (e.ends[1] - e.ends[0]).norm());
-                        (d - e.tangent * t).norm() <= 0.1 * thr
-                    }) {
-                        return Err(invalid(format!(
-                            "cloth vertex {i} starts on an edge of obstacle {k} (within 0.1·thr = {} m); move \
-                             the cloth off the edge: EOL vertices are made by the remesher when the cloth \
-                             reaches it",
-                            0.1 * thr
-                        )));
-                    }
-                }
+                self.check_clear_of(b, k, true)?;
             }
         }
         self.s.boxes = boxes;
+        Ok(())
+    }
+
+    /// No cloth vertex inside box `b` (collider `k`), and at the start none
+    /// on one of its edges either (spec §10: a vertex that starts on a
+    /// feature has no defined material flow; the remesher makes EOL vertices
+    /// itself when the cloth reaches the edge). A box added later is checked
+    /// for the inside only (EOL vertices sit just inside their edges).
+    fn check_clear_of(&self, b: &BoxObstacle, k: usize, start: bool) -> PyResult<()> {
+        let thr = self.s.thr;
+        for (i, &x) in self.s.mesh.x.iter().enumerate() {
+            let sd = b.signed_distance(x);
+            if sd < if start { 0.0 } else { -thr } && !self.s.mesh.eol[i] {
+                return Err(invalid(format!(
+                    "cloth vertex {i} is inside obstacle {k} (by {:.3e} m); place the box so the cloth is \
+                     outside it (the cloth may touch a face)",
+                    -sd
+                )));
+            }
+            if start && b.edges().iter().any(|e| e.segment_distance(x) <= 0.1 * thr) {
+                return Err(invalid(format!(
+                    "cloth vertex {i} starts on an edge of obstacle {k} (within 0.1·collision_threshold = {} m); \
+                     move the cloth off the edge: EOL vertices are made by the remesher when the cloth reaches it",
+                    0.1 * thr
+                )));
+            }
+        }
         Ok(())
     }
 
@@ -131,7 +129,7 @@ impl PyEolSimulation {
         let mut m = vec![0.0; self.s.mesh.x.len()];
         for f in &self.s.mesh.faces {
             let [a, b, c] = f.map(|k| self.s.mesh.u[k as usize]);
-            let area = 0.5 * ((b[0] - a[0]) * (c[1] - a[1]) - (c[0] - a[0]) * (b[1] - a[1]));
+            let area = signed_area(&[a, b, c]);
             for &k in f {
                 m[k as usize] += self.s.params.density * area / 3.0;
             }
@@ -192,7 +190,7 @@ impl PyEolSimulation {
                 }
             })
             .collect::<PyResult<Vec<_>>>()?;
-        for (name, v) in [("thr", thr), ("tau", tau)] {
+        for (name, v) in [("collision_threshold", thr), ("collapse_length", tau)] {
             if !(v.is_finite() && v > 0.0) {
                 return Err(invalid(format!("{name} must be > 0 m; got {v}")));
             }
@@ -282,7 +280,8 @@ impl PyEolSimulation {
     }
 
     fn add_collider(&mut self, collider: &PyCollider) -> PyResult<usize> {
-        box_of(&collider.inner)?;
+        let b = box_of(&collider.inner)?;
+        self.check_clear_of(&b, self.colliders.len(), self.s.step_count == 0)?;
         self.colliders.push(collider.inner.clone());
         Ok(self.colliders.len() - 1)
     }
@@ -313,7 +312,7 @@ impl PyEolSimulation {
         let c = self
             .colliders
             .get(index)
-            .ok_or_else(|| invalid(format!("no collider {index}")))?;
+            .ok_or_else(|| invalid(format!("no collider {index}; there are {}", self.colliders.len())))?;
         Ok(PyCollider { inner: c.clone() })
     }
 
@@ -366,7 +365,12 @@ impl PyEolSimulation {
     /// wire, 3 point) and the obstacle it belongs to (−1 none: the one
     /// whose edge line is nearest), `(N,)` int64 each.
     fn features<'py>(&self, py: Python<'py>) -> (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>) {
-        let kind: Vec<i64> = self.s.features.iter().map(feature_kind).collect();
+        let kind: Vec<i64> = self
+            .s
+            .features
+            .iter()
+            .map(|f| f.map_or(-1, |f| f.kind()))
+            .collect();
         let owner: Vec<i64> = self
             .s
             .features
@@ -453,8 +457,8 @@ impl PyEolSimulation {
         Ok(())
     }
 
-    /// The pinned vertices now, `(K,)` int64 (pins whose vertex the
-    /// remesher removed are dropped from the list).
+    /// The pinned vertices now, `(K,)` int64 (the remesher never removes
+    /// or converts a pinned vertex, so every pin is listed).
     fn pinned<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
         let v: Vec<i64> = self
             .s
@@ -478,7 +482,8 @@ impl PyEolSimulation {
             .sum()
     }
 
-    /// The last step: KKT residuals, interior-point iterations, row
+    /// The last step: KKT residuals, solver passes (active-set passes, or
+    /// Clarabel's iterations when it solved the step), row
     /// counts, contacts, remesh counts and its Table 1 timings (s).
     fn last_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let r = &self.last;

@@ -1,7 +1,8 @@
 //! Checkpoints of an EOL stepper: the mesh as it is now (the remesher
 //! changes it), every per-vertex state array, the features of EOL vertices,
-//! the persistent ids and the clocks. Obstacles, pins and settings are the
-//! caller's (the Python layer saves them with the simulation's options).
+//! the persistent ids, the pins with their moving targets, the QP's warm
+//! start and the clocks. Obstacles and settings are the caller's (the
+//! Python layer saves them with the simulation's options).
 
 use super::constraints::Feature;
 use super::step::{Pin, Stepper};
@@ -11,8 +12,8 @@ use crate::geometry::MeshTopology;
 use crate::math::Vec3;
 use crate::{Error, Result};
 
-/// A feature as 10 numbers: a kind (0 none, 1 corner, 2 point, 3 edge,
-/// 4 wire) and up to three unit vectors.
+/// A feature as 10 numbers: 1 + [`Feature::kind`] (0: none) and up to
+/// three unit vectors.
 fn encode(f: &Option<Feature>) -> [f64; 10] {
     let mut r = [0.0; 10];
     let mut put = |k: f64, vs: &[Vec3<f64>]| {
@@ -23,36 +24,50 @@ fn encode(f: &Option<Feature>) -> [f64; 10] {
     };
     match *f {
         None => {}
-        Some(Feature::Corner { normals }) => put(1.0, &normals),
-        Some(Feature::Point { normal }) => put(2.0, &[normal]),
-        Some(Feature::Edge { normals, tangent }) => put(3.0, &[normals[0], normals[1], tangent]),
-        Some(Feature::Wire { normal, tangent }) => put(4.0, &[normal, tangent]),
+        Some(f @ Feature::Corner { normals }) => put(1.0 + f.kind() as f64, &normals),
+        Some(f @ Feature::Edge { normals, tangent }) => {
+            put(1.0 + f.kind() as f64, &[normals[0], normals[1], tangent])
+        }
+        Some(f @ Feature::Wire { normal, tangent }) => put(1.0 + f.kind() as f64, &[normal, tangent]),
+        Some(f @ Feature::Point { normal }) => put(1.0 + f.kind() as f64, &[normal]),
     }
     r
 }
 
 fn decode(r: &[f64; 10]) -> Result<Option<Feature>> {
     let v = |j: usize| Vec3::new(r[1 + 3 * j], r[2 + 3 * j], r[3 + 3 * j]);
-    Ok(match r[0] as i64 {
-        0 => None,
-        1 => Some(Feature::Corner {
+    let k = r[0];
+    if k.fract() != 0.0 || !(0.0..=4.0).contains(&k) {
+        return Err(Error::InvalidInput(format!(
+            "checkpoint: unknown EOL feature kind {k}"
+        )));
+    }
+    Ok(match k as i64 - 1 {
+        -1 => None,
+        0 => Some(Feature::Corner {
             normals: [v(0), v(1), v(2)],
         }),
-        2 => Some(Feature::Point { normal: v(0) }),
-        3 => Some(Feature::Edge {
+        1 => Some(Feature::Edge {
             normals: [v(0), v(1)],
             tangent: v(2),
         }),
-        4 => Some(Feature::Wire {
+        2 => Some(Feature::Wire {
             normal: v(0),
             tangent: v(1),
         }),
-        k => {
-            return Err(Error::InvalidInput(format!(
-                "checkpoint: unknown EOL feature kind {k}"
-            )));
-        }
+        _ => Some(Feature::Point { normal: v(0) }),
     })
+}
+
+/// A whole number in `0..=u32::MAX` read from a float, or an error.
+fn whole(x: f64, what: &str) -> Result<u32> {
+    if x.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&x) {
+        Ok(x as u32)
+    } else {
+        Err(Error::InvalidInput(format!(
+            "checkpoint: {what} {x} is not a whole number in range"
+        )))
+    }
 }
 
 impl Stepper {
@@ -119,8 +134,11 @@ impl Stepper {
             eol: a.rows("eol", n)?,
         };
         let ids: Vec<u32> = a.rows("ids", n)?;
+        // Ids grow by one per new vertex: leave them room.
         let next_id = u32::try_from(a.u64("next_id")?)
-            .map_err(|_| Error::InvalidInput("checkpoint: next_id out of range".into()))?;
+            .ok()
+            .filter(|&k| k < u32::MAX / 2)
+            .ok_or_else(|| Error::InvalidInput("checkpoint: next_id out of range".into()))?;
         if ids.windows(2).any(|w| w[0] >= w[1]) || ids.last().is_some_and(|&l| l >= next_id) {
             return Err(Error::InvalidInput(
                 "checkpoint: vertex ids are not increasing".into(),
@@ -151,8 +169,8 @@ impl Stepper {
         let active = a
             .rows::<[f64; 2]>("active_rows", na)?
             .into_iter()
-            .map(|[v, k]| (v as u32, k as u32))
-            .collect();
+            .map(|[v, k]| Ok((whole(v, "active row vertex")?, whole(k, "active row ordinal")?)))
+            .collect::<Result<_>>()?;
         self.mesh = mesh;
         self.xd = xd;
         self.ud = ud;

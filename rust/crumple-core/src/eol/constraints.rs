@@ -31,6 +31,19 @@ pub enum Feature {
     Wire { normal: Vec3<f64>, tangent: Vec3<f64> },
 }
 
+impl Feature {
+    /// The feature's kind as a number, the same in read-outs and
+    /// checkpoints: 0 corner, 1 edge, 2 wire, 3 point.
+    pub fn kind(&self) -> i64 {
+        match self {
+            Feature::Corner { .. } => 0,
+            Feature::Edge { .. } => 1,
+            Feature::Wire { .. } => 2,
+            Feature::Point { .. } => 3,
+        }
+    }
+}
+
 /// An EOL vertex's situation (spec §6.1–6.3): its feature, whether it is
 /// locally flat (§6.3), the material direction whose Eulerian motion is
 /// removed (`t̄`, or `b̄` at the border; unused at corners and points), the

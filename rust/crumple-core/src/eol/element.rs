@@ -46,6 +46,13 @@ impl Grad {
     }
 }
 
+/// The signed material area of the triangle with corners `u` (m²):
+/// positive when they run counter-clockwise.
+#[inline]
+pub fn signed_area(u: &[Mat2d; 3]) -> f64 {
+    0.5 * ((u[1][0] - u[0][0]) * (u[2][1] - u[0][1]) - (u[2][0] - u[0][0]) * (u[1][1] - u[0][1]))
+}
+
 /// `D_X⁻¹` (row-major) and the material area `|det D_X|/2` of a triangle
 /// with material corners `u`, or `None` when it is degenerate (area
 /// ≤ 1e-14 m² or not finite).

@@ -3,19 +3,20 @@
 //! features (box edges and corners, wires, points) through vertices that
 //! carry a material coordinate as well as a world position.
 //!
-//! What is here so far (the spec's first milestone, §12.6 items 1–2): the
-//! element kinematics and the generalized mass, force and stiffness
-//! (`element`, `system`: §3, on the cloth module's membrane and hinge
-//! kernels), sparse assembly that is the same for any thread count
-//! (`sparse`), the constraint rows of §6 (`constraints`), the step's QP with
-//! Clarabel as the reference solver, an active-set polish and the KKT check
-//! of §10 test 10 (`qp`), static axis-aligned boxes (`obstacle`), the
-//! contact-conforming pass for box edges (`remesh`: insertion where cloth
-//! edges cross a box edge, collapses into EOL vertices, release) and the
-//! time step (`step`). Not yet: corner and point insertion, the full cleanup
-//! loop and the ARCSim sizing remesh (§5.3 steps 2–3, §5.6), velocity
-//! transfer beyond `zero_eulerian`, moving obstacles, wires, friction,
-//! Lagrangian baselines, the Python module and its scenes.
+//! What is here: the element kinematics and the generalized mass, force
+//! and stiffness (`element`, `system`: §3, on the cloth module's membrane
+//! and hinge kernels), sparse assembly that is the same for any thread count
+//! (`sparse`), the constraint rows of §6 (`constraints`), the step's QP
+//! (`qp`: a warm-started active-set method on faer's sparse LDLᵀ, Clarabel
+//! as reference and fallback, the KKT check of §10 test 10), static
+//! axis-aligned boxes (`obstacle`), the contact-conforming remesher for box
+//! edges (`remesh`: insertion where cloth edges cross a box edge, collapses
+//! into EOL vertices, the repairs of §5.3 steps 2–3 at EOL vertices, the
+//! border rules of §5.4, release), the time step with rollback
+//! (`step`) and checkpoints (`checkpoint`). Not yet: corner and point
+//! insertion, wires, the ARCSim sizing remesh (§5.6), velocity transfer
+//! beyond `zero_eulerian`, moving obstacles, friction, the conformal
+//! Lagrangian baselines.
 
 pub mod checkpoint;
 pub mod constraints;

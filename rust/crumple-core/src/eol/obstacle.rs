@@ -38,6 +38,15 @@ impl BoxEdge {
         (self.normals[0] + self.normals[1]).normalize_or_zero()
     }
 
+    /// Distance of `x` from the edge (the segment between its ends), m.
+    pub fn segment_distance(&self, x: Vec3<f64>) -> f64 {
+        let d = x - self.ends[0];
+        let t = d
+            .dot(self.tangent)
+            .clamp(0.0, (self.ends[1] - self.ends[0]).norm());
+        (d - self.tangent * t).norm()
+    }
+
     /// Distance of `x` from the edge's line, m.
     pub fn line_distance(&self, x: Vec3<f64>) -> f64 {
         let d = x - self.ends[0];

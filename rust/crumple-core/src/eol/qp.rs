@@ -197,17 +197,14 @@ pub fn kkt(qp: &Qp<'_>, sol: &QpSolution) -> Kkt {
 }
 
 /// Refines an interior-point solution on its active set (the rows whose
-/// multiplier exceeds their slack, and every equality): one sparse LU
-/// solve of the KKT system `[[M̃, −Aᵀ], [A, −εI]] [q̇; y] = [f̃; b]` puts the
-/// active rows at zero residual, where the interior point leaves a slack of
-/// about tolerance / multiplier (for an EOL vertex pressed on an edge,
-/// ~1e-6 m/s: a drift off the feature of ~1e-9 m per step). The ε = 1e-14
-/// diagonal only makes the system solvable when active rows repeat each
-/// other. Up to 12 passes of [`solve_active_set`] follow from that guess
-/// (the interior point's active set is close, not always exact). Returns
-/// `None` (keep the interior-point solution) when they do not settle, the result misses the
-/// KKT bounds of §10 test 10 or a factorization fails. The faer sparse LU is
-/// the library's; only the assembly of the KKT system is written here.
+/// multiplier exceeds their slack, and every equality): [`solve_active_set`]
+/// from that guess, up to 12 passes, each one KKT solve on faer's sparse
+/// LDLᵀ ([`KktWorkspace`]), puts the active rows at zero residual, where the
+/// interior point leaves a slack of about tolerance / multiplier (for an EOL
+/// vertex pressed on an edge, ~1e-6 m/s: a drift off the feature of ~1e-9 m
+/// per step), and corrects the guess where it is not exact. Returns `None`
+/// (keep the interior-point solution) when the passes do not settle, the
+/// result misses the KKT bounds of §10 test 10 or a factorization fails.
 pub fn polish(qp: &Qp<'_>, sol: &QpSolution, ws: &mut KktWorkspace) -> Option<QpSolution> {
     let slack = qp.slack(&sol.v);
     let active: Vec<bool> = (0..qp.a_in.rows).map(|k| sol.mu[k] > slack[k].max(0.0)).collect();
@@ -382,6 +379,9 @@ impl KktWorkspace {
         let same = self.symbolic.is_some() && m.colptr == self.colptr && m.rowval == self.rowval;
         self.values = m.nzval;
         if !same {
+            // Dropped first: a failed analysis below must not leave an old
+            // factor paired with the new structure.
+            self.symbolic = None;
             self.colptr = m.colptr;
             self.rowval = m.rowval;
             let pattern = SymbolicSparseColMatRef::new_checked(dim, dim, &self.colptr, None, &self.rowval);

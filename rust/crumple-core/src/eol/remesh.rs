@@ -13,7 +13,7 @@
 //! steps 2–3, §5.6).
 
 use super::constraints::Feature;
-use super::element::Mat2d;
+use super::element::{Mat2d, signed_area};
 use super::obstacle::{BoxEdge, BoxObstacle};
 use super::system::Mesh;
 use crate::geometry::MeshTopology;
@@ -52,6 +52,11 @@ pub struct Cloth<'a> {
     /// Per vertex: scripted (spec §6.5). A scripted vertex never collapses
     /// and never becomes EOL: its velocity is given.
     pub pinned: &'a [bool],
+    /// Ids (ascending) held Lagrangian for this step, old vertices or new
+    /// ones this pass would make (a step retried after a face turned over,
+    /// see `Stepper::split_step`; ids are handed out in the same order on
+    /// the retry, so a new vertex keeps its id).
+    pub held: &'a [u32],
 }
 
 /// F of the first face around vertex i (for the world velocity of a
@@ -62,6 +67,26 @@ fn vertex_grad(m: &Mesh, i: usize) -> Option<super::element::Grad> {
     let f = m.faces.iter().find(|f| f.contains(&(i as u32)))?;
     super::element::deformation_gradient(&f.map(|k| m.x[k as usize]), &f.map(|k| m.u[k as usize]))
         .map(|(g, _)| g)
+}
+
+/// Makes EOL vertex `i` Lagrangian (spec §5.5): its world velocity is
+/// kept, `ẋ ← ẋ − F Ẋ`, and `Ẋ ← 0`.
+pub(super) fn release_vertex(
+    mesh: &mut Mesh,
+    xd: &mut [Vec3<f64>],
+    ud: &mut [Mat2d],
+    features: &mut [Option<Feature>],
+    i: usize,
+) {
+    if !mesh.eol[i] {
+        return;
+    }
+    if let Some(f) = vertex_grad(mesh, i) {
+        xd[i] -= f.apply(ud[i]);
+    }
+    ud[i] = [0.0, 0.0];
+    mesh.eol[i] = false;
+    features[i] = None;
 }
 
 /// Spec §4.3 test 1 for one box edge and the cloth segment a→b: the cloth
@@ -134,6 +159,7 @@ impl Cloth<'_> {
     /// Splits edge (a, b) at parameter w; the new vertex is EOL on
     /// `feature` at world position `x`, or Lagrangian without a feature.
     fn split(&mut self, a: u32, b: u32, w: f64, x: Vec3<f64>, feature: Option<Feature>) -> u32 {
+        let feature = feature.filter(|_| self.held.binary_search(&*self.next_id).is_err());
         let m = &mut *self.mesh;
         let v = m.x.len() as u32;
         let (ua, ub) = (m.u[a as usize], m.u[b as usize]);
@@ -169,10 +195,7 @@ impl Cloth<'_> {
     /// space. Returns whether it did.
     fn collapse(&mut self, w: u32, v: u32) -> bool {
         let m = &mut *self.mesh;
-        let area = |u: &[Mat2d], f: [u32; 3]| {
-            let [a, b, c] = f.map(|k| u[k as usize]);
-            0.5 * ((b[0] - a[0]) * (c[1] - a[1]) - (c[0] - a[0]) * (b[1] - a[1]))
-        };
+        let area = |u: &[Mat2d], f: [u32; 3]| signed_area(&f.map(|k| u[k as usize]));
         let mut next = Vec::with_capacity(m.faces.len());
         for f in &m.faces {
             if !f.contains(&w) {
@@ -304,18 +327,13 @@ impl Cloth<'_> {
                 let face = *f;
                 let done = if eol.len() == 1 {
                     let v = p;
-                    let edge_border = at(border, a) && at(border, b) && {
-                        let n = m
-                            .faces
-                            .iter()
-                            .filter(|g| g.contains(&a) && g.contains(&b))
-                            .count();
-                        n == 1
-                    };
-                    if t * len >= tau && (1.0 - t) * len >= tau && !edge_border {
-                        let x = m.x[a as usize] + (m.x[b as usize] - m.x[a as usize]) * t;
-                        let w = self.split(a, b, t, x, None);
-                        self.collapse(w, v)
+                    if t * len >= tau && (1.0 - t) * len >= tau {
+                        // Splitting (a, b) at v's projection and collapsing the
+                        // new vertex into v (the spec's split, then collapse in
+                        // the next pass) is the flip of (a, b): done as one
+                        // operation, so a refused collapse leaves no stray
+                        // vertex. On the border (no face beyond) it is refused.
+                        self.flip_out(face, k0)
                     } else {
                         let (w1, w2) = if t < 0.5 { (a, b) } else { (b, a) };
                         (collapse_ok(w1, v) && self.collapse(w1, v))
@@ -369,10 +387,7 @@ impl Cloth<'_> {
             .faces
             .iter()
             .position(|g| (0..3).any(|j| g[j] == b && g[(j + 1) % 3] == a));
-        let area = |f: [u32; 3]| {
-            let [p, q, r] = f.map(|i| m.u[i as usize]);
-            0.5 * ((q[0] - p[0]) * (r[1] - p[1]) - (r[0] - p[0]) * (q[1] - p[1]))
-        };
+        let area = |f: [u32; 3]| signed_area(&f.map(|i| m.u[i as usize]));
         match other {
             None => {
                 // A border sliver: its area is the round-off of a straight line.
@@ -450,12 +465,7 @@ impl Cloth<'_> {
                 })
             });
             if corner[v] || line.is_empty() || shallow {
-                if let Some(g) = vertex_grad(self.mesh, v) {
-                    self.xd[v] -= g.apply(self.ud[v]);
-                }
-                self.ud[v] = [0.0, 0.0];
-                self.mesh.eol[v] = false;
-                self.features[v] = None;
+                release_vertex(self.mesh, self.xd, self.ud, self.features, v);
                 released += 1;
             }
         }
@@ -553,12 +563,7 @@ impl Cloth<'_> {
                 .iter()
                 .any(|b| b.nearest_face(x).is_some_and(|(_, d)| d <= 5.0 * thr));
             if !held {
-                if let Some(f) = vertex_grad(self.mesh, i) {
-                    self.xd[i] -= f.apply(self.ud[i]);
-                }
-                self.ud[i] = [0.0, 0.0];
-                self.mesh.eol[i] = false;
-                self.features[i] = None;
+                release_vertex(self.mesh, self.xd, self.ud, self.features, i);
                 report.released += 1;
             }
         }
@@ -599,8 +604,11 @@ impl Cloth<'_> {
                     } else {
                         None
                     };
-                    let pinned = |k: u32| self.pinned.get(k as usize).copied().unwrap_or(false);
-                    if near.is_some_and(pinned) {
+                    let fixed = |k: u32| {
+                        self.pinned.get(k as usize).copied().unwrap_or(false)
+                            || self.held.binary_search(&self.ids[k as usize]).is_ok()
+                    };
+                    if near.is_some_and(fixed) {
                         continue;
                     }
                     match near {

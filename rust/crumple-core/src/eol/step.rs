@@ -9,10 +9,10 @@
 //! written yet.
 
 use super::constraints::{Feature, Rows, Site, line_direction};
-use super::element::{Mat2d, deformation_gradient};
+use super::element::{Mat2d, deformation_gradient, signed_area};
 use super::obstacle::BoxObstacle;
 use super::qp::{Kkt, KktWorkspace, Qp, kkt, polish, solve_active_set, solve_clarabel};
-use super::remesh::{Cloth, RemeshReport};
+use super::remesh::{Cloth, RemeshReport, release_vertex};
 use super::system::{ClothParams, Mesh, assemble};
 use crate::math::Vec3;
 use crate::{Error, Result};
@@ -158,6 +158,7 @@ pub struct Stepper {
 const MAX_SPLITS: u32 = 3;
 
 /// The state a failed step goes back to.
+#[derive(Clone)]
 struct Snapshot {
     mesh: Mesh,
     xd: Vec<Vec3<f64>>,
@@ -186,11 +187,10 @@ impl StepReport {
                 collapsed: r.collapsed + b.remesh.collapsed,
                 mended: r.mended + b.remesh.mended,
             },
-            timings: Timings {
-                cd: self.timings.cd + b.timings.cd,
-                rm: self.timings.rm + b.timings.rm,
-                mf: self.timings.mf + b.timings.mf,
-                vi: self.timings.vi + b.timings.vi,
+            timings: {
+                let mut t = self.timings;
+                t.add(&b.timings);
+                t
             },
             clarabel: self.clarabel || b.clarabel,
             qp_gap: self.qp_gap.max(b.qp_gap),
@@ -280,15 +280,20 @@ impl Stepper {
             return Err(Error::InvalidInput("material coordinates must be finite".into()));
         }
         let mesh = crate::geometry::TriMesh::from_u32_faces(x, faces)?;
-        let scale = u
-            .iter()
-            .flat_map(|p| p.iter())
-            .fold(0.0f64, |a, b| a.max(b.abs()))
+        // The tolerance of "degenerate" from the sheet's extent (not its
+        // distance from the origin).
+        let extent = (0..2)
+            .map(|k| {
+                let (lo, hi) = u.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), p| {
+                    (l.min(p[k]), h.max(p[k]))
+                });
+                hi - lo
+            })
+            .fold(0.0f64, f64::max)
             .max(f64::MIN_POSITIVE);
         for (t, f) in mesh.faces().iter().enumerate() {
-            let [a, b, c] = f.map(|k| u[k as usize]);
-            let signed = (b[0] - a[0]) * (c[1] - a[1]) - (c[0] - a[0]) * (b[1] - a[1]);
-            if signed.is_nan() || signed <= 1e-12 * scale * scale {
+            let signed = 2.0 * signed_area(&f.map(|k| u[k as usize]));
+            if signed.is_nan() || signed <= 1e-12 * extent * extent {
                 return Err(Error::InvalidInput(format!(
                     "face {t} is {} in material space (signed area {:e} m²): faces must run \
                      counter-clockwise in the material coordinates; flip the faces or mirror the \
@@ -430,15 +435,24 @@ impl Stepper {
         let out = loop {
             self.quarantine.1.clear();
             match self.step_inner(h) {
-                Err(Error::Solver(_)) if tries < 3 && !self.quarantine.1.is_empty() => {
+                Err(Error::Solver(_))
+                    if tries < 3
+                        && self
+                            .quarantine
+                            .1
+                            .iter()
+                            .any(|id| self.quarantine.0.binary_search(id).is_err()) =>
+                {
                     let named = std::mem::take(&mut self.quarantine.1);
-                    self.restore_snapshot(self.snapshot_clone(&saved));
+                    self.restore_snapshot(saved.clone());
                     self.quarantine.0.extend(named.iter().copied());
                     for id in named {
                         if let Some(i) = self.vertex_of(id) {
-                            self.release(i);
+                            release_vertex(&mut self.mesh, &mut self.xd, &mut self.ud, &mut self.features, i);
                         }
                     }
+                    self.quarantine.0.sort_unstable();
+                    self.quarantine.0.dedup();
                     tries += 1;
                 }
                 r => break r,
@@ -458,38 +472,6 @@ impl Stepper {
             }
             Err(e) => Err(e),
         }
-    }
-
-    fn snapshot_clone(&self, s: &Snapshot) -> Snapshot {
-        Snapshot {
-            mesh: s.mesh.clone(),
-            xd: s.xd.clone(),
-            ud: s.ud.clone(),
-            features: s.features.clone(),
-            ids: s.ids.clone(),
-            next_id: s.next_id,
-            time: s.time,
-            pins: s.pins.clone(),
-            active: s.active.clone(),
-        }
-    }
-
-    /// Makes EOL vertex `i` Lagrangian, keeping its world velocity (spec
-    /// §5.5: ẋ ← ẋ − F Ẋ, Ẋ ← 0).
-    fn release(&mut self, i: usize) {
-        if !self.mesh.eol[i] {
-            return;
-        }
-        if let Some(f) = self.mesh.faces.iter().find(|f| f.contains(&(i as u32))) {
-            let x = f.map(|k| self.mesh.x[k as usize]);
-            let u = f.map(|k| self.mesh.u[k as usize]);
-            if let Some((g, _)) = deformation_gradient(&x, &u) {
-                self.xd[i] -= g.apply(self.ud[i]);
-            }
-        }
-        self.ud[i] = [0.0, 0.0];
-        self.mesh.eol[i] = false;
-        self.features[i] = None;
     }
 
     /// Steps until `time + duration` (s), the last step shortened to land
@@ -520,12 +502,7 @@ impl Stepper {
         // Scripted vertices: their velocity is given (spec §6.5), so they
         // get no contact rows (which could contradict it) and the remesher
         // leaves them alone.
-        let mut pinned_before = self.pinned_flags();
-        for &id in &self.quarantine.0 {
-            if let Some(i) = self.vertex_of(id) {
-                pinned_before[i] = true;
-            }
-        }
+        let pinned_before = self.pinned_flags();
         let remesh = if self.remesh {
             let pinned = pinned_before;
             let mut cloth = Cloth {
@@ -536,6 +513,7 @@ impl Stepper {
                 ids: &mut self.ids,
                 next_id: &mut self.next_id,
                 pinned: &pinned,
+                held: &self.quarantine.0,
             };
             cloth.remesh(&self.boxes, self.thr, self.tau, h)?
         } else {
@@ -762,8 +740,7 @@ impl Stepper {
         // Refuse an update that folds a face over in material space (the
         // state stays as it was).
         for (t, f) in self.mesh.faces.iter().enumerate() {
-            let [a, b, c] = f.map(|k| u_new[k as usize]);
-            let signed = (b[0] - a[0]) * (c[1] - a[1]) - (c[0] - a[0]) * (b[1] - a[1]);
+            let signed = 2.0 * signed_area(&f.map(|k| u_new[k as usize]));
             if signed.is_nan() || signed <= 2e-14 {
                 self.quarantine.1 = f
                     .iter()

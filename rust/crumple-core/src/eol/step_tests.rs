@@ -117,7 +117,7 @@ fn e0_a_strip_slides_off_the_edge_like_a_chain() {
     let mut area = 0.0;
     for f in &s.mesh.faces {
         let [a, b, c] = f.map(|k| s.mesh.u[k as usize]);
-        let signed = 0.5 * ((b[0] - a[0]) * (c[1] - a[1]) - (c[0] - a[0]) * (b[1] - a[1]));
+        let signed = crate::eol::element::signed_area(&[a, b, c]);
         assert!(signed > 0.0, "a face turned over in material space");
         area += signed;
     }
@@ -210,7 +210,7 @@ fn a_sheet_over_a_box_edge_folds_at_the_edge() {
             let (mut amin, mut wmin) = (f64::INFINITY, f64::INFINITY);
             for f in &s.mesh.faces {
                 let [a, b, c] = f.map(|k| s.mesh.u[k as usize]);
-                amin = amin.min(0.5 * ((b[0] - a[0]) * (c[1] - a[1]) - (c[0] - a[0]) * (b[1] - a[1])));
+                amin = amin.min(crate::eol::element::signed_area(&[a, b, c]));
                 let [p, q, t] = f.map(|k| s.mesh.x[k as usize]);
                 wmin = wmin.min(0.5 * (q - p).cross(t - p).norm());
             }
@@ -255,7 +255,7 @@ fn a_sheet_over_a_box_edge_folds_at_the_edge() {
         .iter()
         .map(|f| {
             let [a, b, c] = f.map(|k| s.mesh.u[k as usize]);
-            0.5 * ((b[0] - a[0]) * (c[1] - a[1]) - (c[0] - a[0]) * (b[1] - a[1]))
+            crate::eol::element::signed_area(&[a, b, c])
         })
         .sum();
     let hanging: Vec<f64> = (0..s.mesh.x.len())
@@ -381,4 +381,40 @@ fn e1_a_pulled_strip_slides_over_the_edge_at_the_pull_speed() {
         "E1: material over the edge {flux:.5} m, pulled {want:.5} m, EOL vertices within {worst:e} m of the edge"
     );
     assert!((flux - want).abs() <= 0.1 * want, "{flux} vs {want}");
+}
+
+/// A step whose QP has no solution (an EOL vertex scripted into the box
+/// while its rows keep it out) fails with `Error::Solver` after its retries
+/// and halvings, and leaves everything as it was: mesh, velocities,
+/// features, ids, pins, time, step count and the QP's warm start.
+#[test]
+fn a_failed_step_is_rolled_back_whole() {
+    let mut s = strip(0.7, 10);
+    s.remesh = true;
+    for _ in 0..5 {
+        s.step().unwrap();
+    }
+    let i = (0..s.mesh.x.len())
+        .find(|&i| s.mesh.eol[i])
+        .expect("an EOL vertex");
+    s.pins.push(Pin {
+        id: s.ids[i],
+        target: s.mesh.x[i],
+        velocity: Vec3::new(0.0, -1.0, -1.0),
+    });
+    let before = s.clone();
+    let err = s.step().unwrap_err();
+    assert!(matches!(err, crate::Error::Solver(_)), "{err:?}");
+    assert_eq!(s.mesh, before.mesh);
+    assert_eq!(s.xd, before.xd);
+    assert_eq!(s.ud, before.ud);
+    assert_eq!(s.features, before.features);
+    assert_eq!(s.ids, before.ids);
+    assert_eq!(s.next_id, before.next_id);
+    assert_eq!(s.pins, before.pins);
+    assert_eq!(s.active, before.active);
+    assert_eq!((s.time, s.step_count), (before.time, before.step_count));
+    // Without the impossible pin it steps on.
+    s.pins.clear();
+    s.step().unwrap();
 }
