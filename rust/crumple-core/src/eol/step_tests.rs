@@ -7,7 +7,6 @@
 use super::*;
 use crate::cloth::membrane::MembraneStiffness;
 use crate::eol::obstacle::BoxObstacle;
-use crate::eol::system::Mesh;
 use crate::geometry::grid_mesh;
 
 /// A strip 0.1 m × 1 m (material u × v) whose row v = `fold` lies on the
@@ -40,49 +39,26 @@ fn strip(fold: f64, rows: usize) -> Stepper {
         normals: [Vec3::new(0.0, 0.0, 1.0), Vec3::new(0.0, 1.0, 0.0)],
         tangent: Vec3::new(1.0, 0.0, 0.0),
     };
-    let n = x.len();
-    Stepper {
-        features: eol.iter().map(|e| e.then_some(edge)).collect(),
-        mesh: Mesh {
-            x,
-            u,
-            faces: m.faces().to_vec(),
-            hinges: m.topology().hinges().to_vec(),
-            eol,
+    let params = ClothParams {
+        density: 0.05,
+        membrane: MembraneStiffness {
+            k11: 2000.0,
+            k22: 2000.0,
+            k12: 0.0,
+            k33: 500.0,
         },
-        xd: vec![Vec3::zero(); n],
-        ud: vec![[0.0; 2]; n],
-        params: ClothParams {
-            density: 0.05,
-            membrane: MembraneStiffness {
-                k11: 2000.0,
-                k22: 2000.0,
-                k12: 0.0,
-                k33: 500.0,
-            },
-            bending: 1e-7,
-            gravity: Vec3::new(0.0, 0.0, -9.8),
-        },
-        h: 1e-3,
-        boxes: vec![BoxObstacle {
-            center: Vec3::new(0.05, -1.0, -1.0),
-            half: Vec3::new(1.0, 1.0, 1.0),
-        }],
-        thr: 5e-3,
-        pins: Vec::new(),
-        time: 0.0,
-        remesh: false,
-        ids: (0..n as u32).collect(),
-        next_id: n as u32,
-        step_count: 0,
-        timings: Timings::default(),
-        qp: QpMethod::default(),
-        verify_qp: false,
-        kkt_ws: Default::default(),
-        quarantine: Default::default(),
-        active: Default::default(),
-        tau: 0.01,
-    }
+        bending: 1e-7,
+        gravity: Vec3::new(0.0, 0.0, -9.8),
+    };
+    let mut s = Stepper::new(x, u, m.faces().to_vec(), params, 1e-3).unwrap();
+    s.features = eol.iter().map(|e| e.then_some(edge)).collect();
+    s.mesh.eol = eol;
+    s.boxes = vec![BoxObstacle {
+        center: Vec3::new(0.05, -1.0, -1.0),
+        half: Vec3::new(1.0, 1.0, 1.0),
+    }];
+    s.remesh = false;
+    s
 }
 
 /// The material length hanging below the edge: 1 − v of the EOL row.
@@ -155,7 +131,6 @@ fn e0_a_strip_slides_off_the_edge_like_a_chain() {
 fn a_sheet_over_a_box_edge_folds_at_the_edge() {
     let m = grid_mesh((0.5, 0.5), (16, 16), Vec3::new(0.0, 0.0, 0.001), 2).unwrap();
     let u: Vec<Mat2d> = m.vertices().iter().map(|v| [v.x, v.y]).collect();
-    let n = u.len();
     let boxes = vec![BoxObstacle {
         center: Vec3::new(-0.5, 0.0, -0.5),
         half: Vec3::new(0.5, 1.0, 0.5),
@@ -169,35 +144,16 @@ fn a_sheet_over_a_box_edge_folds_at_the_edge() {
                 && e.normals.contains(&Vec3::new(0.0, 0.0, 1.0))
         })
         .unwrap();
-    let mut s = Stepper {
-        mesh: Mesh {
-            x: m.vertices().to_vec(),
-            u,
-            faces: m.faces().to_vec(),
-            hinges: m.topology().hinges().to_vec(),
-            eol: vec![false; n],
-        },
-        xd: vec![Vec3::zero(); n],
-        ud: vec![[0.0; 2]; n],
-        features: vec![None; n],
-        params: crate::eol::system::test_params(9.8),
-        h: 2e-3,
-        boxes,
-        thr: 5e-3,
-        pins: Vec::new(),
-        time: 0.0,
-        remesh: true,
-        ids: (0..n as u32).collect(),
-        next_id: n as u32,
-        step_count: 0,
-        timings: Timings::default(),
-        qp: QpMethod::default(),
-        verify_qp: false,
-        kkt_ws: Default::default(),
-        quarantine: Default::default(),
-        active: Default::default(),
-        tau: 0.005,
-    };
+    let mut s = Stepper::new(
+        m.vertices().to_vec(),
+        u,
+        m.faces().to_vec(),
+        crate::eol::system::test_params(9.8),
+        2e-3,
+    )
+    .unwrap();
+    s.boxes = boxes;
+    s.tau = 0.005;
     // Issue 16: the active-set path checked against Clarabel every step.
     s.verify_qp = true;
     let (mut worst_gap, mut worst_raw, mut fallbacks) = (0.0f64, 0.0f64, 0);
