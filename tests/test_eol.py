@@ -206,7 +206,8 @@ def test_edge_scene_folds_at_the_edge_and_slides_where_lagrangian_cuts_the_corne
     (b), the cloth passes through the edge (gap ≤ 1 mm: c, d) where the
     Lagrangian baseline cuts the corner by more than 1 cm; while pulled,
     material slides through the EOL vertices at the pull speed (±10 %,
-    proxies e, g) while they stay put in the world."""
+    proxies e, g) while they stay put in the world, and the material pulled
+    over the edge follows the pull, where the Lagrangian baseline locks (g)."""
     e = _edge_scene(tmp_path, "eol")
     lag = _edge_scene(tmp_path, "lag_static")
     assert e["eol_line_distance_max_m"] <= 0.1 * THR + 1e-8  # type: ignore[operator]
@@ -217,6 +218,11 @@ def test_edge_scene_folds_at_the_edge_and_slides_where_lagrangian_cuts_the_corne
     assert abs(e["eol_material_slide_per_frame_m"] - want) <= 0.1 * want, e  # type: ignore[operator]
     assert e["eol_world_drift_per_frame_m"] <= 0.05 * want  # type: ignore[operator]
     assert min(e["eol_vertices"]) > 0  # type: ignore[type-var]
+    # E1 (g): the material pulled over the edge follows the pull with EOL
+    # (within 20 %: the hanging part also swings) and stays put with the
+    # Lagrangian baseline, which locks on the corner.
+    assert abs(e["pulled_over_m"] - e["pull_m"]) <= 0.2 * e["pull_m"], e  # type: ignore[operator]
+    assert lag["pulled_over_m"] <= 0.1 * lag["pull_m"], lag  # type: ignore[operator]
 
 
 def test_active_set_and_clarabel_give_the_same_steps() -> None:

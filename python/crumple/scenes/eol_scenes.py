@@ -63,9 +63,13 @@ def eol_edge(*, out_dir: Path, frames: int = 48, backend: str = "cpu", scale: fl
     cross-sections along it; E1 proxies (c) and (d): a Lagrangian fold
     cuts the corner),
     the material position of the EOL line (the mean material x of the EOL
-    vertices, m: it runs back at the pull speed while material crosses)
+    vertices, m: it runs back at the pull speed while material crosses),
+    the material hanging below the top (m: material area over the sheet's
+    width)
     and the dihedral angle of the fold (degrees: the top part's normal
-    against the hanging part's). At the end: the mean material distance
+    against the hanging part's). At the end: the material pulled over the
+    edge against the pull (E1 proxy (g): EOL slides, the Lagrangian
+    baseline locks), the mean material distance
     and the largest world distance an EOL vertex that stayed EOL moved in
     one frame of the pull (they slide in material space and stay on the
     edge in the world)."""
@@ -87,6 +91,7 @@ def eol_edge(*, out_dir: Path, frames: int = 48, backend: str = "cpu", scale: fl
     cloth.pin(far)
     pinned_ids = cloth.vertex_ids[far]
     pulling = False
+    hanging_at_pull = float("nan")
     thr = float(sim._params["collision_threshold"])
 
     def line_distance(x: np.ndarray) -> np.ndarray:
@@ -125,6 +130,16 @@ def eol_edge(*, out_dir: Path, frames: int = 48, backend: str = "cpu", scale: fl
                 worst = max(worst, best)
         return worst
 
+    def hanging() -> float:
+        # The material hanging below the top (E1 proxy (g), the same
+        # measure in both modes): the material area of the faces whose
+        # centre is more than 1 cm below the top, over the sheet's width.
+        x, u, f = cloth.positions, cloth.material_coordinates, cloth.faces
+        below = x[f].mean(axis=1)[:, 1] < top_y - 0.01
+        d1, d2 = u[f[:, 1]] - u[f[:, 0]], u[f[:, 2]] - u[f[:, 0]]
+        a = 0.5 * np.abs(d1[:, 0] * d2[:, 1] - d1[:, 1] * d2[:, 0])
+        return float(a[below].sum() / 1.0)
+
     def fold_angle() -> float:
         x, f = cloth.positions, cloth.faces
         c = x[f].mean(axis=1)
@@ -138,7 +153,8 @@ def eol_edge(*, out_dir: Path, frames: int = 48, backend: str = "cpu", scale: fl
         return float(180.0 - math.degrees(math.acos(np.clip(cos, -1.0, 1.0))))
 
     series: dict[str, list[Any]] = {"time_s": [], "eol_vertices": [], "eol_line_distance_m": [],
-                                    "deepest_m": [], "edge_gap_m": [], "crossed_m": [], "fold_angle_deg": []}
+                                    "deepest_m": [], "edge_gap_m": [], "crossed_m": [], "fold_angle_deg": [],
+                                    "hanging_m": []}
     track: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     slid: list[float] = []
     drift: list[float] = []
@@ -156,6 +172,7 @@ def eol_edge(*, out_dir: Path, frames: int = 48, backend: str = "cpu", scale: fl
                     cloth.set_pin_targets(idx, cloth.positions[idx],
                                           np.tile([pull_speed, 0.0, 0.0], (len(idx), 1)))
                     pulling = True
+                    hanging_at_pull = hanging()
                 sim.advance(max(0.0, end - sim.time))
                 x, u, e, ids = cloth.positions, cloth.material_coordinates, cloth.is_eol, cloth.vertex_ids
                 series["time_s"].append(sim.time)
@@ -165,6 +182,7 @@ def eol_edge(*, out_dir: Path, frames: int = 48, backend: str = "cpu", scale: fl
                 series["edge_gap_m"].append(edge_gap(x))
                 series["crossed_m"].append(float(u[e, 0].mean()) if e.any() else float("nan"))
                 series["fold_angle_deg"].append(fold_angle())
+                series["hanging_m"].append(hanging())
                 if pulling:
                     for i in np.flatnonzero(e):
                         k = int(ids[i])
@@ -192,6 +210,9 @@ def eol_edge(*, out_dir: Path, frames: int = 48, backend: str = "cpu", scale: fl
         "edge_gap_max_m": max((g for t_, g in zip(series["time_s"], series["edge_gap_m"]) if t_ > 0.2), default=0.0),
         "eol_material_slide_per_frame_m": float(np.mean(slid)) if slid else 0.0,
         "eol_world_drift_per_frame_m": float(np.max(drift)) if drift else 0.0,
+        # E1 proxy (g): material pulled over the edge against the pull.
+        "pulled_over_m": hanging_at_pull - series["hanging_m"][-1] if pulling else 0.0,
+        "pull_m": pull_speed * max(0.0, sim.time - pull_start),
         "seconds_per_step": sum(t.values()) / max(sim.step_count, 1),
         "timings_s": t, **series,
     })
