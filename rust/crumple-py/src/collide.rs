@@ -34,6 +34,16 @@ fn mat3_to_py<'py>(py: Python<'py>, m: &Mat3<f64>) -> PyResult<Bound<'py, PyArra
     PyArray1::from_vec(py, m.m.iter().flatten().copied().collect()).reshape([3, 3])
 }
 
+/// `index` into a simulation's `len` colliders, or the error that says how
+/// many there are (the add/remove/set/get bindings of every module).
+pub fn collider_index(index: usize, len: usize) -> PyResult<usize> {
+    if index < len {
+        Ok(index)
+    } else {
+        Err(invalid(format!("no collider {index}; there are {len}")))
+    }
+}
+
 /// A kinematic collider: a shape, a pose, a motion and a boundary response.
 #[pyclass(module = "crumple._core", name = "Collider")]
 pub struct PyCollider {

@@ -6,7 +6,7 @@
 //! hinge models). Colliders are the shared toolkit's; EOL takes boxes and
 //! turns each into its sharp edges and faces before a step.
 
-use crate::collide::PyCollider;
+use crate::collide::{PyCollider, collider_index};
 use crate::convert::{
     arrays_from_py, arrays_to_py, from_dict, points_to_py, rows_to_py, to_points, to_triples, v3,
 };
@@ -287,33 +287,23 @@ impl PyEolSimulation {
     }
 
     fn remove_collider(&mut self, index: usize) -> PyResult<()> {
-        if index >= self.colliders.len() {
-            return Err(invalid(format!(
-                "no collider {index}; there are {}",
-                self.colliders.len()
-            )));
-        }
-        self.colliders.remove(index);
+        let i = collider_index(index, self.colliders.len())?;
+        self.colliders.remove(i);
         Ok(())
     }
 
     fn set_collider(&mut self, index: usize, collider: &PyCollider) -> PyResult<()> {
         box_of(&collider.inner)?;
-        let n = self.colliders.len();
-        let slot = self
-            .colliders
-            .get_mut(index)
-            .ok_or_else(|| invalid(format!("no collider {index}; there are {n}")))?;
-        *slot = collider.inner.clone();
+        let i = collider_index(index, self.colliders.len())?;
+        self.colliders[i] = collider.inner.clone();
         Ok(())
     }
 
     fn get_collider(&self, index: usize) -> PyResult<PyCollider> {
-        let c = self
-            .colliders
-            .get(index)
-            .ok_or_else(|| invalid(format!("no collider {index}; there are {}", self.colliders.len())))?;
-        Ok(PyCollider { inner: c.clone() })
+        let i = collider_index(index, self.colliders.len())?;
+        Ok(PyCollider {
+            inner: self.colliders[i].clone(),
+        })
     }
 
     /// World positions, `(N, 3)` float64 m.

@@ -4,7 +4,7 @@
 //! core's field lists, `crumple_core::params`); bodies are addressed by
 //! index and particles in each body's own numbering.
 
-use crate::collide::PyCollider;
+use crate::collide::{PyCollider, collider_index};
 use crate::convert::{arrays_from_py, arrays_to_py, from_dict, rows_to_py, to_dict, to_points, v3};
 use crate::errors::{IntoPy, SignalCheck, invalid};
 use crate::geometry::PyTriMesh;
@@ -270,34 +270,22 @@ impl PyPbdSimulation {
     }
 
     fn remove_collider(&mut self, index: usize) -> PyResult<()> {
-        if index >= self.sim.colliders.len() {
-            return Err(invalid(format!(
-                "no collider {index}; there are {}",
-                self.sim.colliders.len()
-            )));
-        }
-        self.sim.colliders.remove(index);
+        let i = collider_index(index, self.sim.colliders.len())?;
+        self.sim.colliders.remove(i);
         Ok(())
     }
 
     fn set_collider(&mut self, index: usize, collider: &PyCollider) -> PyResult<()> {
-        let n = self.sim.colliders.len();
-        let slot = self
-            .sim
-            .colliders
-            .get_mut(index)
-            .ok_or_else(|| invalid(format!("no collider {index}; there are {n}")))?;
-        *slot = collider.inner.clone();
+        let i = collider_index(index, self.sim.colliders.len())?;
+        self.sim.colliders[i] = collider.inner.clone();
         Ok(())
     }
 
     fn get_collider(&self, index: usize) -> PyResult<PyCollider> {
-        let c = self
-            .sim
-            .colliders
-            .get(index)
-            .ok_or_else(|| invalid(format!("no collider {index}")))?;
-        Ok(PyCollider { inner: c.clone() })
+        let i = collider_index(index, self.sim.colliders.len())?;
+        Ok(PyCollider {
+            inner: self.sim.colliders[i].clone(),
+        })
     }
 
     /// Σ ½ m |v|², J.

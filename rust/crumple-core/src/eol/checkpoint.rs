@@ -5,7 +5,7 @@
 //! Python layer saves them with the simulation's options).
 
 use super::constraints::Feature;
-use super::step::{Pin, Stepper};
+use super::step::{Pin, Snapshot, Stepper};
 use super::system::Mesh;
 use crate::checkpoint::Arrays;
 use crate::geometry::MeshTopology;
@@ -171,16 +171,18 @@ impl Stepper {
             .into_iter()
             .map(|[v, k]| Ok((whole(v, "active row vertex")?, whole(k, "active row ordinal")?)))
             .collect::<Result<_>>()?;
-        self.mesh = mesh;
-        self.xd = xd;
-        self.ud = ud;
-        self.features = features;
-        self.ids = ids;
-        self.next_id = next_id;
+        self.restore_snapshot(Snapshot {
+            mesh,
+            xd,
+            ud,
+            features,
+            ids,
+            next_id,
+            time,
+            pins,
+            active,
+        });
         self.step_count = step;
-        self.time = time;
-        self.pins = pins;
-        self.active = active;
         Ok(())
     }
 }

@@ -16,8 +16,8 @@ use super::constraints::Feature;
 use super::element::{Mat2d, signed_area};
 use super::obstacle::{BoxEdge, BoxObstacle};
 use super::system::Mesh;
-use crate::geometry::MeshTopology;
 use crate::geometry::closest::closest_on_segments;
+use crate::geometry::{MeshTopology, drop_unused_vertices, retain_used};
 use crate::math::Vec3;
 use crate::{Error, Result};
 
@@ -120,15 +120,7 @@ impl Cloth<'_> {
     /// Per vertex: on the border, and (for border vertices) a cloth corner
     /// (its two border edges not collinear in material space).
     fn border_vertices(&self) -> (Vec<bool>, Vec<bool>) {
-        // Ordered, so the first border edge found at a vertex is the same on
-        // every run (a HashMap's order changes from run to run).
-        let mut count = std::collections::BTreeMap::new();
-        for f in &self.mesh.faces {
-            for k in 0..3 {
-                let (a, b) = (f[k], f[(k + 1) % 3]);
-                *count.entry((a.min(b), a.max(b))).or_insert(0u32) += 1;
-            }
-        }
+        let count = self.mesh.edge_face_counts();
         let n = self.mesh.x.len();
         let mut border = vec![false; n];
         let mut dirs: Vec<Vec<Mat2d>> = vec![Vec::new(); n];
@@ -423,14 +415,8 @@ impl Cloth<'_> {
     fn border_rule(&mut self) -> usize {
         let (border, corner) = self.border_vertices();
         let n = self.mesh.x.len();
-        // Border edges at each vertex (material directions).
-        let mut count = std::collections::BTreeMap::new();
-        for f in &self.mesh.faces {
-            for k in 0..3 {
-                let (a, b) = (f[k], f[(k + 1) % 3]);
-                *count.entry((a.min(b), a.max(b))).or_insert(0u32) += 1;
-            }
-        }
+        // Neighbours, and the border edges at each vertex (material directions).
+        let count = self.mesh.edge_face_counts();
         let mut nbrs: Vec<Vec<u32>> = vec![Vec::new(); n];
         let mut bdir: Vec<Vec<Mat2d>> = vec![Vec::new(); n];
         for (&(a, b), &c) in &count {
@@ -505,38 +491,14 @@ impl Cloth<'_> {
     /// Drops vertices no face uses; every per-vertex array follows.
     fn compact(&mut self) {
         let m = &mut *self.mesh;
-        let n = m.x.len();
-        let mut used = vec![false; n];
-        for f in &m.faces {
-            for &k in f {
-                used[k as usize] = true;
-            }
-        }
-        let mut map = vec![u32::MAX; n];
-        let mut next = 0u32;
-        for (k, u) in used.iter().enumerate() {
-            if *u {
-                map[k] = next;
-                next += 1;
-            }
-        }
-        fn keep<T>(v: &mut Vec<T>, used: &[bool]) {
-            let mut k = 0;
-            v.retain(|_| {
-                k += 1;
-                used[k - 1]
-            });
-        }
-        keep(&mut m.x, &used);
-        keep(&mut m.u, &used);
-        keep(&mut m.eol, &used);
-        keep(self.xd, &used);
-        keep(self.ud, &used);
-        keep(self.features, &used);
-        keep(self.ids, &used);
-        for f in &mut m.faces {
-            *f = f.map(|k| map[k as usize]);
-        }
+        let (used, _) = drop_unused_vertices(m.x.len(), &mut m.faces);
+        retain_used(&mut m.x, &used);
+        retain_used(&mut m.u, &used);
+        retain_used(&mut m.eol, &used);
+        retain_used(self.xd, &used);
+        retain_used(self.ud, &used);
+        retain_used(self.features, &used);
+        retain_used(self.ids, &used);
     }
 
     /// One contact-conforming pass against `boxes` with threshold `thr`

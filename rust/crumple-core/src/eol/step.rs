@@ -159,16 +159,16 @@ const MAX_SPLITS: u32 = 3;
 
 /// The state a failed step goes back to.
 #[derive(Clone)]
-struct Snapshot {
-    mesh: Mesh,
-    xd: Vec<Vec3<f64>>,
-    ud: Vec<Mat2d>,
-    features: Vec<Option<Feature>>,
-    ids: Vec<u32>,
-    next_id: u32,
-    time: f64,
-    pins: Vec<Pin>,
-    active: std::collections::BTreeSet<(u32, u32)>,
+pub(super) struct Snapshot {
+    pub(super) mesh: Mesh,
+    pub(super) xd: Vec<Vec3<f64>>,
+    pub(super) ud: Vec<Mat2d>,
+    pub(super) features: Vec<Option<Feature>>,
+    pub(super) ids: Vec<u32>,
+    pub(super) next_id: u32,
+    pub(super) time: f64,
+    pub(super) pins: Vec<Pin>,
+    pub(super) active: std::collections::BTreeSet<(u32, u32)>,
 }
 
 impl StepReport {
@@ -217,9 +217,6 @@ impl Stepper {
         let nv = m.x.len();
         let mut normals = vec![Vec::new(); nv];
         let mut nbrs: Vec<Vec<u32>> = vec![Vec::new(); nv];
-        // Ordered, so the first border edge found at a vertex is the same on
-        // every run (a HashMap's order changes from run to run).
-        let mut edge_count = std::collections::BTreeMap::new();
         for f in &m.faces {
             let [a, b, c] = f.map(|v| m.x[v as usize]);
             let n = (b - a).cross(c - a).normalize_or_zero();
@@ -228,9 +225,9 @@ impl Stepper {
                 normals[i as usize].push(n);
                 nbrs[i as usize].push(j);
                 nbrs[j as usize].push(i);
-                *edge_count.entry((i.min(j), i.max(j))).or_insert(0) += 1;
             }
         }
+        let edge_count = m.edge_face_counts();
         // Border normal b̄ in material space: perp of a border edge (spec §6.1).
         let mut border = vec![None; nv];
         for (&(i, j), &c) in &edge_count {
@@ -367,24 +364,21 @@ impl Stepper {
                 "the time step must be > 0 s; got {h}"
             )));
         }
-        let saved = self.snapshot();
+        // `split_step` leaves the state as it found it when it fails.
         match self.split_step(h, 0) {
             Ok(r) => {
                 self.step_count += 1;
                 self.timings.add(&r.timings);
                 Ok(r)
             }
-            Err(e) => {
-                self.restore_snapshot(saved);
-                Err(match e {
-                    Error::Diverged { what, .. } => Error::Diverged {
-                        step: self.step_count,
-                        time: self.time,
-                        what,
-                    },
-                    e => e,
-                })
-            }
+            Err(e) => Err(match e {
+                Error::Diverged { what, .. } => Error::Diverged {
+                    step: self.step_count,
+                    time: self.time,
+                    what,
+                },
+                e => e,
+            }),
         }
     }
 
@@ -405,7 +399,7 @@ impl Stepper {
         }
     }
 
-    fn restore_snapshot(&mut self, s: Snapshot) {
+    pub(super) fn restore_snapshot(&mut self, s: Snapshot) {
         self.mesh = s.mesh;
         self.xd = s.xd;
         self.ud = s.ud;
@@ -459,18 +453,24 @@ impl Stepper {
             }
         };
         self.quarantine.0.clear();
+        // On failure the state goes back to what this call found (the one
+        // snapshot of the step; `step_by` takes none of its own).
         match out {
             Ok(r) => Ok(r),
-            Err(Error::Solver(why)) => {
-                if depth >= MAX_SPLITS {
-                    return Err(Error::Solver(why));
+            Err(Error::Solver(_)) if depth < MAX_SPLITS => {
+                self.restore_snapshot(saved.clone());
+                let halves = self
+                    .split_step(0.5 * h, depth + 1)
+                    .and_then(|a| self.split_step(0.5 * h, depth + 1).map(|b| a.then(&b)));
+                if halves.is_err() {
+                    self.restore_snapshot(saved);
                 }
-                self.restore_snapshot(saved);
-                let a = self.split_step(0.5 * h, depth + 1)?;
-                let b = self.split_step(0.5 * h, depth + 1)?;
-                Ok(a.then(&b))
+                halves
             }
-            Err(e) => Err(e),
+            Err(e) => {
+                self.restore_snapshot(saved);
+                Err(e)
+            }
         }
     }
 

@@ -109,6 +109,23 @@ pub struct Mesh {
     pub eol: Vec<bool>,
 }
 
+impl Mesh {
+    /// Per undirected edge `(smaller, larger)`, the number of faces on it
+    /// (1 on the border). Ordered, so every walk over it (the first border
+    /// edge found at a vertex, spec §6.1's b̄) is the same on every run, as a
+    /// HashMap's order is not.
+    pub fn edge_face_counts(&self) -> std::collections::BTreeMap<(u32, u32), u32> {
+        let mut count = std::collections::BTreeMap::new();
+        for f in &self.faces {
+            for k in 0..3 {
+                let (a, b) = (f[k], f[(k + 1) % 3]);
+                *count.entry((a.min(b), a.max(b))).or_insert(0u32) += 1;
+            }
+        }
+        count
+    }
+}
+
 /// The assembled system: `M`, `K` (full, symmetric), `f`, and the layout.
 #[derive(Clone, Debug, Default)]
 pub struct System {

@@ -4,13 +4,15 @@
 //!   (edges, [`Hinge`]s, adjacency in a fixed, documented order).
 //! - Mesh generators: [`grid_mesh`], [`uv_sphere`], [`box_mesh`],
 //!   [`cylinder_mesh`], [`torus_mesh`].
-//! - [`split_long_edges`]: midpoint refinement to a longest-edge bound.
+//! - [`split_long_edges`]: midpoint refinement to a longest-edge bound;
+//!   [`drop_unused_vertices`] and [`retain_used`] for meshes that lose vertices.
 //! - [`Curves`]: strands as polylines; [`grid_roots`], [`straight_curves`],
 //!   [`helix_curves`].
 //! - Volume sampling in a [`Region`] (box, sphere, closed mesh via
 //!   [`MeshInside`]): [`sample_lattice`], [`sample_poisson_disk`], seeded by
 //!   the deterministic [`SplitMix64`].
 pub mod closest;
+mod compact;
 mod csr;
 mod curve_generators;
 mod curves;
@@ -26,6 +28,7 @@ mod topology;
 mod trimesh;
 mod validate;
 
+pub use compact::{drop_unused_vertices, retain_used};
 pub use csr::csr;
 pub use curve_generators::{grid_roots, helix_curves, straight_curves};
 pub use curves::{Curves, MIN_SEGMENT_RATIO};

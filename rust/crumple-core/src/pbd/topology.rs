@@ -31,6 +31,7 @@ use std::collections::VecDeque;
 
 use super::grid::Grid;
 use super::state::{State, Surface};
+use crate::geometry::{drop_unused_vertices, retain_used};
 use crate::math::Vec3;
 
 /// No component.
@@ -282,45 +283,17 @@ fn close(
         stats.caps += 1;
     }
     // Drop unreferenced vertices; faces and per-vertex arrays follow.
-    let n = surface.y.len();
-    let mut used = vec![false; n];
-    for t in &faces {
-        for &v in t {
-            used[v as usize] = true;
-        }
-    }
-    let mut map = vec![u32::MAX; n];
-    let mut m = 0u32;
-    for (v, u) in used.iter().enumerate() {
-        if *u {
-            map[v] = m;
-            m += 1;
-        }
-    }
+    let (used, map) = drop_unused_vertices(surface.y.len(), &mut faces);
     retain_used(&mut surface.y, &used);
     retain_used(&mut surface.normals, &used);
     retain_used(&mut surface.skin, &used);
     retain_used(&mut surface.nopair, &used);
-    for t in &mut faces {
-        for v in t.iter_mut() {
-            *v = map[*v as usize];
-        }
-    }
     for v in seam.iter_mut() {
         *v = map[*v as usize];
     }
     surface.faces = faces;
     stats.components = label_vertices(surface);
     stats
-}
-
-/// Keeps the entries of `v` whose `used` flag is set, in order.
-fn retain_used<T>(v: &mut Vec<T>, used: &[bool]) {
-    let mut k = 0;
-    v.retain(|_| {
-        k += 1;
-        used[k - 1]
-    });
 }
 
 /// Union-find over triangle edges: `surface.vcomp[v]` = the smallest vertex
