@@ -158,10 +158,27 @@ def test_bad_cloth_and_obstacles_raise() -> None:
     rot = np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
     with pytest.raises(cr.InvalidInputError, match="aligned"):
         sim.add_collider(cr.colliders.Box(center=(0, -1, 0), rotation=rot))
-    moving = cr.colliders.Box(center=(0, -1, 0))
-    moving.set_velocity((0.0, 1.0, 0.0))
-    with pytest.raises(cr.InvalidInputError, match="moving"):
-        sim.add_collider(moving)
+    turning = cr.colliders.Box(center=(0, -1, 0))
+    turning.set_velocity((0.0, 1.0, 0.0), angular=(0.0, 1.0, 0.0))
+    with pytest.raises(cr.InvalidInputError, match="turns"):
+        sim.add_collider(turning)
+    keyed = cr.colliders.Box(center=(0, -1, 0))
+    keyed.set_keyframes([0.0, 1.0], [(0, -1, 0), (0, -2, 0)])
+    with pytest.raises(cr.InvalidInputError, match="keyframed"):
+        sim.add_collider(keyed)
+    # Wires and points: too few points, no length, a normal along the wire
+    # or zero, NaN.
+    with pytest.raises(cr.InvalidInputError, match="two points"):
+        sim.add_wire([(0, -1, 0)])
+    with pytest.raises(cr.InvalidInputError, match="length"):
+        sim.add_wire([(0, -1, 0), (0, -1, 0)])
+    with pytest.raises(cr.InvalidInputError, match="perpendicular"):
+        sim.add_wire([(0, -1, 0), (1, -1, 0)], normal=(1, 1, 0))
+    with pytest.raises(cr.InvalidInputError, match="non-zero"):
+        sim.add_point((0, -1, 0), normal=(0, 0, 0))
+    with pytest.raises(cr.InvalidInputError):
+        sim.add_point((0, np.nan, 0))
+    assert sim.wires.shape == (0, 2, 3) and sim.points.shape == (0, 3)
     cloth = sim.add_cloth(m)
     with pytest.raises(cr.InvalidInputError, match="one cloth"):
         sim.add_cloth(m)
@@ -242,3 +259,101 @@ def test_active_set_and_clarabel_give_the_same_steps() -> None:
     np.testing.assert_allclose(runs[0][1], runs[1][1], rtol=0, atol=1e-9)
     with pytest.raises(cr.InvalidInputError, match="qp_solver"):
         cr.eol.Simulation(qp_solver="osqp")  # type: ignore[arg-type]
+
+
+def test_a_sheet_dropped_on_a_nail_slides_over_it_and_checkpoints(tmp_path: Path) -> None:
+    """Spec E3 at test size: a sheet moving sideways drops on a point
+    obstacle; one EOL vertex of kind 3 (point) on obstacle 0 sits at the
+    tip (0.1·thr under it, §4.4) while material slides through it; the
+    frame draws the point; a checkpoint continues bit-identically."""
+    sheet = cr.geometry.grid_mesh(size=(0.5, 0.5), resolution=(10, 10), center=(0.013, 0.001, 0.021), normal="y")
+    sim = cr.eol.Simulation(dt=2e-3, gravity=(0, -9.8, 0), collapse_length=0.005)
+    assert sim.add_point((0.0, 0.0, 0.0), normal=(0, 1, 0)) == 0  # before the cloth: kept until add_cloth
+    cloth = sim.add_cloth(sheet, velocity=(0.2, 0.0, 0.0))
+    u0 = None
+    for _ in range(10):
+        sim.advance(0.02)
+        e = np.flatnonzero(cloth.is_eol)
+        assert len(e) <= 1
+        if len(e):
+            assert cloth.feature_kinds[e[0]] == 3 and cloth.feature_colliders[e[0]] == 0
+            np.testing.assert_allclose(cloth.positions[e[0], [0, 2]], 0.0, atol=1e-9)
+            assert cloth.positions[e[0], 1] >= -5e-4 - 1e-9
+            if u0 is None:
+                u0 = cloth.material_coordinates[e[0]].copy()
+    assert u0 is not None, "the sheet never reached the nail"
+    e = np.flatnonzero(cloth.is_eol)
+    assert len(e) == 1
+    assert np.linalg.norm(cloth.material_coordinates[e[0]] - u0) > 5e-3, "no material slid over the tip"
+    assert cloth.positions[:, 1].min() < -0.05 and np.isfinite(cloth.positions).all()
+    assert "point0" in sim.frame().colliders
+    path = sim.save(tmp_path / "nail.npz")
+    back = cr.eol.Simulation.load(path)
+    np.testing.assert_array_equal(back.points, sim.points)
+    sim.advance(0.02)
+    back.advance(0.02)
+    np.testing.assert_array_equal(back.objects[0].positions, cloth.positions)
+    np.testing.assert_array_equal(back.objects[0].material_coordinates, cloth.material_coordinates)
+
+
+def test_a_wire_catches_a_falling_sheet_and_refuses_a_vertex_on_it() -> None:
+    """Spec §4.3 test 5: a sheet falling on a horizontal wire (normal +y)
+    gets EOL vertices of kind 2 on it; they stay on its line (across it to
+    1e-9 m, under it no deeper than δ = 0.1·thr). A cloth vertex on the
+    wire at the start is refused."""
+    sheet = cr.geometry.grid_mesh(size=(0.6, 0.4), resolution=(12, 8), center=(0.013, 0.002, 0.0), normal="y")
+    sim = cr.eol.Simulation(dt=2e-3, gravity=(0, -9.8, 0), collapse_length=0.005)
+    cloth = sim.add_cloth(sheet)
+    assert sim.add_wire([(0.0, 0.0, -0.5), (0.0, 0.0, 0.5)]) == (0,)
+    worst = 0.0
+    for _ in range(8):
+        sim.advance(0.025)
+        e = cloth.is_eol
+        if e.any():
+            assert set(cloth.feature_kinds[e].tolist()) == {2}
+            x = cloth.positions[e]
+            assert np.abs(x[:, 0]).max() <= 1e-9
+            worst = max(worst, float(-x[:, 1].min()))
+    assert cloth.is_eol.sum() >= 3, "the wire made no EOL line"
+    assert worst <= 5e-4 + 1e-8
+    assert cloth.positions[:, 1].min() < -0.1
+    assert "wire0" in sim.frame().colliders
+    on = cr.eol.Simulation()
+    on.add_cloth(cr.geometry.grid_mesh(size=(0.5, 0.5), resolution=(4, 4), center=(0.0, 0.0, 0.0), normal="y"))
+    with pytest.raises(cr.InvalidInputError, match="on the wire"):
+        on.add_wire([(-1.0, 0.0, 0.0), (1.0, 0.0, 0.0)])
+
+
+def test_a_translating_box_carries_the_eol_vertices_on_its_edge() -> None:
+    """Spec §4.2 and E5: a box rising at 0.3 m/s under a sheet folded
+    over its edge, its far border held and rising with it. The EOL
+    vertices ride the moving edge: on its line within δ + 1e-8 m (E1 (a)
+    with the rows' moving right-hand side), none deeper in the box than δ;
+    the cloth is lifted, and the collider the user holds is where its
+    motion puts it."""
+    sim, cloth = _edge_sim(dt=5e-3)
+    far = np.flatnonzero(np.isclose(cloth.positions[:, 0], 0.35))
+    cloth.pin(far)  # or it slides off the top
+    ids = cloth.vertex_ids[far]
+    box = sim.colliders[0]
+    sim.advance(0.3)
+    assert cloth.is_eol.any()
+    box.set_velocity((0.0, 0.3, 0.0))
+    # The held border rises with the box (a box lifting a sheet against a
+    # fixed border stretches it until the flap is flung over the edge).
+    far = np.flatnonzero(np.isin(cloth.vertex_ids, ids))
+    cloth.set_pin_targets(far, cloth.positions[far], np.tile([0.0, 0.3, 0.0], (len(far), 1)))
+    y0 = float(box.translation[1])
+    edge0 = np.array([0.0, 0.0])  # the edge line's (x, y) before the move
+    for _ in range(6):
+        sim.advance(0.05)
+        box = sim.colliders[0]
+        lift = float(box.translation[1]) - y0
+        e = cloth.is_eol
+        assert e.any()
+        x = cloth.positions[e]
+        d = np.hypot(x[:, 0] - edge0[0], x[:, 1] - (edge0[1] + lift))
+        assert d.max() <= 5e-4 + 1e-8, d.max()
+        assert box.signed_distance(x).min() >= -5e-4 - 1e-8
+    assert abs(float(sim.colliders[0].translation[1]) - (y0 + 0.3 * 0.3)) < 1e-9
+    assert cloth.positions[:, 1].max() > 0.08

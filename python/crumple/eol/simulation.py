@@ -1,5 +1,5 @@
-"""The EOL cloth simulation: one cloth, box obstacles, scripted vertices,
-stepping, frames and checkpoints."""
+"""The EOL cloth simulation: one cloth, obstacles (boxes, wires, points),
+scripted vertices, stepping, frames and checkpoints."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from .._simulation import SimulationBase
 from ..cloth.material import Material
 from ..colliders import Box, Collider
 from ..errors import InvalidInputError
-from ..frames import FrameMesh
+from ..frames import Frame, FrameCollider, FrameMesh
 from ..geometry import TriMesh, Vec3Like
 
 __all__ = ["Simulation", "Cloth", "planar_coordinates"]
@@ -188,10 +188,39 @@ class Cloth:
         return f"eol.Cloth({self.name!r}, {self.num_vertices} vertices, {int(self.is_eol.sum())} EOL)"
 
 
+def _wire_drawing(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64],
+                  radius: float = 2e-3) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
+    """A thin triangular prism from ``a`` to ``b`` (for frames and pictures
+    only: the wire itself has no thickness)."""
+    t = (b - a) / np.linalg.norm(b - a)
+    e1 = np.cross(t, [1.0, 0.0, 0.0] if abs(t[0]) < 0.9 else [0.0, 1.0, 0.0])
+    e1 /= np.linalg.norm(e1)
+    e2 = np.cross(t, e1)
+    ring = [radius * (np.cos(k) * e1 + np.sin(k) * e2) for k in (0.0, 2.0944, 4.1888)]
+    v = np.array([a + r for r in ring] + [b + r for r in ring])
+    f = []
+    for k in range(3):
+        j = (k + 1) % 3
+        f += [[k, j, 3 + j], [k, 3 + j, 3 + k]]
+    f += [[0, 2, 1], [3, 4, 5]]
+    return v, np.array(f, dtype=np.int64)
+
+
+def _point_drawing(p: npt.NDArray[np.float64], n: npt.NDArray[np.float64],
+                   length: float = 0.03) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
+    """A nail: a thin three-sided cone from ``length`` m behind the point up
+    to its tip (for frames and pictures only)."""
+    v, f = _wire_drawing(p - n * length, p, radius=1.5e-3)
+    v[3:] = p  # the tip
+    return v, f
+
+
 class Simulation(SimulationBase):
     """Eulerian-on-Lagrangian cloth (spec eol_cloth): one cloth added with
-    :meth:`add_cloth`, box colliders whose edges become the features the
-    cloth bends exactly at and slides along, one QP per step.
+    :meth:`add_cloth`; obstacles whose sharp features the cloth bends
+    exactly at and slides along: box colliders (:meth:`add_collider`: their
+    edges), wires (:meth:`add_wire`) and points (:meth:`add_point`); one QP
+    per step.
 
     Keyword options (spec §8.1): ``dt`` time step (s, 5e-3);
     ``gravity`` (m/s², (0, −9.81, 0)); ``collision_threshold`` thr (m,
@@ -239,6 +268,8 @@ class Simulation(SimulationBase):
                               verify_qp=flag(verify_qp, "verify_qp")))
         self._s: Any = None  # the core simulation, made by add_cloth
         self._objects: list[Cloth] = []
+        # Wires and points added before the cloth: (kind, args).
+        self._pending: list[tuple[str, tuple[Any, ...]]] = []
         self._cloth_args: dict[str, Any] = {}
 
     def _core_or_none(self) -> Any:
@@ -265,15 +296,95 @@ class Simulation(SimulationBase):
         return tuple(self._objects)
 
     def add_collider(self, collider: Collider, *, name: str | None = None) -> int:
-        """Add an obstacle: a :class:`crumple.colliders.Box`, static and
-        aligned with the world axes (what is implemented so far); its 12
-        edges are the sharp features. Its ``mode`` and ``friction`` are not
-        used yet (contact is frictionless). Returns its index."""
+        """Add a box obstacle: a :class:`crumple.colliders.Box` aligned with
+        the world axes, static or translating (``set_velocity(linear=...)``,
+        or a callback that returns a pose without rotation and its linear
+        velocity; spec §4.2: EOL vertices on a moving edge ride on it). Its
+        12 edges are the sharp features, its faces contacts. Its ``mode``
+        and ``friction`` are not used yet (contact is frictionless).
+        Raises :class:`InvalidInputError` for other shapes, rotated or
+        turning boxes and keyframed motion. Returns its index."""
         if not isinstance(collider, Box):
             raise InvalidInputError(
                 f"crumple.eol takes Box colliders (their edges are the features); got {type(collider).__name__}")
         _core.EolSimulation.check_collider(collider._c)
         return super().add_collider(collider, name=name)
+
+    def add_wire(self, points: npt.ArrayLike, *, normal: Vec3Like = (0.0, 1.0, 0.0),
+                 velocity: Vec3Like = (0.0, 0.0, 0.0)) -> tuple[int, ...]:
+        """Add a wire (spec §4.1: a thin line the cloth bends exactly over and
+        slides across, with no thickness): ``points (K, 3)`` m, K ≥ 2, a
+        polyline whose K − 1 segments are each a wire feature; ``normal``
+        the side the cloth rests on (unit after scaling, perpendicular to
+        every segment; the cloth may lift off that way); ``velocity`` m/s,
+        constant (the wire translates). Returns the segments' indices into
+        :attr:`wires`. Raises :class:`InvalidInputError` for fewer than two
+        points, a zero-length segment, a normal not perpendicular to it, or
+        a cloth vertex on the wire at the start."""
+        p = as_points(points, "points")
+        if p.shape[0] < 2:
+            raise InvalidInputError(f"a wire needs at least two points; got {p.shape[0]}")
+        n, v = as_vec3(normal, "normal"), as_vec3(velocity, "velocity")
+        out = []
+        for a, b in zip(p[:-1], p[1:]):
+            args = ((float(a[0]), float(a[1]), float(a[2])), (float(b[0]), float(b[1]), float(b[2])), n, v)
+            if self._s is None:
+                # Checked now against a cloth-free core check, added with the cloth.
+                _core.EolSimulation.check_wire(*args)
+                self._pending.append(("wire", args))
+                out.append(sum(1 for k, _ in self._pending if k == "wire") - 1)
+            else:
+                out.append(int(self._s.add_wire(*args)))
+        return tuple(out)
+
+    def add_point(self, position: Vec3Like, *, normal: Vec3Like = (0.0, 1.0, 0.0),
+                  velocity: Vec3Like = (0.0, 0.0, 0.0)) -> int:
+        """Add a point obstacle (spec §4.1: a nail tip the cloth rests on and
+        slides over): ``position`` m, ``normal`` the side the cloth rests on,
+        ``velocity`` m/s, constant. Returns its index into :attr:`points`.
+        Raises :class:`InvalidInputError` for a zero normal or a cloth vertex
+        on the point at the start."""
+        args = (as_vec3(position, "position"), as_vec3(normal, "normal"), as_vec3(velocity, "velocity"))
+        if self._s is None:
+            _core.EolSimulation.check_point(*args)
+            self._pending.append(("point", args))
+            return sum(1 for k, _ in self._pending if k == "point") - 1
+        return int(self._s.add_point(*args))
+
+    @property
+    def wires(self) -> npt.NDArray[np.float64]:
+        """The wire segments now, ``(K, 2, 3)`` float64 m (their ends)."""
+        if self._s is None:
+            return np.array([[a, b] for k, (a, b, *_) in self._pending if k == "wire"],
+                            dtype=np.float64).reshape(-1, 2, 3)
+        return np.asarray(self._s.wires()[0]).reshape(-1, 2, 3)
+
+    @property
+    def points(self) -> npt.NDArray[np.float64]:
+        """The point obstacles now, ``(P, 3)`` float64 m."""
+        if self._s is None:
+            return np.array([a[0] for k, a in self._pending if k == "point"], dtype=np.float64).reshape(-1, 3)
+        return np.asarray(self._s.points()[0]).reshape(-1, 3)
+
+    def frame(self) -> Frame:
+        """The frame (see :meth:`SimulationBase.frame`), with each wire
+        segment (``wire0``, ``wire1``, …) and point (``point0``, …) drawn
+        as a thin prism or nail among the colliders (2 mm thick for the
+        eye; the obstacles have no thickness)."""
+        f = super().frame()
+        if self._s is None:
+            return f
+        colliders = dict(f.colliders)
+        ends, _, _ = self._s.wires()
+        ends = np.asarray(ends).reshape(-1, 2, 3)
+        for k, (a, b) in enumerate(ends):
+            v, faces = _wire_drawing(a, b)
+            colliders[f"wire{k}"] = FrameCollider(v, faces)
+        pos, nrm, _ = self._s.points()
+        for k, (p, n) in enumerate(zip(np.asarray(pos), np.asarray(nrm))):
+            v, faces = _point_drawing(p, n)
+            colliders[f"point{k}"] = FrameCollider(v, faces)
+        return Frame(time=f.time, objects=dict(f.objects), colliders=colliders)
 
     def add_cloth(self, mesh: TriMesh, material: Material | str | None = None, *,
                   material_coordinates: npt.ArrayLike | None = None,
@@ -315,6 +426,9 @@ class Simulation(SimulationBase):
         s.set_qp(p["qp_solver"], p["verify_qp"])
         for c in self._colliders:
             s.add_collider(c._c)
+        for kind, args in self._pending:
+            (s.add_wire if kind == "wire" else s.add_point)(*args)
+        self._pending = []
         self._s = s
         obj = Cloth(self, self._unique_name(name), mesh, material)
         self._objects.append(obj)

@@ -1,10 +1,12 @@
 //! Bindings of `crumple_core::eol`: Eulerian-on-Lagrangian cloth over
-//! sharp box edges.
+//! sharp box edges, wires and points.
 //!
 //! The cloth crosses as world positions, material coordinates and faces;
 //! its material as the cloth module's material dict (the same membrane and
-//! hinge models). Colliders are the shared toolkit's; EOL takes boxes and
-//! turns each into its sharp edges and faces before a step.
+//! hinge models). Box colliders are the shared toolkit's; EOL turns each
+//! into its sharp edges and faces before a step. Wires and points have no
+//! inside, so no other solver could use them: they are EOL's own
+//! obstacles, added here.
 
 use crate::collide::{PyCollider, collider_index};
 use crate::convert::{
@@ -14,8 +16,10 @@ use crate::errors::{IntoPy, SignalCheck, invalid};
 use crumple_core::cloth::material::Material;
 use crumple_core::collide as c;
 use crumple_core::eol::element::signed_area;
-use crumple_core::eol::{BoxObstacle, ClothParams, Feature, Pin, QpMethod, StepReport, Stepper};
+use crumple_core::eol::obstacle::{PointObstacle, Wire};
+use crumple_core::eol::{BoxObstacle, ClothParams, Pin, QpMethod, StepReport, Stepper};
 use crumple_core::math::Mat3;
+use crumple_core::math::Vec3;
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -30,8 +34,9 @@ pub struct PyEolSimulation {
     last: StepReport,
 }
 
-/// The EOL obstacle of a collider: a static box whose axes are the world's
-/// (what the core handles so far).
+/// The EOL obstacle of a collider: a box whose axes are the world's,
+/// static or translating (a constant velocity, or a callback's pose and
+/// velocity each frame; what the core handles so far).
 fn box_of(col: &c::Collider) -> PyResult<BoxObstacle> {
     let c::Shape::Box(b) = col.shape() else {
         return Err(invalid(format!(
@@ -39,9 +44,15 @@ fn box_of(col: &c::Collider) -> PyResult<BoxObstacle> {
             col.shape().name()
         )));
     };
-    if !matches!(col.motion(), c::Motion::Static) {
+    if matches!(col.motion(), c::Motion::Keyframes { .. }) {
         return Err(invalid(
-            "crumple.eol: moving obstacles are not implemented yet; give the box no motion",
+            "crumple.eol: keyframed boxes are not implemented yet; move the box with set_velocity(linear=...) \
+             or a callback",
+        ));
+    }
+    if col.angular_velocity().norm() > 0.0 {
+        return Err(invalid(
+            "crumple.eol: a box that turns is not implemented yet (it may translate); give it angular=(0, 0, 0)",
         ));
     }
     let r = col.rotation();
@@ -58,7 +69,67 @@ fn box_of(col: &c::Collider) -> PyResult<BoxObstacle> {
     Ok(BoxObstacle {
         center: col.translation(),
         half: b.half_extents(),
+        velocity: if matches!(col.motion(), c::Motion::Static) {
+            Vec3::zero()
+        } else {
+            col.linear_velocity()
+        },
     })
+}
+
+/// A unit normal from `n`, checked: finite, non-zero and (for a wire)
+/// perpendicular to its tangent `t`.
+fn unit_normal(n: T3, t: Option<Vec3<f64>>, what: &str) -> PyResult<Vec3<f64>> {
+    let n = v3(n);
+    let len = n.norm();
+    if !(len.is_finite() && len > 0.0) {
+        return Err(invalid(format!(
+            "the {what}'s normal must be a finite non-zero 3-vector; got {n:?}"
+        )));
+    }
+    let n = n * (1.0 / len);
+    if let Some(t) = t
+        && n.dot(t).abs() > 1e-6
+    {
+        return Err(invalid(format!(
+            "the {what}'s normal must be perpendicular to it (normal·tangent = {:.3e}); give the side the cloth \
+             rests on, e.g. (0, 1, 0) for a horizontal wire",
+            n.dot(t)
+        )));
+    }
+    Ok(n)
+}
+
+/// A wire from `a` to `b` m, resting side `normal`, velocity m/s, checked.
+fn wire_of(a: T3, b: T3, normal: T3, velocity: T3) -> PyResult<Wire> {
+    let (a, b) = (finite3(a, "the wire's start")?, finite3(b, "the wire's end")?);
+    let len = (b - a).norm();
+    if len.is_nan() || len <= 1e-9 {
+        return Err(invalid("the wire's ends must differ (it needs a length)"));
+    }
+    Ok(Wire {
+        ends: [a, b],
+        normal: unit_normal(normal, Some((b - a) * (1.0 / len)), "wire")?,
+        velocity: finite3(velocity, "the wire's velocity")?,
+    })
+}
+
+/// A point obstacle, checked.
+fn point_of(position: T3, normal: T3, velocity: T3) -> PyResult<PointObstacle> {
+    Ok(PointObstacle {
+        position: finite3(position, "the point's position")?,
+        normal: unit_normal(normal, None, "point")?,
+        velocity: finite3(velocity, "the point's velocity")?,
+    })
+}
+
+fn finite3(v: T3, name: &str) -> PyResult<Vec3<f64>> {
+    let v = v3(v);
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err(invalid(format!("{name} must be finite; got {v:?}")))
+    }
 }
 
 fn params_of(material: &Bound<'_, PyDict>, gravity: T3) -> PyResult<ClothParams> {
@@ -121,6 +192,16 @@ impl PyEolSimulation {
                     0.1 * thr
                 )));
             }
+        }
+        Ok(())
+    }
+
+    /// The colliders to the stepper's time after a step or a run (a box
+    /// the stepper moved at its velocity is where its motion puts it;
+    /// a callback's pose waits for the next frame's call).
+    fn follow_colliders(&mut self) -> PyResult<()> {
+        for c in &mut self.colliders {
+            c.advance_to(self.s.time).py_err()?;
         }
         Ok(())
     }
@@ -243,7 +324,9 @@ impl PyEolSimulation {
         self.sync_boxes()?;
         let h = dt.unwrap_or(self.s.h);
         let s = &mut self.s;
-        self.last = py.detach(|| s.step_by(h)).py_err()?;
+        let r = py.detach(|| s.step_by(h));
+        self.follow_colliders()?;
+        self.last = r.py_err()?;
         Ok(())
     }
 
@@ -254,7 +337,112 @@ impl PyEolSimulation {
         let s = &mut self.s;
         let mut sig = SignalCheck::new();
         let r = py.detach(|| s.advance_with(duration, || sig.stop()));
+        self.follow_colliders()?;
         sig.finish(r)
+    }
+
+    /// Raises unless `add_wire` would take these arguments (the checks
+    /// that need no cloth).
+    #[staticmethod]
+    fn check_wire(a: T3, b: T3, normal: T3, velocity: T3) -> PyResult<()> {
+        wire_of(a, b, normal, velocity).map(|_| ())
+    }
+
+    /// Raises unless `add_point` would take these arguments (the checks
+    /// that need no cloth).
+    #[staticmethod]
+    fn check_point(position: T3, normal: T3, velocity: T3) -> PyResult<()> {
+        point_of(position, normal, velocity).map(|_| ())
+    }
+
+    /// Adds a wire from `a` to `b` (m; spec §4.1: a segment with no
+    /// thickness) that the cloth rests on from the side of `normal` (unit,
+    /// perpendicular to it), moving at `velocity` m/s. Returns its index.
+    fn add_wire(&mut self, a: T3, b: T3, normal: T3, velocity: T3) -> PyResult<usize> {
+        let w = wire_of(a, b, normal, velocity)?;
+        let thr = self.s.thr;
+        if let Some(i) = self
+            .s
+            .mesh
+            .x
+            .iter()
+            .position(|&x| w.segment_distance(x) <= 0.1 * thr)
+        {
+            return Err(invalid(format!(
+                "cloth vertex {i} is on the wire (within 0.1·collision_threshold = {} m); move the cloth or the \
+                 wire: EOL vertices are made by the remesher when the cloth reaches it",
+                0.1 * thr
+            )));
+        }
+        self.s.wires.push(w);
+        Ok(self.s.wires.len() - 1)
+    }
+
+    /// Adds a point obstacle (a nail tip) at `position` m that the cloth
+    /// rests on from the side of `normal`, moving at `velocity` m/s.
+    /// Returns its index.
+    fn add_point(&mut self, position: T3, normal: T3, velocity: T3) -> PyResult<usize> {
+        let p = point_of(position, normal, velocity)?;
+        let thr = self.s.thr;
+        if let Some(i) = self
+            .s
+            .mesh
+            .x
+            .iter()
+            .position(|&x| (x - p.position).norm() <= 0.1 * thr)
+        {
+            return Err(invalid(format!(
+                "cloth vertex {i} is on the point (within 0.1·collision_threshold = {} m); move the cloth or the \
+                 point",
+                0.1 * thr
+            )));
+        }
+        self.s.points.push(p);
+        Ok(self.s.points.len() - 1)
+    }
+
+    /// The wires now: ends `(K, 2, 3)` m as `(2K, 3)` rows, normals
+    /// `(K, 3)`, velocities `(K, 3)` m/s.
+    #[allow(clippy::type_complexity)]
+    fn wires<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(
+        Bound<'py, PyArray2<f64>>,
+        Bound<'py, PyArray2<f64>>,
+        Bound<'py, PyArray2<f64>>,
+    )> {
+        let w = &self.s.wires;
+        let ends: Vec<Vec3<f64>> = w.iter().flat_map(|w| w.ends).collect();
+        let n: Vec<Vec3<f64>> = w.iter().map(|w| w.normal).collect();
+        let v: Vec<Vec3<f64>> = w.iter().map(|w| w.velocity).collect();
+        Ok((
+            points_to_py(py, &ends)?,
+            points_to_py(py, &n)?,
+            points_to_py(py, &v)?,
+        ))
+    }
+
+    /// The points now: positions `(P, 3)` m, normals `(P, 3)`, velocities
+    /// `(P, 3)` m/s.
+    #[allow(clippy::type_complexity)]
+    fn points<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(
+        Bound<'py, PyArray2<f64>>,
+        Bound<'py, PyArray2<f64>>,
+        Bound<'py, PyArray2<f64>>,
+    )> {
+        let p = &self.s.points;
+        let x: Vec<Vec3<f64>> = p.iter().map(|p| p.position).collect();
+        let n: Vec<Vec3<f64>> = p.iter().map(|p| p.normal).collect();
+        let v: Vec<Vec3<f64>> = p.iter().map(|p| p.velocity).collect();
+        Ok((
+            points_to_py(py, &x)?,
+            points_to_py(py, &n)?,
+            points_to_py(py, &v)?,
+        ))
     }
 
     #[getter]
@@ -352,8 +540,9 @@ impl PyEolSimulation {
     }
 
     /// Per vertex: the kind of its feature (−1 none, 0 corner, 1 edge, 2
-    /// wire, 3 point) and the obstacle it belongs to (−1 none: the one
-    /// whose edge line is nearest), `(N,)` int64 each.
+    /// wire, 3 point) and its obstacle's index among those of its kind
+    /// (colliders for edges and corners, wires, points; −1 none), `(N,)`
+    /// int64 each.
     fn features<'py>(&self, py: Python<'py>) -> (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>) {
         let kind: Vec<i64> = self
             .s
@@ -365,20 +554,7 @@ impl PyEolSimulation {
             .s
             .features
             .iter()
-            .zip(&self.s.mesh.x)
-            .map(|(f, &x)| match f {
-                Some(Feature::Edge { normals, tangent }) => self
-                    .s
-                    .boxes
-                    .iter()
-                    .enumerate()
-                    .flat_map(|(k, b)| b.edges().into_iter().map(move |e| (k, e)))
-                    .filter(|(_, e)| e.tangent == *tangent && e.normals == *normals)
-                    .map(|(k, e)| (k, e.line_distance(x)))
-                    .min_by(|a, b| a.1.total_cmp(&b.1))
-                    .map_or(-1, |(k, _)| k as i64),
-                _ => -1,
-            })
+            .map(|f| f.map_or(-1, |f| i64::from(f.obstacle())))
             .collect();
         (PyArray1::from_vec(py, kind), PyArray1::from_vec(py, owner))
     }

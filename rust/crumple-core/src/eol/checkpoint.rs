@@ -1,10 +1,12 @@
 //! Checkpoints of an EOL stepper: the mesh as it is now (the remesher
 //! changes it), every per-vertex state array, the features of EOL vertices,
 //! the persistent ids, the pins with their moving targets, the QP's warm
-//! start and the clocks. Obstacles and settings are the caller's (the
-//! Python layer saves them with the simulation's options).
+//! start, the clocks, and the wires and points where they are now (they
+//! belong to the stepper). Boxes and settings are the caller's (the Python
+//! layer saves its colliders and options).
 
 use super::constraints::Feature;
+use super::obstacle::{PointObstacle, Wire};
 use super::step::{Pin, Snapshot, Stepper};
 use super::system::Mesh;
 use crate::checkpoint::Arrays;
@@ -12,10 +14,13 @@ use crate::geometry::MeshTopology;
 use crate::math::Vec3;
 use crate::{Error, Result};
 
-/// A feature as 10 numbers: 1 + [`Feature::kind`] (0: none) and up to
-/// three unit vectors.
-fn encode(f: &Option<Feature>) -> [f64; 10] {
-    let mut r = [0.0; 10];
+/// A feature as 11 numbers: 1 + [`Feature::kind`] (0: none), up to three
+/// unit vectors and the obstacle's number.
+fn encode(f: &Option<Feature>) -> [f64; 11] {
+    let mut r = [0.0; 11];
+    if let Some(f) = f {
+        r[10] = f64::from(f.obstacle());
+    }
     let mut put = |k: f64, vs: &[Vec3<f64>]| {
         r[0] = k;
         for (j, v) in vs.iter().enumerate() {
@@ -24,17 +29,18 @@ fn encode(f: &Option<Feature>) -> [f64; 10] {
     };
     match *f {
         None => {}
-        Some(f @ Feature::Corner { normals }) => put(1.0 + f.kind() as f64, &normals),
-        Some(f @ Feature::Edge { normals, tangent }) => {
+        Some(f @ Feature::Corner { normals, .. }) => put(1.0 + f.kind() as f64, &normals),
+        Some(f @ Feature::Edge { normals, tangent, .. }) => {
             put(1.0 + f.kind() as f64, &[normals[0], normals[1], tangent])
         }
-        Some(f @ Feature::Wire { normal, tangent }) => put(1.0 + f.kind() as f64, &[normal, tangent]),
-        Some(f @ Feature::Point { normal }) => put(1.0 + f.kind() as f64, &[normal]),
+        Some(f @ Feature::Wire { normal, tangent, .. }) => put(1.0 + f.kind() as f64, &[normal, tangent]),
+        Some(f @ Feature::Point { normal, .. }) => put(1.0 + f.kind() as f64, &[normal]),
     }
     r
 }
 
-fn decode(r: &[f64; 10]) -> Result<Option<Feature>> {
+fn decode(r: &[f64; 11]) -> Result<Option<Feature>> {
+    let obstacle = whole(r[10], "feature obstacle")?;
     let v = |j: usize| Vec3::new(r[1 + 3 * j], r[2 + 3 * j], r[3 + 3 * j]);
     let k = r[0];
     if k.fract() != 0.0 || !(0.0..=4.0).contains(&k) {
@@ -46,16 +52,22 @@ fn decode(r: &[f64; 10]) -> Result<Option<Feature>> {
         -1 => None,
         0 => Some(Feature::Corner {
             normals: [v(0), v(1), v(2)],
+            obstacle,
         }),
         1 => Some(Feature::Edge {
             normals: [v(0), v(1)],
             tangent: v(2),
+            obstacle,
         }),
         2 => Some(Feature::Wire {
             normal: v(0),
             tangent: v(1),
+            obstacle,
         }),
-        _ => Some(Feature::Point { normal: v(0) }),
+        _ => Some(Feature::Point {
+            normal: v(0),
+            obstacle,
+        }),
     })
 }
 
@@ -80,8 +92,27 @@ impl Stepper {
         a.put_rows("eol", &self.mesh.eol);
         a.put_rows("xd", &self.xd);
         a.put_rows("ud", &self.ud);
-        let f: Vec<[f64; 10]> = self.features.iter().map(encode).collect();
+        let f: Vec<[f64; 11]> = self.features.iter().map(encode).collect();
         a.put_rows("features", &f);
+        let wires: Vec<[f64; 12]> = self
+            .wires
+            .iter()
+            .map(|w| {
+                let [p, q] = w.ends;
+                let (n, v) = (w.normal, w.velocity);
+                [p.x, p.y, p.z, q.x, q.y, q.z, n.x, n.y, n.z, v.x, v.y, v.z]
+            })
+            .collect();
+        a.put_rows("wires", &wires);
+        let points: Vec<[f64; 9]> = self
+            .points
+            .iter()
+            .map(|p| {
+                let (x, n, v) = (p.position, p.normal, p.velocity);
+                [x.x, x.y, x.z, n.x, n.y, n.z, v.x, v.y, v.z]
+            })
+            .collect();
+        a.put_rows("points", &points);
         a.put_rows("ids", &self.ids);
         a.put_u64("next_id", u64::from(self.next_id));
         let pin_ids: Vec<u32> = self.pins.iter().map(|p| p.id).collect();
@@ -122,7 +153,7 @@ impl Stepper {
         }
         let topo = MeshTopology::build(n, &faces)?;
         let features = a
-            .rows::<[f64; 10]>("features", n)?
+            .rows::<[f64; 11]>("features", n)?
             .iter()
             .map(decode)
             .collect::<Result<Vec<_>>>()?;
@@ -171,6 +202,43 @@ impl Stepper {
             .into_iter()
             .map(|[v, k]| Ok((whole(v, "active row vertex")?, whole(k, "active row ordinal")?)))
             .collect::<Result<_>>()?;
+        let rows_of = |name: &str| a.get(name).and_then(|x| x.shape.first().copied()).unwrap_or(0);
+        let v = |r: &[f64], k: usize| Vec3::new(r[k], r[k + 1], r[k + 2]);
+        // Checkpoints from before wires and points had none.
+        let wires: Vec<Wire> = if a.get("wires").is_none() {
+            Vec::new()
+        } else {
+            a.rows::<[f64; 12]>("wires", rows_of("wires"))?
+        }
+        .iter()
+        .map(|r| Wire {
+            ends: [v(r, 0), v(r, 3)],
+            normal: v(r, 6),
+            velocity: v(r, 9),
+        })
+        .collect();
+        let points: Vec<PointObstacle> = if a.get("points").is_none() {
+            Vec::new()
+        } else {
+            a.rows::<[f64; 9]>("points", rows_of("points"))?
+        }
+        .iter()
+        .map(|r| PointObstacle {
+            position: v(r, 0),
+            normal: v(r, 3),
+            velocity: v(r, 6),
+        })
+        .collect();
+        if wires
+            .iter()
+            .flat_map(|w| [w.ends[0], w.ends[1], w.normal, w.velocity])
+            .chain(points.iter().flat_map(|p| [p.position, p.normal, p.velocity]))
+            .any(|x| !x.is_finite())
+        {
+            return Err(Error::InvalidInput(
+                "checkpoint: a wire or point is not finite".into(),
+            ));
+        }
         self.restore_snapshot(Snapshot {
             mesh,
             xd,
@@ -181,6 +249,9 @@ impl Stepper {
             time,
             pins,
             active,
+            // Boxes are the caller's (the Python layer sets them from its
+            // colliders).
+            obstacles: (self.boxes.clone(), wires, points),
         });
         self.step_count = step;
         Ok(())

@@ -15,20 +15,29 @@ use super::system::Dofs;
 use crate::math::Vec3;
 
 /// The sharp feature an EOL vertex lies on, with its geometry (unit
-/// vectors, pointing out of the obstacle).
+/// vectors, pointing out of the obstacle) and the obstacle's number among
+/// those of its kind (boxes for corners and edges, wires, points): two
+/// vertices share a feature (a conformal edge joins them) only on one
+/// obstacle, so parallel edges of two boxes, or two nails with one normal,
+/// are different features.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Feature {
     /// A box corner: its three face normals.
-    Corner { normals: [Vec3<f64>; 3] },
+    Corner { normals: [Vec3<f64>; 3], obstacle: u32 },
     /// A point (nail) with its outward normal.
-    Point { normal: Vec3<f64> },
+    Point { normal: Vec3<f64>, obstacle: u32 },
     /// A box edge: its two face normals and its tangent.
     Edge {
         normals: [Vec3<f64>; 2],
         tangent: Vec3<f64>,
+        obstacle: u32,
     },
     /// A wire: its support normal and its tangent.
-    Wire { normal: Vec3<f64>, tangent: Vec3<f64> },
+    Wire {
+        normal: Vec3<f64>,
+        tangent: Vec3<f64>,
+        obstacle: u32,
+    },
 }
 
 impl Feature {
@@ -40,6 +49,16 @@ impl Feature {
             Feature::Edge { .. } => 1,
             Feature::Wire { .. } => 2,
             Feature::Point { .. } => 3,
+        }
+    }
+
+    /// The obstacle's number among those of its kind.
+    pub fn obstacle(&self) -> u32 {
+        match *self {
+            Feature::Corner { obstacle, .. }
+            | Feature::Edge { obstacle, .. }
+            | Feature::Wire { obstacle, .. }
+            | Feature::Point { obstacle, .. } => obstacle,
         }
     }
 }
@@ -126,23 +145,23 @@ impl Rows {
             }
         };
         match feature {
-            Feature::Corner { normals } if !flat => {
+            Feature::Corner { normals, .. } if !flat => {
                 for n in normals {
                     self.world(true, x, n, v_o);
                 }
             }
-            Feature::Corner { normals } => {
+            Feature::Corner { normals, .. } => {
                 let n = (normals[0] + normals[1] + normals[2]).normalize_or_zero();
                 self.pinned_point(x, n, v_o);
             }
-            Feature::Point { normal } => self.pinned_point(x, normal, v_o),
+            Feature::Point { normal, .. } => self.pinned_point(x, normal, v_o),
             Feature::Edge { normals, .. } if !flat => {
                 for n in normals {
                     self.world(true, x, n, v_o);
                 }
                 eulerian(self);
             }
-            Feature::Edge { normals, tangent } => {
+            Feature::Edge { normals, tangent, .. } => {
                 let nv = if vertex_normal.dot(normals[0] + normals[1]) < 0.0 {
                     -vertex_normal
                 } else {
@@ -152,7 +171,7 @@ impl Rows {
                 self.world(false, x, nv.cross(tangent).normalize_or_zero(), v_o);
                 eulerian(self);
             }
-            Feature::Wire { normal, tangent } => {
+            Feature::Wire { normal, tangent, .. } => {
                 self.world(true, x, normal, v_o);
                 self.world(false, x, normal.cross(tangent).normalize_or_zero(), v_o);
                 eulerian(self);
@@ -171,6 +190,21 @@ impl Rows {
     /// spec §6.4, or a scripted component, §6.5).
     pub fn vertex(&mut self, dofs: &Dofs, i: usize, inequality: bool, a: Vec3<f64>, v: Vec3<f64>) {
         self.world(inequality, dofs.x(i), a, v);
+    }
+
+    /// A Lagrangian contact of a point inside a cloth edge or face with an
+    /// obstacle (spec §6.4 tests 1–2): `Σ_k w_k aᵀẋ_k ≥ b` over the
+    /// vertices `(i_k, w_k)` (keyed for the warm start by the first).
+    pub fn weighted(&mut self, dofs: &Dofs, vertices: &[(usize, f64)], a: Vec3<f64>, b: f64) {
+        let r = self.b_in.len() as u32;
+        for &(i, w) in vertices {
+            let x = dofs.x(i);
+            for k in 0..3 {
+                self.ineq.push((r, (x + k) as u32, w * a[k]));
+            }
+        }
+        self.b_in.push(b);
+        self.ineq_vertex.push(vertices.first().map_or(0, |v| v.0 as u32));
     }
 
     /// `(A_eq, b_eq, A_in, b_in)` over `n` unknowns.

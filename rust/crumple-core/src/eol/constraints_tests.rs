@@ -84,11 +84,13 @@ fn t12_strict_convexity_on_the_active_face() {
                 let feature = if corner {
                     Feature::Corner {
                         normals: [top, side, x_axis],
+                        obstacle: 0,
                     }
                 } else {
                     Feature::Edge {
                         normals: [top, side],
                         tangent: x_axis,
+                        obstacle: 0,
                     }
                 };
                 let along = if eulerian { [1.0, 0.0] } else { [0.0, 0.0] };
@@ -136,7 +138,7 @@ fn t19_constraint_geometry() {
     let i = line[1];
     let mut rows = Rows::default();
     let corner = Site {
-        feature: Feature::Corner { normals },
+        feature: Feature::Corner { normals, obstacle: 0 },
         flat: false,
         along: [0.0; 2],
         vertex_normal: normals[0],
@@ -155,6 +157,7 @@ fn t19_constraint_geometry() {
     let edge = Feature::Edge {
         normals: [normals[0], normals[1]],
         tangent: normals[2],
+        obstacle: 0,
     };
     rows.eol_vertex(
         &s.dofs,

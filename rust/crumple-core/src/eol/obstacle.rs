@@ -1,5 +1,9 @@
-//! Box obstacles and their sharp edges (spec eol_cloth §4.1–4.2), static
-//! and axis-aligned for now.
+//! Obstacles and their sharp features (spec eol_cloth §4.1–4.2): boxes
+//! (axis-aligned; their 12 edges), wires (a segment with no thickness) and
+//! points (nails). Each moves rigidly with a constant velocity over a step
+//! (translation only: the exact finite-difference obstacle velocity of §4.2
+//! for a translating body is that velocity, so EOL vertices on a moving
+//! feature stay on it exactly).
 
 use super::constraints::Feature;
 use crate::math::Vec3;
@@ -11,6 +15,64 @@ pub struct BoxObstacle {
     pub center: Vec3<f64>,
     /// Half extents, m.
     pub half: Vec3<f64>,
+    /// Velocity over the coming step, m/s (zero when static).
+    pub velocity: Vec3<f64>,
+}
+
+/// A wire (spec §4.1: a segment, "edge-like"): the cloth rests on it from
+/// the side `normal` points to and bends and slides over it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Wire {
+    /// Start and end, m.
+    pub ends: [Vec3<f64>; 2],
+    /// Unit support normal, perpendicular to the wire (the side the cloth
+    /// lies on; it may lift off that way).
+    pub normal: Vec3<f64>,
+    /// Velocity over the coming step, m/s.
+    pub velocity: Vec3<f64>,
+}
+
+/// A point obstacle (a nail tip, spec §4.1: "corner-like"): the cloth rests
+/// on it from the side `normal` points to.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PointObstacle {
+    /// Where it is, m.
+    pub position: Vec3<f64>,
+    /// Unit normal (the side the cloth lies on).
+    pub normal: Vec3<f64>,
+    /// Velocity over the coming step, m/s.
+    pub velocity: Vec3<f64>,
+}
+
+impl Wire {
+    /// Unit tangent from `ends[0]` to `ends[1]`.
+    pub fn tangent(&self) -> Vec3<f64> {
+        (self.ends[1] - self.ends[0]).normalize_or_zero()
+    }
+
+    /// The EOL feature of a vertex on wire number `obstacle`.
+    pub fn feature(&self, obstacle: u32) -> Feature {
+        Feature::Wire {
+            normal: self.normal,
+            tangent: self.tangent(),
+            obstacle,
+        }
+    }
+
+    /// Distance of `x` from the segment, m.
+    pub fn segment_distance(&self, x: Vec3<f64>) -> f64 {
+        let t = self.tangent();
+        let d = x - self.ends[0];
+        let s = d.dot(t).clamp(0.0, (self.ends[1] - self.ends[0]).norm());
+        (d - t * s).norm()
+    }
+
+    /// Distance of `x` from the wire's line, m.
+    pub fn line_distance(&self, x: Vec3<f64>) -> f64 {
+        let t = self.tangent();
+        let d = x - self.ends[0];
+        (d - t * d.dot(t)).norm()
+    }
 }
 
 /// One sharp edge of a box: its end points, face normals and tangent.
@@ -25,11 +87,12 @@ pub struct BoxEdge {
 }
 
 impl BoxEdge {
-    /// The EOL feature of a vertex on this edge.
-    pub fn feature(&self) -> Feature {
+    /// The EOL feature of a vertex on this edge of box number `obstacle`.
+    pub fn feature(&self, obstacle: u32) -> Feature {
         Feature::Edge {
             normals: self.normals,
             tangent: self.tangent,
+            obstacle,
         }
     }
 
@@ -130,3 +193,7 @@ impl BoxObstacle {
         out
     }
 }
+
+#[cfg(test)]
+#[path = "obstacle_tests.rs"]
+mod tests;

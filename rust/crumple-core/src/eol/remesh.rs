@@ -14,17 +14,59 @@
 
 use super::constraints::Feature;
 use super::element::{Mat2d, signed_area};
-use super::obstacle::{BoxEdge, BoxObstacle};
+use super::obstacle::{BoxEdge, BoxObstacle, PointObstacle, Wire};
 use super::system::Mesh;
 use crate::geometry::closest::closest_on_segments;
 use crate::geometry::{MeshTopology, drop_unused_vertices, retain_used};
 use crate::math::Vec3;
 use crate::{Error, Result};
 
+/// The obstacles a remesh pass sees, each list numbered as the features'
+/// `obstacle` numbers.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Obstacles<'a> {
+    /// Boxes (their edges).
+    pub boxes: &'a [BoxObstacle],
+    /// Wires.
+    pub wires: &'a [Wire],
+    /// Points.
+    pub points: &'a [PointObstacle],
+}
+
+impl Obstacles<'_> {
+    /// Whether EOL vertex `x` on `feature` is still in contact (spec §5.5):
+    /// inside its box within 5·thr of the nearest face (§4.3 test 3),
+    /// within thr of its wire's segment (§4.3 test 5; it sits 0.1·thr
+    /// behind the wire and may only lift off along the normal or slide off
+    /// an end), within thr of its point (§4.3 test 4).
+    pub fn holds(&self, feature: &Feature, x: Vec3<f64>, thr: f64) -> bool {
+        let k = feature.obstacle() as usize;
+        match feature {
+            Feature::Edge { .. } | Feature::Corner { .. } => self
+                .boxes
+                .get(k)
+                .is_some_and(|b| b.nearest_face(x).is_some_and(|(_, d)| d <= 5.0 * thr)),
+            Feature::Wire { .. } => self.wires.get(k).is_some_and(|w| w.segment_distance(x) <= thr),
+            Feature::Point { .. } => self.points.get(k).is_some_and(|p| (x - p.position).norm() < thr),
+        }
+    }
+
+    /// The velocity of the obstacle `feature` is on, m/s.
+    pub fn velocity_of(&self, feature: &Feature) -> Vec3<f64> {
+        let k = feature.obstacle() as usize;
+        match feature {
+            Feature::Edge { .. } | Feature::Corner { .. } => self.boxes.get(k).map(|b| b.velocity),
+            Feature::Wire { .. } => self.wires.get(k).map(|w| w.velocity),
+            Feature::Point { .. } => self.points.get(k).map(|p| p.velocity),
+        }
+        .unwrap_or_else(Vec3::zero)
+    }
+}
+
 /// What one remesh pass did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RemeshReport {
-    /// EOL vertices inserted on box edges.
+    /// EOL vertices inserted on box edges, wires and points.
     pub created: usize,
     /// EOL vertices released (lift-off).
     pub released: usize,
@@ -116,6 +158,80 @@ fn crossing(e: &BoxEdge, xa: Vec3<f64>, xb: Vec3<f64>, thr: f64) -> Option<(f64,
     (side(xa) != side(xb)).then_some((w, on_edge))
 }
 
+/// Spec §4.3 test 5 for a wire and the cloth segment a→b: test 1 without
+/// the faces. The segment passes within 2·thr of the wire, is not within 2°
+/// of parallel to it, and wraps around it: its ends lie on either side of
+/// the plane of the wire and its normal.
+fn wire_crossing(wire: &Wire, xa: Vec3<f64>, xb: Vec3<f64>, thr: f64) -> Option<(f64, Vec3<f64>)> {
+    let d = xb - xa;
+    let len = d.norm();
+    let t = wire.tangent();
+    if len <= 0.0 || (d.dot(t) / len).abs() > 2f64.to_radians().cos() {
+        return None;
+    }
+    let (u, w) = closest_on_segments(wire.ends[0], wire.ends[1], xa, xb);
+    let on_wire = wire.ends[0] + (wire.ends[1] - wire.ends[0]) * u;
+    if (xa + d * w - on_wire).norm() >= 2.0 * thr {
+        return None;
+    }
+    let across = wire.normal.cross(t);
+    let side = |x: Vec3<f64>| across.dot(x - wire.ends[0]) > 0.0;
+    (side(xa) != side(xb)).then_some((w, on_wire))
+}
+
+/// Spec §4.3 test 2 for a point obstacle and a cloth triangle: with the
+/// triangle's normal `n_t` turned to the point's side (`n_t·n_p > 0`), the
+/// point's height over the triangle's plane `(p − x_a)·n_t` (positive: the
+/// point has poked through) and the barycentrics of its projection, when
+/// none is below `−slack` (they are then clamped to [0, 1] and summed to 1:
+/// a slack catches a tip that sits on a vertex of a tented cloth, where the
+/// projection misses each face by a little).
+pub(super) fn point_over_face(
+    p: &PointObstacle,
+    x: [Vec3<f64>; 3],
+    slack: f64,
+) -> Option<(f64, [f64; 3], Vec3<f64>)> {
+    let n = (x[1] - x[0]).cross(x[2] - x[0]);
+    let area2 = n.norm();
+    if area2.is_nan() || area2 <= 0.0 {
+        return None;
+    }
+    let mut nt = n * (1.0 / area2);
+    if nt.dot(p.normal) < 0.0 {
+        nt = -nt;
+    }
+    let height = (p.position - x[0]).dot(nt);
+    let q = p.position - nt * height;
+    // Barycentrics from the signed sub-areas (along the unoriented normal).
+    let nn = n * (1.0 / (area2 * area2));
+    let b = [
+        (x[1] - q).cross(x[2] - q).dot(nn),
+        (x[2] - q).cross(x[0] - q).dot(nn),
+        (x[0] - q).cross(x[1] - q).dot(nn),
+    ];
+    if b.iter().any(|&c| c.is_nan() || c < -slack) {
+        return None;
+    }
+    let c = b.map(|c| c.max(0.0));
+    let sum = c[0] + c[1] + c[2];
+    Some((height, c.map(|c| c / sum), nt))
+}
+
+/// A feature line the cloth can cross: a box edge or a wire.
+enum Line {
+    Edge(BoxEdge),
+    Wire(Wire),
+}
+
+impl Line {
+    fn crossing(&self, xa: Vec3<f64>, xb: Vec3<f64>, thr: f64) -> Option<(f64, Vec3<f64>)> {
+        match self {
+            Line::Edge(e) => crossing(e, xa, xb, thr),
+            Line::Wire(w) => wire_crossing(w, xa, xb, thr),
+        }
+    }
+}
+
 impl Cloth<'_> {
     /// Per vertex: on the border, and (for border vertices) a cloth corner
     /// (its two border edges not collinear in material space).
@@ -180,6 +296,123 @@ impl Cloth<'_> {
         }
         m.faces.extend(added);
         v
+    }
+
+    /// Splits face `fi` into three at barycentrics `b`; the new vertex is
+    /// EOL on `feature` at world position `x` (spec §5.2 step 3, a corner or
+    /// point insertion), its material coordinate and world velocity
+    /// interpolated, no Eulerian part (§5.7 "zero_eulerian").
+    fn split_face(&mut self, fi: usize, b: [f64; 3], x: Vec3<f64>, feature: Feature) -> u32 {
+        let feature = Some(feature).filter(|_| self.held.binary_search(&*self.next_id).is_err());
+        let m = &mut *self.mesh;
+        let f = m.faces[fi];
+        let v = m.x.len() as u32;
+        let mix2 = |p: [Mat2d; 3]| [0, 1].map(|k| b[0] * p[0][k] + b[1] * p[1][k] + b[2] * p[2][k]);
+        m.u.push(mix2(f.map(|k| m.u[k as usize])));
+        m.x.push(x);
+        m.eol.push(feature.is_some());
+        let w = f.map(|k| self.xd[k as usize]);
+        self.xd.push(w[0] * b[0] + w[1] * b[1] + w[2] * b[2]);
+        self.ud.push([0.0, 0.0]);
+        self.features.push(feature);
+        self.ids.push(*self.next_id);
+        *self.next_id += 1;
+        m.faces[fi] = [f[0], f[1], v];
+        m.faces.push([f[1], f[2], v]);
+        m.faces.push([f[2], f[0], v]);
+        v
+    }
+
+    /// Spec §5.2 step 3 for point obstacles (§4.3 test 2): the cloth
+    /// triangle (no EOL vertex) the point has poked through by at most
+    /// 5·thr, the nearest one, gets an EOL vertex at the point (snapped
+    /// 0.1·thr behind it, §4.4). Where the contact is within τ of a vertex
+    /// (material distance) that vertex becomes EOL instead, and within τ of
+    /// an edge the edge is split (what the split and the collapse of the
+    /// short edges would give). One EOL vertex per point. Returns the count
+    /// made.
+    fn insert_points(&mut self, points: &[PointObstacle], thr: f64, tau: f64, border: &[bool]) -> usize {
+        let mut made = 0;
+        for (k, p) in points.iter().enumerate() {
+            let k = k as u32;
+            if self
+                .features
+                .iter()
+                .any(|f| matches!(f, Some(Feature::Point { obstacle, .. }) if *obstacle == k))
+            {
+                continue;
+            }
+            let m = &*self.mesh;
+            // [D] "touching" includes up to 0.1·thr short of the tip: the
+            // speculative contact row lands the cloth on the tip, not
+            // through it.
+            let best = m
+                .faces
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.iter().all(|&v| !m.eol[v as usize]))
+                .filter_map(|(fi, f)| {
+                    let (height, b, _) = point_over_face(p, f.map(|v| m.x[v as usize]), 0.0)?;
+                    (-0.1 * thr..=5.0 * thr)
+                        .contains(&height)
+                        .then_some((fi, height, b))
+                })
+                .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+            let Some((fi, _, b)) = best else {
+                continue;
+            };
+            let f = m.faces[fi];
+            let x = p.position - p.normal * (0.1 * thr);
+            let feature = Feature::Point {
+                normal: p.normal,
+                obstacle: k,
+            };
+            let uf = f.map(|v| m.u[v as usize]);
+            let uc = [0, 1].map(|j| b[0] * uf[0][j] + b[1] * uf[1][j] + b[2] * uf[2][j]);
+            let dist = |a: Mat2d| (a[0] - uc[0]).hypot(a[1] - uc[1]);
+            let fixed = |v: u32| {
+                self.pinned.get(v as usize).copied().unwrap_or(false)
+                    || self.held.binary_search(&self.ids[v as usize]).is_ok()
+                    || border.get(v as usize).copied().unwrap_or(false)
+            };
+            // The nearest corner within τ, then the nearest edge within τ.
+            let corner = (0..3)
+                .filter(|&j| dist(uf[j]) < tau)
+                .min_by(|&i, &j| dist(uf[i]).total_cmp(&dist(uf[j])));
+            if let Some(j) = corner {
+                let v = f[j];
+                if fixed(v) {
+                    continue;
+                }
+                let vi = v as usize;
+                self.mesh.x[vi] = x;
+                self.mesh.eol[vi] = true;
+                self.features[vi] = Some(feature);
+                self.ud[vi] = [0.0, 0.0];
+                made += 1;
+                continue;
+            }
+            let edge = (0..3)
+                .map(|j| {
+                    let (a, c) = (uf[j], uf[(j + 1) % 3]);
+                    let d = [c[0] - a[0], c[1] - a[1]];
+                    let l2 = d[0] * d[0] + d[1] * d[1];
+                    let t = (((uc[0] - a[0]) * d[0] + (uc[1] - a[1]) * d[1]) / l2).clamp(0.0, 1.0);
+                    (j, t, dist([a[0] + t * d[0], a[1] + t * d[1]]))
+                })
+                .filter(|e| e.2 < tau)
+                .min_by(|a, b| a.2.total_cmp(&b.2));
+            match edge {
+                Some((j, t, _)) => {
+                    self.split(f[j], f[(j + 1) % 3], t, x, Some(feature));
+                }
+                None => {
+                    self.split_face(fi, b, x, feature);
+                }
+            }
+            made += 1;
+        }
+        made
     }
 
     /// Collapses vertex `w` into `v` (spec §5.3 step 1: always toward the
@@ -501,7 +734,7 @@ impl Cloth<'_> {
         retain_used(self.ids, &used);
     }
 
-    /// One contact-conforming pass against `boxes` with threshold `thr`
+    /// One contact-conforming pass against `obstacles` with threshold `thr`
     /// (m) and collapse length `tau` (material m): release, insert,
     /// collapse, compact, rebuild the hinges.
     ///
@@ -510,21 +743,17 @@ impl Cloth<'_> {
     /// mended now (the flow through an EOL line is fast next to a
     /// free-falling hanging part; waiting for it to get thin lets the step
     /// carry it over).
-    pub fn remesh(&mut self, boxes: &[BoxObstacle], thr: f64, tau: f64, h: f64) -> Result<RemeshReport> {
+    pub fn remesh(&mut self, obstacles: &Obstacles<'_>, thr: f64, tau: f64, h: f64) -> Result<RemeshReport> {
         let mut report = RemeshReport::default();
-        // Lift-off (§5.5): an EOL vertex no longer inside a box's contact band.
+        // Lift-off (§5.5): an EOL vertex no longer in its obstacle's contact
+        // band is released (a vertex that lifts off the feature leaves it;
+        // keeping it EOL there would break the on-feature invariant, E1
+        // proxy (a)).
         for i in 0..self.mesh.x.len() {
-            if !self.mesh.eol[i] {
+            let Some(f) = self.features[i].filter(|_| self.mesh.eol[i]) else {
                 continue;
-            }
-            let x = self.mesh.x[i];
-            // Spec §5.5: still inside the obstacle's contact band, or released
-            // (a vertex that lifts off the edge leaves the feature; keeping it
-            // EOL there would break the on-feature invariant, E1 proxy (a)).
-            let held = boxes
-                .iter()
-                .any(|b| b.nearest_face(x).is_some_and(|(_, d)| d <= 5.0 * thr));
-            if !held {
+            };
+            if !obstacles.holds(&f, self.mesh.x[i], thr) {
                 release_vertex(self.mesh, self.xd, self.ud, self.features, i);
                 report.released += 1;
             }
@@ -538,60 +767,79 @@ impl Cloth<'_> {
             .collect();
         edges.sort_unstable();
         edges.dedup();
-        for b in boxes {
-            for e in b.edges() {
-                for &(p, q) in &edges {
-                    let (pi, qi) = (p as usize, q as usize);
-                    if self.mesh.eol[pi] || self.mesh.eol[qi] {
-                        continue;
-                    }
-                    let (xa, xb) = (self.mesh.x[pi], self.mesh.x[qi]);
-                    let Some((w, on_edge)) = crossing(&e, xa, xb, thr) else {
-                        continue;
-                    };
-                    // Still an edge of the mesh (an earlier split this pass may have cut it).
-                    if !self.mesh.faces.iter().any(|f| f.contains(&p) && f.contains(&q)) {
-                        continue;
-                    }
-                    let x = on_edge - e.normal() * (0.1 * thr);
-                    // A crossing within τ of an end point makes that end point
-                    // EOL instead (what the split and the collapse of the short
-                    // edge into it would give, without the zero-length edge).
-                    let (ua, ub) = (self.mesh.u[pi], self.mesh.u[qi]);
-                    let len = (ub[0] - ua[0]).hypot(ub[1] - ua[1]);
-                    let near = if w * len < tau {
-                        Some(p)
-                    } else if (1.0 - w) * len < tau {
-                        Some(q)
-                    } else {
-                        None
-                    };
-                    let fixed = |k: u32| {
-                        self.pinned.get(k as usize).copied().unwrap_or(false)
-                            || self.held.binary_search(&self.ids[k as usize]).is_ok()
-                    };
-                    if near.is_some_and(fixed) {
-                        continue;
-                    }
-                    match near {
-                        Some(k) => {
-                            let k_us = k as usize;
-                            self.mesh.x[k_us] = x;
-                            self.mesh.eol[k_us] = true;
-                            self.features[k_us] = Some(e.feature());
-                            self.ud[k_us] = [0.0, 0.0];
-                        }
-                        None => {
-                            self.split(p, q, w, x, Some(e.feature()));
-                        }
-                    }
-                    report.created += 1;
+        // Box edges (test 1) and wires (test 5), with the feature each makes
+        // and the normal new vertices are snapped along (§4.4).
+        let lines: Vec<(Line, Feature, Vec3<f64>)> = obstacles
+            .boxes
+            .iter()
+            .enumerate()
+            .flat_map(|(k, b)| {
+                b.edges()
+                    .into_iter()
+                    .map(move |e| (Line::Edge(e), e.feature(k as u32), e.normal()))
+            })
+            .chain(
+                obstacles
+                    .wires
+                    .iter()
+                    .enumerate()
+                    .map(|(k, w)| (Line::Wire(*w), w.feature(k as u32), w.normal)),
+            )
+            .collect();
+        for (line, feature, normal) in lines {
+            for &(p, q) in &edges {
+                let (pi, qi) = (p as usize, q as usize);
+                if self.mesh.eol[pi] || self.mesh.eol[qi] {
+                    continue;
                 }
+                let (xa, xb) = (self.mesh.x[pi], self.mesh.x[qi]);
+                let Some((w, on_edge)) = line.crossing(xa, xb, thr) else {
+                    continue;
+                };
+                // Still an edge of the mesh (an earlier split this pass may have cut it).
+                if !self.mesh.faces.iter().any(|f| f.contains(&p) && f.contains(&q)) {
+                    continue;
+                }
+                let x = on_edge - normal * (0.1 * thr);
+                // A crossing within τ of an end point makes that end point
+                // EOL instead (what the split and the collapse of the short
+                // edge into it would give, without the zero-length edge).
+                let (ua, ub) = (self.mesh.u[pi], self.mesh.u[qi]);
+                let len = (ub[0] - ua[0]).hypot(ub[1] - ua[1]);
+                let near = if w * len < tau {
+                    Some(p)
+                } else if (1.0 - w) * len < tau {
+                    Some(q)
+                } else {
+                    None
+                };
+                let fixed = |k: u32| {
+                    self.pinned.get(k as usize).copied().unwrap_or(false)
+                        || self.held.binary_search(&self.ids[k as usize]).is_ok()
+                };
+                if near.is_some_and(fixed) {
+                    continue;
+                }
+                match near {
+                    Some(k) => {
+                        let k_us = k as usize;
+                        self.mesh.x[k_us] = x;
+                        self.mesh.eol[k_us] = true;
+                        self.features[k_us] = Some(feature);
+                        self.ud[k_us] = [0.0, 0.0];
+                    }
+                    None => {
+                        self.split(p, q, w, x, Some(feature));
+                    }
+                }
+                report.created += 1;
             }
         }
+        let (border, _) = self.border_vertices();
+        report.created += self.insert_points(obstacles.points, thr, tau, &border);
         // Collapse short non-conformal edges into EOL vertices (§5.3 step 1;
         // the material slides through EOL vertices, so their one-rings shrink
-        // on one side).
+        // on one side). The border flags again: a point split a face.
         let (border, corner) = self.border_vertices();
         let eol_now: Vec<u32> = (0..self.mesh.x.len() as u32)
             .filter(|&k| self.mesh.eol[k as usize])

@@ -10,9 +10,9 @@
 
 use super::constraints::{Feature, Rows, Site, line_direction};
 use super::element::{Mat2d, deformation_gradient, signed_area};
-use super::obstacle::BoxObstacle;
+use super::obstacle::{BoxObstacle, PointObstacle, Wire};
 use super::qp::{Kkt, KktWorkspace, Qp, kkt, polish, solve_active_set, solve_clarabel};
-use super::remesh::{Cloth, RemeshReport, release_vertex};
+use super::remesh::{Cloth, Obstacles, RemeshReport, point_over_face, release_vertex};
 use super::system::{ClothParams, Mesh, assemble};
 use crate::math::Vec3;
 use crate::{Error, Result};
@@ -116,8 +116,12 @@ pub struct Stepper {
     pub params: ClothParams,
     /// Time step h, s.
     pub h: f64,
-    /// Obstacles.
+    /// Box obstacles (their edges are features, their faces contacts).
     pub boxes: Vec<BoxObstacle>,
+    /// Wire obstacles.
+    pub wires: Vec<Wire>,
+    /// Point obstacles.
+    pub points: Vec<PointObstacle>,
     /// Collision threshold thr, m (spec §8.1: 5e-3).
     pub thr: f64,
     /// Scripted vertices (spec §6.5).
@@ -154,6 +158,10 @@ pub struct Stepper {
     pub tau: f64,
 }
 
+/// β of the push-out term of wire and point contacts (spec §6.4 [D]): the
+/// fraction of a penetration taken back per step.
+const PUSH_OUT: f64 = 0.2;
+
 /// How many times a failing step may halve itself (down to h/8).
 const MAX_SPLITS: u32 = 3;
 
@@ -169,6 +177,8 @@ pub(super) struct Snapshot {
     pub(super) time: f64,
     pub(super) pins: Vec<Pin>,
     pub(super) active: std::collections::BTreeSet<(u32, u32)>,
+    /// The obstacles (they move with the steps).
+    pub(super) obstacles: (Vec<BoxObstacle>, Vec<Wire>, Vec<PointObstacle>),
 }
 
 impl StepReport {
@@ -314,6 +324,8 @@ impl Stepper {
             params,
             h,
             boxes: Vec::new(),
+            wires: Vec::new(),
+            points: Vec::new(),
             thr: 5e-3,
             pins: Vec::new(),
             ids: (0..n as u32).collect(),
@@ -396,6 +408,7 @@ impl Stepper {
             time: self.time,
             pins: self.pins.clone(),
             active: self.active.clone(),
+            obstacles: (self.boxes.clone(), self.wires.clone(), self.points.clone()),
         }
     }
 
@@ -409,6 +422,16 @@ impl Stepper {
         self.time = s.time;
         self.pins = s.pins;
         self.active = s.active;
+        (self.boxes, self.wires, self.points) = s.obstacles;
+    }
+
+    /// The obstacles as the remesher sees them.
+    pub fn obstacles(&self) -> Obstacles<'_> {
+        Obstacles {
+            boxes: &self.boxes,
+            wires: &self.wires,
+            points: &self.points,
+        }
     }
 
     /// One step of `h`, or, when it fails with a solver error (a face
@@ -496,6 +519,155 @@ impl Stepper {
         Ok((steps, false))
     }
 
+    /// Lagrangian contacts (spec §6.4), rows on vertices that are not EOL
+    /// and not scripted; `v_o` is the obstacle's velocity. Returns the
+    /// count.
+    ///
+    /// - Test 3, vertex ↔ box face: a vertex inside a box (nearest face
+    ///   within 5·thr) gets `n_fᵀẋ ≥ n_fᵀv_o`. [D] A vertex outside a face
+    ///   but within this step's reach of it (over the face, within thr +
+    ///   2|ẋ|h) gets the speculative row `n_fᵀẋ ≥ n_fᵀv_o − d/h`: the step
+    ///   may close the gap d and not more, so a fast hanging part swinging
+    ///   into a side face stops on it instead of a step's travel inside
+    ///   (E1 proxy (b): no deeper than 2·thr).
+    /// - Test 1 for wires, wire ↔ cloth edge: an edge that straddles the
+    ///   plane of the wire and its normal, with its closest point within
+    ///   reach over the wire (or up to thr under it: a wire has no inside,
+    ///   and an edge further under it is another part of the cloth passing
+    ///   by, not one pushed through), gets
+    ///   `Σ w_k n_wᵀẋ_k ≥ n_wᵀv_o − d/h` with d its height over the wire
+    ///   along n_w: the speculative form, and where d < 0 the spec's
+    ///   push-out term with β = 1 ([D]: a Lagrangian fold over a wire rests
+    ///   on sloped edges, and as the cloth shifts sideways the crossing
+    ///   point slides down them, so without it the penetration grows step
+    ///   by step until the cloth drops through).
+    /// - Test 2, point ↔ cloth face: every face with the point under it
+    ///   (barycentrics down to −0.1, clamped: a tip on a vertex or an edge
+    ///   of the tented cloth misses each face's plan by a little; one face
+    ///   only would let its neighbour pass the tip as the cloth slides),
+    ///   within reach (or poked through by up to 5·thr), gets
+    ///   `Σ b_k n_tᵀẋ_k ≥ n_tᵀv_o − d/h` (β = 1 as for wires); not for a
+    ///   point that already has its EOL vertex.
+    ///
+    /// In "eol" mode the remesher turns edges and faces in contact with a
+    /// wire or a point into EOL vertices first, so the last two catch a
+    /// cloth on its way in; in the Lagrangian baseline they are the
+    /// contact.
+    fn lagrangian_contacts(&self, dofs: &super::system::Dofs, rows: &mut Rows, h: f64) -> usize {
+        let mut contacts = 0;
+        let pinned = self.pinned_flags();
+        let m = &self.mesh;
+        let free = |i: usize| !m.eol[i] && !pinned[i];
+        for (i, &x) in m.x.iter().enumerate() {
+            if !free(i) {
+                continue;
+            }
+            let reach = self.thr + 2.0 * self.xd[i].norm() * h;
+            for b in &self.boxes {
+                let v_o = b.velocity;
+                if let Some((nf, depth)) = b.nearest_face(x) {
+                    if depth <= 5.0 * self.thr {
+                        rows.vertex(dofs, i, true, nf, v_o);
+                        contacts += 1;
+                    }
+                } else if let Some((nf, gap)) = b.face_above(x)
+                    && gap <= reach
+                {
+                    rows.vertex(dofs, i, true, nf, v_o - nf * (gap / h));
+                    contacts += 1;
+                }
+            }
+        }
+        if !self.wires.is_empty() {
+            // A crossing at an end of the edge (a vertex lying on the plane)
+            // is that vertex's row, once per vertex and wire with the
+            // largest right-hand side: the edges around it would give the
+            // same row several times over, and dependent active rows leave
+            // the QP's multipliers undetermined.
+            let mut at_vertex = std::collections::BTreeMap::new();
+            for &(a, b) in m.edge_face_counts().keys() {
+                let (a, b) = (a as usize, b as usize);
+                if !(free(a) && free(b)) {
+                    continue;
+                }
+                let (xa, xb) = (m.x[a], m.x[b]);
+                let reach = self.thr + 2.0 * self.xd[a].norm().max(self.xd[b].norm()) * h;
+                for (k, w) in self.wires.iter().enumerate() {
+                    let t = w.tangent();
+                    let across = w.normal.cross(t);
+                    let (sa, sb) = (across.dot(xa - w.ends[0]), across.dot(xb - w.ends[0]));
+                    if (sa > 0.0) == (sb > 0.0) || sa == sb {
+                        continue;
+                    }
+                    // Where the edge crosses the plane, and the wire point under it.
+                    let s = sa / (sa - sb);
+                    let c = xa + (xb - xa) * s;
+                    let along = (c - w.ends[0]).dot(t);
+                    if !(0.0..=(w.ends[1] - w.ends[0]).norm()).contains(&along) {
+                        continue;
+                    }
+                    let d = w.normal.dot(c - w.ends[0]);
+                    if !(-self.thr..=reach).contains(&d) {
+                        continue;
+                    }
+                    let b_row = w.normal.dot(w.velocity) - if d > 0.0 { d } else { PUSH_OUT * d } / h;
+                    let end = if s <= 1e-9 {
+                        Some(a)
+                    } else if s >= 1.0 - 1e-9 {
+                        Some(b)
+                    } else {
+                        None
+                    };
+                    match end {
+                        Some(v) => {
+                            let e = at_vertex.entry((v, k)).or_insert(f64::NEG_INFINITY);
+                            *e = e.max(b_row);
+                        }
+                        None => {
+                            rows.weighted(dofs, &[(a, 1.0 - s), (b, s)], w.normal, b_row);
+                            contacts += 1;
+                        }
+                    }
+                }
+            }
+            for ((v, k), b_row) in at_vertex {
+                rows.weighted(dofs, &[(v, 1.0)], self.wires[k].normal, b_row);
+                contacts += 1;
+            }
+        }
+        for (k, p) in self.points.iter().enumerate() {
+            let has_eol = self
+                .features
+                .iter()
+                .any(|f| matches!(f, Some(Feature::Point { obstacle, .. }) if *obstacle as usize == k));
+            if has_eol {
+                continue;
+            }
+            for f in &m.faces {
+                if !f.iter().all(|&v| free(v as usize)) {
+                    continue;
+                }
+                let Some((height, bary, nt)) = point_over_face(p, f.map(|v| m.x[v as usize]), 0.1) else {
+                    continue;
+                };
+                let reach =
+                    self.thr + 2.0 * f.iter().map(|&v| self.xd[v as usize].norm()).fold(0.0, f64::max) * h;
+                if (-reach..=5.0 * self.thr).contains(&height) {
+                    let vs = [0, 1, 2].map(|j| (f[j] as usize, bary[j]));
+                    let gap = -height;
+                    rows.weighted(
+                        dofs,
+                        &vs,
+                        nt,
+                        nt.dot(p.velocity) - if gap > 0.0 { gap } else { PUSH_OUT * gap } / h,
+                    );
+                    contacts += 1;
+                }
+            }
+        }
+        contacts
+    }
+
     fn step_inner(&mut self, h: f64) -> Result<StepReport> {
         let mut timings = Timings::default();
         let clock = std::time::Instant::now();
@@ -505,6 +677,11 @@ impl Stepper {
         let pinned_before = self.pinned_flags();
         let remesh = if self.remesh {
             let pinned = pinned_before;
+            let obstacles = Obstacles {
+                boxes: &self.boxes,
+                wires: &self.wires,
+                points: &self.points,
+            };
             let mut cloth = Cloth {
                 mesh: &mut self.mesh,
                 xd: &mut self.xd,
@@ -515,7 +692,7 @@ impl Stepper {
                 pinned: &pinned,
                 held: &self.quarantine.0,
             };
-            cloth.remesh(&self.boxes, self.thr, self.tau, h)?
+            cloth.remesh(&obstacles, self.thr, self.tau, h)?
         } else {
             RemeshReport::default()
         };
@@ -598,39 +775,11 @@ impl Stepper {
                 flat,
                 along,
                 vertex_normal: vn,
-                v_o: Vec3::zero(),
+                v_o: self.obstacles().velocity_of(&feature),
             };
             rows.eol_vertex(dofs, i, &site);
         }
-        // Lagrangian contacts (spec §6.4 test 3): non-EOL vertices inside a
-        // box (nearest face within 5 thr) get nᵀẋ ≥ 0. [D] Vertices outside
-        // a face but within this step's reach of it (over the face, within
-        // thr + 2|ẋ|h) get the speculative row nᵀẋ ≥ −d/h: the step may
-        // close the gap d and not more, so a fast hanging part swinging
-        // into a side face stops on it instead of a step's travel inside
-        // (spec E1 proxy (b): no deeper than 2·thr).
-        let mut contacts = 0;
-        let pinned = self.pinned_flags();
-        for (i, &fixed) in pinned.iter().enumerate() {
-            if self.mesh.eol[i] || fixed {
-                continue;
-            }
-            let x = self.mesh.x[i];
-            let reach = self.thr + 2.0 * self.xd[i].norm() * h;
-            for b in &self.boxes {
-                if let Some((nf, depth)) = b.nearest_face(x) {
-                    if depth <= 5.0 * self.thr {
-                        rows.vertex(dofs, i, true, nf, Vec3::zero());
-                        contacts += 1;
-                    }
-                } else if let Some((nf, gap)) = b.face_above(x)
-                    && gap <= reach
-                {
-                    rows.vertex(dofs, i, true, nf, nf * (-gap / h));
-                    contacts += 1;
-                }
-            }
-        }
+        let contacts = self.lagrangian_contacts(dofs, &mut rows, h);
         timings.cd = clock.elapsed().as_secs_f64();
         let clock = std::time::Instant::now();
         for pin in &self.pins {
@@ -771,6 +920,16 @@ impl Stepper {
         self.mesh.u = u_new;
         for pin in &mut self.pins {
             pin.target += pin.velocity * h;
+        }
+        // The obstacles move on (translation at their velocity, §4.2).
+        for b in &mut self.boxes {
+            b.center += b.velocity * h;
+        }
+        for w in &mut self.wires {
+            w.ends = w.ends.map(|e| e + w.velocity * h);
+        }
+        for p in &mut self.points {
+            p.position += p.velocity * h;
         }
         self.active = keys
             .iter()

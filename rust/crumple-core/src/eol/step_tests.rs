@@ -38,6 +38,7 @@ fn strip(fold: f64, rows: usize) -> Stepper {
     let edge = Feature::Edge {
         normals: [Vec3::new(0.0, 0.0, 1.0), Vec3::new(0.0, 1.0, 0.0)],
         tangent: Vec3::new(1.0, 0.0, 0.0),
+        obstacle: 0,
     };
     let params = ClothParams {
         density: 0.05,
@@ -56,6 +57,7 @@ fn strip(fold: f64, rows: usize) -> Stepper {
     s.boxes = vec![BoxObstacle {
         center: Vec3::new(0.05, -1.0, -1.0),
         half: Vec3::new(1.0, 1.0, 1.0),
+        velocity: Vec3::zero(),
     }];
     s.remesh = false;
     s
@@ -134,6 +136,7 @@ fn a_sheet_over_a_box_edge_folds_at_the_edge() {
     let boxes = vec![BoxObstacle {
         center: Vec3::new(-0.5, 0.0, -0.5),
         half: Vec3::new(0.5, 1.0, 0.5),
+        velocity: Vec3::zero(),
     }];
     let edge = boxes[0]
         .edges()
