@@ -206,12 +206,13 @@ def _wire_drawing(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64],
     return v, np.array(f, dtype=np.int64)
 
 
-def _point_drawing(p: npt.NDArray[np.float64], n: npt.NDArray[np.float64],
-                   length: float = 0.03) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
+def _point_drawing(p: npt.NDArray[np.float64], n: npt.NDArray[np.float64], length: float = 0.03,
+                   radius: float = 1.5e-3) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
     """A nail: a thin three-sided cone from ``length`` m behind the point up
     to its tip (for frames and pictures only)."""
-    v, f = _wire_drawing(p - n * length, p, radius=1.5e-3)
-    v[3:] = p  # the tip
+    ring, _ = _wire_drawing(p - n * length, p, radius=radius)
+    v = np.vstack([ring[:3], p[None, :]])
+    f = np.array([[0, 1, 3], [1, 2, 3], [2, 0, 3], [0, 2, 1]], dtype=np.int64)
     return v, f
 
 

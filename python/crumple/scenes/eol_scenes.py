@@ -1,9 +1,17 @@
 """Eulerian-on-Lagrangian cloth scenes (spec eol_cloth §9), y up.
 
-Scene          What it shows                                   Frames
--------------  ----------------------------------------------  ------
-eol_edge       E1: cloth draped over a box edge, then pulled   48
-               over it (its EOL vertices slide)
+Scene            What it shows                                 Frames
+---------------  --------------------------------------------  ------
+eol_edge         E1: cloth draped over a box edge, then        48
+                 pulled over it (its EOL vertices slide)
+eol_wire         E2: a wire rising into a sheet held at its    12
+                 four corners (the bend gets sharp, material
+                 slides over the wire)
+eol_points       E3: cloth dropped on three nails, then        36
+                 pulled over them by two corners
+eol_moving_box   E5/E6: a box lifts a sheet folded over two    36
+                 of its edges, then drops away; the sheet
+                 lifts off and lands again
 
 Each scene writes its frames through the frame stream, a PNG of the last
 frame and ``metrics.json``, and runs in ``mode="eol"`` or the Lagrangian
@@ -25,7 +33,9 @@ from ..geometry import TriMesh
 from . import frame_writer, register
 from ._harness import OBSTACLE, write_json
 
-__all__ = ["eol_edge", "FRAME_DT"]
+Mode = eol.simulation.Mode
+
+__all__ = ["eol_edge", "eol_wire", "eol_points", "eol_moving_box", "FRAME_DT"]
 
 FRAME_DT = 1.0 / 24.0
 CLOTH = (0.85, 0.45, 0.30)
@@ -75,7 +85,7 @@ def eol_edge(*, out_dir: Path, frames: int = 48, backend: str = "cpu", scale: fl
     edge in the world)."""
     sc = positive(scale, "scale")
     choice(backend, "backend", ("cpu", "auto"))  # the EOL solver runs on the CPU
-    mode_: eol.simulation.Mode = "eol" if choice(mode, "mode", ("eol", "lag_static")) == "eol" else "lag_static"
+    mode_ = _mode(mode)
     n = max(4, int(round(24 * sc)))
     edge_x, top_y = 0.0, 0.0
     sheet = geometry.grid_mesh(size=(1.0, 1.0), resolution=(n, n), center=(edge_x + 0.2, top_y + 0.001, 0.5),
@@ -217,3 +227,304 @@ def eol_edge(*, out_dir: Path, frames: int = 48, backend: str = "cpu", scale: fl
         "timings_s": t, **series,
     })
     return out
+
+
+def _mode(mode: str) -> Mode:
+    m = choice(mode, "mode", ("eol", "lag_static"))
+    return "eol" if m == "eol" else "lag_static"
+
+
+def _stretches(x: np.ndarray, u: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per face: the smallest and largest principal stretch of the
+    deformation gradient F (world edges over material edges)."""
+    dx = np.stack([x[f[:, 1]] - x[f[:, 0]], x[f[:, 2]] - x[f[:, 0]]], axis=2)  # (F, 3, 2)
+    du = np.stack([u[f[:, 1]] - u[f[:, 0]], u[f[:, 2]] - u[f[:, 0]]], axis=2)  # (F, 2, 2)
+    g = dx @ np.linalg.inv(du)
+    s = np.linalg.svd(g, compute_uv=False)
+    return s[:, -1], s[:, 0]
+
+
+def _height_over(x: np.ndarray, f: np.ndarray, px: float, pz: float) -> float:
+    """The cloth's height (y) over the plan point (px, pz): the highest face
+    whose plan view holds it, interpolated; NaN where none does."""
+    a, b, c = x[f[:, 0]], x[f[:, 1]], x[f[:, 2]]
+
+    def cross(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+        return p[:, 0] * q[:, 2] - p[:, 2] * q[:, 0]
+
+    o = np.array([px, 0.0, pz])
+    area = cross(b - a, c - a)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = np.stack([cross(b - o, c - o), cross(c - o, a - o), cross(a - o, b - o)], axis=1) / area[:, None]
+    inside = np.all(w >= -1e-12, axis=1) & (np.abs(area) > 0)
+    if not inside.any():
+        return float("nan")
+    y = (w[inside] * np.stack([a[inside, 1], b[inside, 1], c[inside, 1]], axis=1)).sum(axis=1)
+    return float(y.max())
+
+
+@register("eol_wire", "E2: a wire rises into a sheet held at its four corners; the bend at the wire stays sharp",
+          frames=12)
+def eol_wire(*, out_dir: Path, frames: int = 12, backend: str = "cpu", scale: float = 1.0, progress: bool = False,
+             mode: str = "eol", wire_speed: float = 1.0) -> Path:
+    """Spec §9 E2 in y-up axes: a 1 m × 1 m sheet at y = 0 over
+    [0, 1] × [0, 1] in x and z, its four corners held; a straight wire
+    along x at z = 0.51 starts 1 cm under it and rises at ``wire_speed``
+    m/s (dt 1e-3 s as in the spec), so the bend over it gets sharp and
+    material slides over it. ``scale`` sets the resolution (1: a 16 × 16
+    grid, 512 faces); ``mode``: "eol" or "lag_static".
+
+    Metrics per frame: EOL vertices, their largest distance across the
+    wire (m, along its normal × tangent: the equality row holds it at 0)
+    and under it (m, beyond the snap δ = 0.1·thr), the cloth's lowest
+    height over the wire along it minus the wire's height (m: a sharp EOL
+    bend passes through the wire, δ under it), the cloth's highest point
+    over the wire away from the borders (m: EOL −δ, the bend is at the wire; a Lagrangian
+    cloth's crease is at its mesh rows, which ride above the wire by the
+    slope times their distance from it: E2's "no sharp bend"), the smallest and largest principal stretch of the faces
+    within 5 cm of the wire (E2's "no bunching": compression under 10 %),
+    and the material position of the EOL line (the mean material z of the
+    EOL vertices, m)."""
+    sc = positive(scale, "scale")
+    choice(backend, "backend", ("cpu", "auto"))
+    mode_ = _mode(mode)
+    speed = positive(wire_speed, "wire_speed")
+    n = max(4, int(round(16 * sc)))
+    sheet = geometry.grid_mesh(size=(1.0, 1.0), resolution=(n, n), center=(0.5, 0.0, 0.5), normal="y")
+    sim = eol.Simulation(dt=1e-3, gravity=(0.0, -9.8, 0.0), mode=mode_)
+    cloth = sim.add_cloth(sheet, "eol_sheet")
+    x0 = cloth.positions
+    corner = (np.isclose(x0[:, 0], 0.0) | np.isclose(x0[:, 0], 1.0)) & (
+        np.isclose(x0[:, 2], 0.0) | np.isclose(x0[:, 2], 1.0))
+    cloth.pin(np.flatnonzero(corner))
+    wire_z = 0.51
+    sim.add_wire([(-0.25, -0.01, wire_z), (1.25, -0.01, wire_z)], normal=(0.0, 1.0, 0.0),
+                 velocity=(0.0, speed, 0.0))
+    thr = float(sim._params["collision_threshold"])
+    series: dict[str, list[Any]] = {"time_s": [], "eol_vertices": [], "across_wire_m": [], "under_wire_m": [],
+                                    "height_over_wire_m": [], "top_over_wire_m": [], "min_stretch_near_wire": [],
+                                    "max_stretch_near_wire": [], "eol_line_material_z_m": []}
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    with frame_writer(out, "eol_wire", fps=1.0 / FRAME_DT) as writer:
+        writer.write(sim.frame())
+        with _progress_bar(frames, "eol_wire", enabled=progress) as bar:
+            for _ in range(max(int(frames), 1)):
+                sim.advance(FRAME_DT)
+                x, u, f, e = cloth.positions, cloth.material_coordinates, cloth.faces, cloth.is_eol
+                wy = float(sim.wires[0, 0, 1])
+                series["time_s"].append(sim.time)
+                series["eol_vertices"].append(int(e.sum()))
+                series["across_wire_m"].append(float(np.abs(x[e, 2] - wire_z).max()) if e.any() else 0.0)
+                series["under_wire_m"].append(float(max(0.0, (wy - x[e, 1]).max() - 0.1 * thr)) if e.any() else 0.0)
+                h = [_height_over(x, f, px, wire_z) - wy for px in np.linspace(0.15, 0.85, 15)]
+                series["height_over_wire_m"].append(float(np.nanmin(h)) if np.isfinite(h).any() else float("nan"))
+                inner = np.abs(x[:, 0] - 0.5) < 0.4  # away from the borders, where §5.4 releases EOL vertices
+                series["top_over_wire_m"].append(float(x[inner, 1].max()) - wy)
+                near = np.abs(x[f].mean(axis=1)[:, 2] - wire_z) < 0.05
+                lo, hi = _stretches(x, u, f)
+                series["min_stretch_near_wire"].append(float(lo[near].min()) if near.any() else float("nan"))
+                series["max_stretch_near_wire"].append(float(hi[near].max()) if near.any() else float("nan"))
+                series["eol_line_material_z_m"].append(float(u[e, 1].mean()) if e.any() else float("nan"))
+                writer.write(sim.frame())
+                bar.update(1)
+    from .. import viz
+
+    w = sim.wires[0]
+    wire_mesh = TriMesh(*eol.simulation._wire_drawing(w[0], w[1], radius=4e-3))
+    eye = (1.6, float(w[0, 1]) + 0.35, -0.6)
+    viz.screenshot({"cloth": TriMesh(cloth.positions, cloth.faces), "wire": wire_mesh}, out / "eol_wire.png",
+                   camera=(eye, (0.5, float(w[0, 1]) - 0.2, 0.5)), colors=[CLOTH, (0.15, 0.15, 0.18)])
+    t = sim.stage_times()
+    write_json(out / "metrics.json", {
+        "scene": "eol_wire", "mode": mode_, "faces": int(len(cloth.faces)), "steps": sim.step_count,
+        "snap_depth_m": 0.1 * thr,
+        "across_wire_max_m": max(series["across_wire_m"]), "under_wire_max_m": max(series["under_wire_m"]),
+        "height_over_wire_last_m": series["height_over_wire_m"][-1],
+        "top_over_wire_last_m": series["top_over_wire_m"][-1],
+        "min_stretch_near_wire": float(np.nanmin(series["min_stretch_near_wire"])),
+        "seconds_per_step": sum(t.values()) / max(sim.step_count, 1), "timings_s": t, **series,
+    })
+    return out
+
+
+@register("eol_points", "E3: cloth dropped on three nails, then pulled over them by two corners", frames=36)
+def eol_points(*, out_dir: Path, frames: int = 36, backend: str = "cpu", scale: float = 1.0, progress: bool = False,
+               mode: str = "eol", pull_start: float = 0.25, pull_speed: float = 0.1) -> Path:
+    """Spec §9 E3 in y-up axes: a 1 m × 1 m sheet at y = 0 over [0, 1] ×
+    [0, 1] in x and z drops onto three points (nails) at (0.751, 0.751),
+    (0.71, 0.22), (0.27, 0.51) in (x, z), 5 mm under it, normal +y. The
+    two corners at z = 1 are held; from ``pull_start`` s they move at
+    ``pull_speed`` m/s in +x, pulling the cloth over the nails. dt 2e-3 s.
+    ``scale`` sets the resolution (1: a 16 × 16 grid); ``mode``: "eol" or
+    "lag_static".
+
+    Metrics per frame: the EOL vertices (one per nail while the cloth rests
+    on it), the largest distance of a point-EOL vertex from its tip in the
+    plane (m; the tangential equality rows hold it at 0), the cloth's
+    height over each tip (m: on it within the snap, not through it), and
+    per nail the material distance slid past it since the pull started
+    (m: the EOL vertex's material coordinate moves while it stays on the
+    tip; a Lagrangian cloth snags)."""
+    sc = positive(scale, "scale")
+    choice(backend, "backend", ("cpu", "auto"))
+    mode_ = _mode(mode)
+    n = max(4, int(round(16 * sc)))
+    sheet = geometry.grid_mesh(size=(1.0, 1.0), resolution=(n, n), center=(0.5, 0.0, 0.5), normal="y")
+    sim = eol.Simulation(dt=2e-3, gravity=(0.0, -9.8, 0.0), mode=mode_)
+    cloth = sim.add_cloth(sheet, "eol_sheet")
+    x0 = cloth.positions
+    held = np.flatnonzero(np.isclose(x0[:, 2], 1.0) & (np.isclose(x0[:, 0], 0.0) | np.isclose(x0[:, 0], 1.0)))
+    cloth.pin(held)
+    held_ids = cloth.vertex_ids[held]
+    tips = np.array([(0.751, -0.005, 0.751), (0.71, -0.005, 0.22), (0.27, -0.005, 0.51)])
+    for p in tips:
+        sim.add_point(tuple(p), normal=(0.0, 1.0, 0.0))
+    thr = float(sim._params["collision_threshold"])
+    series: dict[str, list[Any]] = {"time_s": [], "eol_vertices": [], "tip_offset_m": [],
+                                    "height_over_tips_m": [], "slid_m": []}
+    at_pull: dict[int, np.ndarray] = {}
+    pulling = False
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    with frame_writer(out, "eol_points", fps=1.0 / FRAME_DT) as writer:
+        writer.write(sim.frame())
+        with _progress_bar(frames, "eol_points", enabled=progress) as bar:
+            for _ in range(max(int(frames), 1)):
+                end = sim.time + FRAME_DT
+                if not pulling and end > pull_start:
+                    sim.advance(max(0.0, pull_start - sim.time))
+                    idx = np.flatnonzero(np.isin(cloth.vertex_ids, held_ids))
+                    cloth.set_pin_targets(idx, cloth.positions[idx], np.tile([pull_speed, 0.0, 0.0], (len(idx), 1)))
+                    pulling = True
+                sim.advance(max(0.0, end - sim.time))
+                x, u, f, e = cloth.positions, cloth.material_coordinates, cloth.faces, cloth.is_eol
+                kinds, owner = cloth.feature_kinds, cloth.feature_colliders
+                series["time_s"].append(sim.time)
+                series["eol_vertices"].append(int(e.sum()))
+                off = [float(np.hypot(*(x[i, [0, 2]] - tips[owner[i], [0, 2]]))) for i in np.flatnonzero(kinds == 3)]
+                series["tip_offset_m"].append(max(off, default=0.0))
+                series["height_over_tips_m"].append([_height_over(x, f, p[0], p[2]) - p[1] for p in tips])
+                slid = []
+                for k in range(len(tips)):
+                    on = np.flatnonzero((kinds == 3) & (owner == k))
+                    if pulling and len(on):
+                        at_pull.setdefault(k, u[on[0]].copy())
+                        slid.append(float(np.linalg.norm(u[on[0]] - at_pull[k])))
+                    else:
+                        slid.append(0.0)
+                series["slid_m"].append(slid)
+                writer.write(sim.frame())
+                bar.update(1)
+    from .. import viz
+
+    nails = {f"nail{k}": TriMesh(*eol.simulation._point_drawing(p, np.array([0.0, 1.0, 0.0]), length=0.6,
+                                                                radius=6e-3))
+             for k, p in enumerate(tips)}
+    viz.screenshot({"cloth": TriMesh(cloth.positions, cloth.faces), **nails}, out / "eol_points.png",
+                   camera=((-0.7, 0.8, -0.6), (0.55, -0.3, 0.5)),
+                   colors=[CLOTH] + [(0.15, 0.15, 0.18)] * len(tips))
+    t = sim.stage_times()
+    pull = pull_speed * max(0.0, sim.time - pull_start)
+    write_json(out / "metrics.json", {
+        "scene": "eol_points", "mode": mode_, "faces": int(len(cloth.faces)), "steps": sim.step_count,
+        "snap_depth_m": 0.1 * thr, "tip_offset_max_m": max(series["tip_offset_m"]),
+        "slid_last_m": series["slid_m"][-1], "pull_m": pull,
+        "seconds_per_step": sum(t.values()) / max(sim.step_count, 1), "timings_s": t, **series,
+    })
+    return out
+
+
+@register("eol_moving_box", "E5/E6: a box lifts a sheet folded over two edges, then drops away and catches it",
+          frames=36)
+def eol_moving_box(*, out_dir: Path, frames: int = 36, backend: str = "cpu", scale: float = 1.0,
+                   progress: bool = False, mode: str = "eol", rise_speed: float = 0.2, rise_time: float = 0.5,
+                   drop_speed: float = 1.0) -> Path:
+    """Spec §9 E5/E6 in y-up axes: a 1 m × 0.6 m sheet lies 1 mm over the
+    top of a box 0.5 m wide in x (top at y = 0), 0.25 m of it beyond each
+    of the two long edges; it folds over both. The box rises at
+    ``rise_speed`` m/s for ``rise_time`` s (from 0.25 s), carrying it, then
+    moves down at ``drop_speed`` m/s: the sheet lifts off (its EOL vertices
+    are released), falls and lands on the box again (new EOL vertices on
+    the moving edges). dt 2e-3 s. ``scale`` sets the resolution (1: 24 ×
+    14); ``mode``: "eol" or "lag_static".
+
+    Metrics per frame: the box's height, the EOL vertices, their largest
+    distance from the nearer edge line (m), the deepest cloth point inside
+    the box (m), and the sheet's centre-of-mass height over the box top
+    (m, of the part over the top: 0 while carried, positive while it
+    flies). At the end: whether the
+    EOL vertices were all released while the sheet was off the box and
+    made again after it landed."""
+    sc = positive(scale, "scale")
+    choice(backend, "backend", ("cpu", "auto"))
+    mode_ = _mode(mode)
+    nx, nz = max(4, int(round(24 * sc))), max(3, int(round(14 * sc)))
+    sheet = geometry.grid_mesh(size=(1.0, 0.6), resolution=(nx, nz), center=(0.0, 0.001, 0.0), normal="y")
+    sim = eol.Simulation(dt=2e-3, gravity=(0.0, -9.8, 0.0), mode=mode_)
+    cloth = sim.add_cloth(sheet, "eol_sheet")
+    box = colliders.Box(center=(0.0, -0.5, 0.0), half_extents=(0.25, 0.5, 0.5))
+    sim.add_collider(box, name="box")
+    thr = float(sim._params["collision_threshold"])
+    phase = "rest"
+    start, stop = 0.25, 0.25 + float(rise_time)
+    series: dict[str, list[Any]] = {"time_s": [], "box_top_m": [], "eol_vertices": [], "edge_distance_m": [],
+                                    "deepest_m": [], "com_over_top_m": []}
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+
+    def go(t_end: float) -> None:
+        nonlocal phase
+        while sim.time < t_end - 1e-12:
+            nxt = {"rest": start, "rise": stop}.get(phase, t_end)
+            sim.advance(max(0.0, min(nxt, t_end) - sim.time))
+            if sim.time >= nxt - 1e-12 and phase != "drop":
+                phase = "rise" if phase == "rest" else "drop"
+                v = rise_speed if phase == "rise" else -float(drop_speed)
+                sim.colliders[0].set_velocity((0.0, v, 0.0))
+
+    with frame_writer(out, "eol_moving_box", fps=1.0 / FRAME_DT) as writer:
+        writer.write(sim.frame())
+        with _progress_bar(frames, "eol_moving_box", enabled=progress) as bar:
+            for _ in range(max(int(frames), 1)):
+                go(sim.time + FRAME_DT)
+                b = sim.colliders[0]
+                top = float(b.translation[1]) + 0.5
+                x, e = cloth.positions, cloth.is_eol
+                series["time_s"].append(sim.time)
+                series["box_top_m"].append(top)
+                series["eol_vertices"].append(int(e.sum()))
+                d = np.minimum(np.hypot(x[e, 0] - 0.25, x[e, 1] - top), np.hypot(x[e, 0] + 0.25, x[e, 1] - top))
+                series["edge_distance_m"].append(float(d.max()) if e.any() else 0.0)
+                series["deepest_m"].append(float(max(0.0, -b.signed_distance(x).min())))
+                over = np.abs(x[:, 0]) < 0.2
+                series["com_over_top_m"].append(float(np.average(x[over, 1], weights=cloth.masses[over])) - top
+                                                if over.any() else float("nan"))
+                writer.write(sim.frame())
+                bar.update(1)
+    from .. import viz
+
+    b = sim.colliders[0]
+    assert isinstance(b, colliders.Box)
+    eye = (0.35, float(b.translation[1]) + 0.9, 1.9)
+    viz.screenshot({"cloth": TriMesh(cloth.positions, cloth.faces), "box": _box_mesh_at(b, 0.003)},
+                   out / "eol_moving_box.png", camera=(eye, (0.0, float(b.translation[1]) + 0.3, 0.0)),
+                   colors=[CLOTH, OBSTACLE])
+    t = sim.stage_times()
+    ev = series["eol_vertices"]
+    off = [i for i, (tt, c) in enumerate(zip(series["time_s"], ev)) if tt > stop and c == 0]
+    write_json(out / "metrics.json", {
+        "scene": "eol_moving_box", "mode": mode_, "faces": int(len(cloth.faces)), "steps": sim.step_count,
+        "snap_depth_m": 0.1 * thr, "edge_distance_max_m": max(series["edge_distance_m"]),
+        "deepest_max_m": max(series["deepest_m"]),
+        "released_after_drop": bool(off), "landed_again": bool(off) and any(c > 0 for c in ev[off[0]:]),
+        "seconds_per_step": sum(t.values()) / max(sim.step_count, 1), "timings_s": t, **series,
+    })
+    return out
+
+
+def _box_mesh_at(b: colliders.Box, inset: float) -> TriMesh:
+    """The box's surface where it is now, ``inset`` m smaller on every side."""
+    s = b._spec
+    c = tuple(float(v) for v in b.translation)
+    return geometry.box_mesh(center=c, half_extents=tuple(h - inset for h in s["half_extents"]))

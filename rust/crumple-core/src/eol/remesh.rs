@@ -769,24 +769,24 @@ impl Cloth<'_> {
         edges.dedup();
         // Box edges (test 1) and wires (test 5), with the feature each makes
         // and the normal new vertices are snapped along (§4.4).
-        let lines: Vec<(Line, Feature, Vec3<f64>)> = obstacles
+        let lines: Vec<(Line, Feature, Vec3<f64>, Vec3<f64>)> = obstacles
             .boxes
             .iter()
             .enumerate()
             .flat_map(|(k, b)| {
                 b.edges()
                     .into_iter()
-                    .map(move |e| (Line::Edge(e), e.feature(k as u32), e.normal()))
+                    .map(move |e| (Line::Edge(e), e.feature(k as u32), e.normal(), b.velocity))
             })
             .chain(
                 obstacles
                     .wires
                     .iter()
                     .enumerate()
-                    .map(|(k, w)| (Line::Wire(*w), w.feature(k as u32), w.normal)),
+                    .map(|(k, w)| (Line::Wire(*w), w.feature(k as u32), w.normal, w.velocity)),
             )
             .collect();
-        for (line, feature, normal) in lines {
+        for (line, feature, normal, v_o) in lines {
             for &(p, q) in &edges {
                 let (pi, qi) = (p as usize, q as usize);
                 if self.mesh.eol[pi] || self.mesh.eol[qi] {
@@ -798,6 +798,17 @@ impl Cloth<'_> {
                 };
                 // Still an edge of the mesh (an earlier split this pass may have cut it).
                 if !self.mesh.faces.iter().any(|f| f.contains(&p) && f.contains(&q)) {
+                    continue;
+                }
+                // [D] Cloth lifting off: the crossing point outside the
+                // feature (along its normal) and moving away from it. Test 1
+                // accepts it within 2·thr, so a vertex released on lift-off
+                // (§5.5) would be caught again at once and snapped back (a
+                // box dropping away from a sheet it carried yanks the sheet
+                // down every step).
+                let xc = xa + (xb - xa) * w;
+                let vc = self.xd[pi] + (self.xd[qi] - self.xd[pi]) * w;
+                if normal.dot(xc - on_edge) > 0.0 && normal.dot(vc - v_o) > 0.0 {
                     continue;
                 }
                 let x = on_edge - normal * (0.1 * thr);
