@@ -124,7 +124,7 @@ def test_checkpoint_continues_bit_identically(tmp_path: Path) -> None:
     (dict(dt=-1e-3), "dt"),
     (dict(collision_threshold=float("nan")), "collision_threshold"),
     (dict(mode="eulerian"), "mode"),
-    (dict(mode="lag_conformal_cone"), "not implemented"),
+    (dict(mode="lag_nonconformal"), "not implemented"),
 ])
 def test_bad_options_raise(kw: dict[str, object], what: str) -> None:
     with pytest.raises(cr.InvalidInputError, match=what):
@@ -408,3 +408,20 @@ def test_moving_box_scene_carries_drops_and_catches_the_sheet(tmp_path: Path) ->
     over = m["com_over_top_m"]
     assert max(over) > 0.02 and abs(over[-1]) < 2e-3
     assert m["released_after_drop"] and m["landed_again"]
+
+
+def test_conformal_lagrangian_baselines_lock_or_leave_the_edge(tmp_path: Path) -> None:
+    """Spec §6.4's conformal Lagrangian baselines on the E1 scene at test
+    size: the remesher puts vertices on the edge as for EOL, but they are
+    held Lagrangian (Ẋ = 0). With the cone rows (both face normals) they
+    cannot leave the edge, so the pull locks (E1 (g): material pulled over
+    ≤ 10 % of the pull, EOL follows it within 20 %); with the averaged row
+    they slide off the edge line into a face (farther than EOL's δ) and the
+    fold cuts the corner (gap > 1 mm, EOL ≤ 1 mm)."""
+    cone = _scene(tmp_path, "eol_edge", "lag_conformal_cone", frames=24, scale=0.375)
+    avg = _scene(tmp_path, "eol_edge", "lag_conformal_avg", frames=24, scale=0.375)
+    assert max(cone["eol_vertices"]) > 0 and max(avg["eol_vertices"]) > 0
+    assert cone["pulled_over_m"] <= 0.1 * cone["pull_m"], cone["pulled_over_m"]
+    assert cone["deepest_max_m"] <= 2 * THR and avg["deepest_max_m"] <= 2 * THR
+    assert avg["eol_line_distance_max_m"] > 0.1 * THR + 1e-6, avg["eol_line_distance_max_m"]
+    assert avg["edge_gap_max_m"] > 1e-3, avg["edge_gap_max_m"]

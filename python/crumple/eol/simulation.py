@@ -22,9 +22,9 @@ __all__ = ["Simulation", "Cloth", "planar_coordinates"]
 
 Mode = Literal["eol", "lag_static", "lag_nonconformal", "lag_conformal_avg", "lag_conformal_cone"]
 _MODES = ("eol", "lag_static", "lag_nonconformal", "lag_conformal_avg", "lag_conformal_cone")
-# What the core runs so far; the other baselines of spec §12.1 need the
-# conformal remesher without EOL vertices.
-_IMPLEMENTED = ("eol", "lag_static")
+# What the core runs so far; "lag_nonconformal" needs the plain (ARCSim
+# sizing) remesher of spec §5.6, not written yet.
+_IMPLEMENTED = ("eol", "lag_static", "lag_conformal_avg", "lag_conformal_cone")
 
 
 def planar_coordinates(mesh: TriMesh) -> npt.NDArray[np.float64]:
@@ -238,11 +238,15 @@ class Simulation(SimulationBase):
     solutions (spec §10 test 10). ``verify_qp`` (False): also solve every
     step's QP with Clarabel and report the difference in ``stats()``
     (``qp_gap``, ``qp_gap_raw``; slow, for checking).
-    ``mode``: "eol" (the method) or "lag_static" (the regular Lagrangian
-    baseline: no EOL vertices, box faces as contacts only; the cloth can
-    only bend at its mesh edges). The other baselines of spec §12.1
-    ("lag_nonconformal", "lag_conformal_avg", "lag_conformal_cone") are
-    named but not implemented yet and raise.
+    ``mode`` (spec §12.1): "eol" (the method); "lag_static" (the regular
+    Lagrangian baseline: no remesher, no EOL vertices, box faces, wires and
+    points as contacts only; the cloth bends only at its mesh edges);
+    "lag_conformal_avg" and "lag_conformal_cone" (the same contact-
+    conforming remesher as "eol" puts vertices on the features, but they
+    stay Lagrangian, Ẋ = 0, with one averaged normal row or one row per
+    face normal: spec §6.4; the cone locks when the cloth is pulled over
+    an edge). "lag_nonconformal" (a plain sizing remesher, spec §5.6) is
+    named but not implemented yet and raises.
 
     The cloth's membrane and bending are the cloth module's (its
     :class:`crumple.cloth.Material`, default the ``eol_sheet`` preset: the
@@ -425,6 +429,7 @@ class Simulation(SimulationBase):
         s = _core.EolSimulation(mesh.vertices, u, mesh.faces, material._dict(), p["dt"], p["gravity"],
                                 p["collision_threshold"], tau, p["mode"] == "eol")
         s.set_qp(p["qp_solver"], p["verify_qp"])
+        s.set_mode(p["mode"])
         for c in self._colliders:
             s.add_collider(c._c)
         for kind, args in self._pending:

@@ -64,8 +64,9 @@ def eol_edge(*, out_dir: Path, frames: int = 48, backend: str = "cpu", scale: fl
     is not written yet.) ``scale`` sets the resolution (1: a 24 × 24 grid,
     1152 faces; the paper's 2116 faces is about scale 1.35; at 12 × 12 the
     top facets where vertices collapse into the edge line, the sizing remesh
-    that refines there not being written); ``mode``: "eol"
-    or "lag_static".
+    that refines there not being written); ``mode``: "eol", "lag_static",
+    "lag_conformal_avg" or "lag_conformal_cone" (spec §12.1; in the last
+    two the "EOL" metrics are of the conformal Lagrangian vertices).
 
     Metrics per frame: EOL vertex count, the largest distance of an EOL
     vertex from the edge line (m), the deepest point inside the box (m),
@@ -229,9 +230,12 @@ def eol_edge(*, out_dir: Path, frames: int = 48, backend: str = "cpu", scale: fl
     return out
 
 
+_MODES: tuple[Mode, ...] = ("eol", "lag_static", "lag_conformal_avg", "lag_conformal_cone")
+
+
 def _mode(mode: str) -> Mode:
-    m = choice(mode, "mode", ("eol", "lag_static"))
-    return "eol" if m == "eol" else "lag_static"
+    m = choice(mode, "mode", _MODES)
+    return next(k for k in _MODES if k == m)
 
 
 def _stretches(x: np.ndarray, u: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -17,7 +17,7 @@ use crumple_core::cloth::material::Material;
 use crumple_core::collide as c;
 use crumple_core::eol::element::signed_area;
 use crumple_core::eol::obstacle::{PointObstacle, Wire};
-use crumple_core::eol::{BoxObstacle, ClothParams, Pin, QpMethod, StepReport, Stepper};
+use crumple_core::eol::{BoxObstacle, ClothParams, Conformal, Pin, QpMethod, StepReport, Stepper};
 use crumple_core::math::Mat3;
 use crumple_core::math::Vec3;
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
@@ -297,6 +297,28 @@ impl PyEolSimulation {
                 self.s.params.gravity.z,
             ),
         )?;
+        Ok(())
+    }
+
+    /// The mode (spec §12.1): "eol" (the method), "lag_static" (no
+    /// remesher: the regular Lagrangian baseline), "lag_conformal_avg" or
+    /// "lag_conformal_cone" (the contact-conforming remesher with the
+    /// vertices it puts on features held Lagrangian, spec §6.4).
+    fn set_mode(&mut self, mode: &str) -> PyResult<()> {
+        let (remesh, conformal) = match mode {
+            "eol" => (true, Conformal::Eol),
+            "lag_static" => (false, Conformal::Eol),
+            "lag_conformal_avg" => (true, Conformal::LagrangianAveraged),
+            "lag_conformal_cone" => (true, Conformal::LagrangianCone),
+            _ => {
+                return Err(invalid(format!(
+                    "unknown mode {mode:?}; use \"eol\", \"lag_static\", \"lag_conformal_avg\" or \
+                     \"lag_conformal_cone\""
+                )));
+            }
+        };
+        self.s.remesh = remesh;
+        self.s.conformal = conformal;
         Ok(())
     }
 

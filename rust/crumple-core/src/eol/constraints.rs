@@ -179,6 +179,44 @@ impl Rows {
         }
     }
 
+    /// The rows of a conformal but Lagrangian vertex `i` at `site`: the
+    /// Lagrangian baselines of spec §6.4 ("LAG conformal"), which run the
+    /// same contact-conforming remesher as EOL and hold the vertices it puts
+    /// on a feature Lagrangian (`Ẋ_i = 0`, two equality rows; spec §10 test
+    /// 5). `cone` gives the face normals of an edge or corner as rows
+    /// (`n_jᵀẋ ≥ n_jᵀv_o`: the vertex cannot leave the feature along the
+    /// faces, so a pull over the edge locks); otherwise one averaged row
+    /// `n_avgᵀẋ ≥ n_avgᵀv_o`, `n_avg = normalize(Σ n_j)` (it slides off the
+    /// feature into a face, "always penetrates when sharply bent"). Wires
+    /// and points have one normal, the same row in both.
+    pub fn conformal_vertex(&mut self, dofs: &Dofs, i: usize, site: &Site, cone: bool) {
+        let x = dofs.x(i);
+        if let Some(u) = dofs.u(i) {
+            for k in 0..2 {
+                let r = self.b_eq.len() as u32;
+                self.eq.push((r, (u + k) as u32, 1.0));
+                self.b_eq.push(0.0);
+            }
+        }
+        let v_o = site.v_o;
+        let normals: Vec<Vec3<f64>> = match site.feature {
+            Feature::Corner { normals, .. } => normals.to_vec(),
+            Feature::Edge { normals, .. } => normals.to_vec(),
+            Feature::Wire { normal, .. } | Feature::Point { normal, .. } => vec![normal],
+        };
+        if cone {
+            for n in normals {
+                self.world(true, x, n, v_o);
+            }
+        } else {
+            let n = normals
+                .iter()
+                .fold(Vec3::zero(), |a, b| a + *b)
+                .normalize_or_zero();
+            self.world(true, x, n, v_o);
+        }
+    }
+
     fn pinned_point(&mut self, x: usize, n: Vec3<f64>, v_o: Vec3<f64>) {
         self.world(true, x, n, v_o);
         for t in tangents(n) {

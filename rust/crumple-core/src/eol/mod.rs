@@ -34,5 +34,5 @@ pub use obstacle::{BoxEdge, BoxObstacle};
 pub use qp::{Kkt, KktWorkspace, Qp, QpSolution, kkt, solve_clarabel};
 pub use remesh::RemeshReport;
 pub use sparse::Csc;
-pub use step::{Pin, QpMethod, StepReport, Stepper, Timings};
+pub use step::{Conformal, Pin, QpMethod, StepReport, Stepper, Timings};
 pub use system::{ClothParams, Dofs, Mesh, System, assemble};

@@ -56,6 +56,19 @@ pub enum QpMethod {
     Clarabel,
 }
 
+/// How the vertices the remesher puts on a feature move (spec §12.1's
+/// modes that run the contact-conforming remesher).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Conformal {
+    /// EOL: material slides through them (the method).
+    #[default]
+    Eol,
+    /// "lag_conformal_avg": held Lagrangian, one averaged normal row.
+    LagrangianAveraged,
+    /// "lag_conformal_cone": held Lagrangian, a row per face normal.
+    LagrangianCone,
+}
+
 /// A scripted vertex (spec §6.5): it is at `target` now and moves on with
 /// `velocity`; each step gives it the velocity that lands it on the moved
 /// target exactly (a velocity-level equality row of the QP).
@@ -156,6 +169,8 @@ pub struct Stepper {
     /// Collapse length τ_nc of the remesher, material m (spec §5.3: 1 % of
     /// the cloth's size).
     pub tau: f64,
+    /// EOL, or one of the conformal Lagrangian baselines.
+    pub conformal: Conformal,
 }
 
 /// β of the push-out term of wire and point contacts (spec §6.4 [D]): the
@@ -340,6 +355,7 @@ impl Stepper {
             time: 0.0,
             remesh: true,
             tau: 0.01,
+            conformal: Conformal::Eol,
         })
     }
 
@@ -777,7 +793,11 @@ impl Stepper {
                 vertex_normal: vn,
                 v_o: self.obstacles().velocity_of(&feature),
             };
-            rows.eol_vertex(dofs, i, &site);
+            match self.conformal {
+                Conformal::Eol => rows.eol_vertex(dofs, i, &site),
+                Conformal::LagrangianAveraged => rows.conformal_vertex(dofs, i, &site, false),
+                Conformal::LagrangianCone => rows.conformal_vertex(dofs, i, &site, true),
+            }
         }
         let contacts = self.lagrangian_contacts(dofs, &mut rows, h);
         timings.cd = clock.elapsed().as_secs_f64();
