@@ -425,3 +425,35 @@ def test_conformal_lagrangian_baselines_lock_or_leave_the_edge(tmp_path: Path) -
     assert cone["deepest_max_m"] <= 2 * THR and avg["deepest_max_m"] <= 2 * THR
     assert avg["eol_line_distance_max_m"] > 0.1 * THR + 1e-6, avg["eol_line_distance_max_m"]
     assert avg["edge_gap_max_m"] > 1e-3, avg["edge_gap_max_m"]
+
+
+def test_friction_stops_a_sliding_sheet_as_coulomb_says() -> None:
+    """Spec §6.7: a sheet lying on a table top, sent sliding at 0.5 m/s
+    with μ = 0.5, decelerates at μg and stops after v²/(2μg) = 2.55 cm
+    (within 10 %); without friction it keeps going."""
+    sheet = cr.geometry.grid_mesh(size=(0.3, 0.3), resolution=(6, 6), center=(0.5, 0.0005, 0.0), normal="y")
+    moved = {}
+    for mu in (0.0, 0.5):
+        sim = cr.eol.Simulation(dt=2e-3, gravity=(0.0, -9.8, 0.0), friction=mu)
+        cloth = sim.add_cloth(sheet, velocity=(0.5, 0.0, 0.0))
+        sim.add_collider(cr.colliders.Box(center=(0.5, -0.5, 0.0), half_extents=(0.5, 0.5, 0.5)))
+        x0 = cloth.positions[:, 0].mean()
+        sim.advance(0.2)
+        moved[mu] = cloth.positions[:, 0].mean() - x0
+        if mu > 0:
+            assert np.abs(cloth.velocities).max() < 1e-3
+    want = 0.5**2 / (2 * 0.5 * 9.8)
+    assert abs(moved[0.5] - want) <= 0.1 * want, (moved, want)
+    assert moved[0.0] > 0.09
+
+
+def test_friction_scene_holds_the_sheet_on_the_table(tmp_path: Path) -> None:
+    """Simplified E8 at test size: without friction the sheet left hanging
+    over the table edge slides off after its hanging part; with μ = 0.8
+    (above the hanging-to-lying ratio 0.5) it stays, at rest."""
+    free = _scene(tmp_path, "eol_friction", "eol", scale=0.5, frames=18, friction=0.0)
+    held = _scene(tmp_path, "eol_friction", "eol", scale=0.5, frames=18, friction=0.8)
+    assert free["failed_at_s"] is None and held["failed_at_s"] is None
+    assert free["hanging_last_m"] > 0.4, free["hanging_last_m"]
+    assert abs(held["hanging_last_m"] - 0.2) < 0.02, held["hanging_last_m"]
+    assert held["kinetic_energy_last_j"] < 1e-4

@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _core
-from .._checks import as_points, as_vec3, choice, flag, positive, vertex_indices, velocity_field
+from .._checks import as_points, as_vec3, choice, flag, non_negative, positive, vertex_indices, velocity_field
 from .._simulation import SimulationBase
 from ..cloth.material import Material
 from ..colliders import Box, Collider
@@ -259,7 +259,7 @@ class Simulation(SimulationBase):
     def __init__(self, *, dt: float = 5e-3, gravity: Vec3Like = (0.0, -9.81, 0.0),
                  collision_threshold: float = 5e-3, collapse_length: float | None = None,
                  mode: Mode = "eol", qp_solver: Literal["active_set", "clarabel"] = "active_set",
-                 verify_qp: bool = False) -> None:
+                 verify_qp: bool = False, friction: float = 0.0) -> None:
         m = choice(mode, "mode", _MODES)
         if m not in _IMPLEMENTED:
             raise InvalidInputError(
@@ -270,7 +270,8 @@ class Simulation(SimulationBase):
                               collision_threshold=positive(collision_threshold, "collision_threshold"),
                               collapse_length=tau, mode=m,
                               qp_solver=choice(qp_solver, "qp_solver", ("active_set", "clarabel")),
-                              verify_qp=flag(verify_qp, "verify_qp")))
+                              verify_qp=flag(verify_qp, "verify_qp"),
+                              friction=non_negative(friction, "friction")))
         self._s: Any = None  # the core simulation, made by add_cloth
         self._objects: list[Cloth] = []
         # Wires and points added before the cloth: (kind, args).
@@ -430,6 +431,7 @@ class Simulation(SimulationBase):
                                 p["collision_threshold"], tau, p["mode"] == "eol")
         s.set_qp(p["qp_solver"], p["verify_qp"])
         s.set_mode(p["mode"])
+        s.set_friction(p.get("friction", 0.0))
         for c in self._colliders:
             s.add_collider(c._c)
         for kind, args in self._pending:

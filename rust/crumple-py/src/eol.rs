@@ -322,6 +322,15 @@ impl PyEolSimulation {
         Ok(())
     }
 
+    /// The Coulomb friction coefficient μ ≥ 0 of every contact (spec §6.7).
+    fn set_friction(&mut self, mu: f64) -> PyResult<()> {
+        if !(mu.is_finite() && mu >= 0.0) {
+            return Err(invalid(format!("friction must be a finite number ≥ 0; got {mu}")));
+        }
+        self.s.friction = mu;
+        Ok(())
+    }
+
     /// How the QP is solved: "active_set" (the warm-started fast path,
     /// Clarabel when it misses) or "clarabel" (every step); `verify` also
     /// solves every QP with Clarabel and reports the gap (`qp_gap`).

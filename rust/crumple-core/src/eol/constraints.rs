@@ -91,6 +91,10 @@ pub struct Rows {
     /// Per inequality row: the vertex it acts on (its first column / 3),
     /// which keys the warm start of the next step's active set.
     ineq_vertex: Vec<u32>,
+    /// Per inequality row on one vertex's world velocity: its normal and
+    /// the obstacle's velocity there (friction, spec §6.7); None for rows
+    /// over several vertices.
+    ineq_world: Vec<Option<(Vec3<f64>, Vec3<f64>)>>,
 }
 
 /// Two unit vectors completing `n` to an orthonormal frame.
@@ -118,12 +122,19 @@ impl Rows {
         b.push(a.dot(v_o));
         if inequality {
             self.ineq_vertex.push((x / 3) as u32);
+            self.ineq_world.push(Some((a, v_o)));
         }
     }
 
     /// Per inequality row so far: the vertex it acts on.
     pub fn inequality_vertices(&self) -> &[u32] {
         &self.ineq_vertex
+    }
+
+    /// Per inequality row so far: its world normal and the obstacle's
+    /// velocity, for the rows on one vertex's world velocity.
+    pub fn inequality_normals(&self) -> &[Option<(Vec3<f64>, Vec3<f64>)>] {
+        &self.ineq_world
     }
 
     /// The rows of EOL vertex `i` at `site` (spec §6.1).
@@ -243,6 +254,7 @@ impl Rows {
         }
         self.b_in.push(b);
         self.ineq_vertex.push(vertices.first().map_or(0, |v| v.0 as u32));
+        self.ineq_world.push(None);
     }
 
     /// `(A_eq, b_eq, A_in, b_in)` over `n` unknowns.

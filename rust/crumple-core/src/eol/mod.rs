@@ -6,17 +6,19 @@
 //! What is here: the element kinematics and the generalized mass, force
 //! and stiffness (`element`, `system`: §3, on the cloth module's membrane
 //! and hinge kernels), sparse assembly that is the same for any thread count
-//! (`sparse`), the constraint rows of §6 (`constraints`), the step's QP
-//! (`qp`: a warm-started active-set method on faer's sparse LDLᵀ, Clarabel
-//! as reference and fallback, the KKT check of §10 test 10), static
-//! axis-aligned boxes (`obstacle`), the contact-conforming remesher for box
-//! edges (`remesh`: insertion where cloth edges cross a box edge, collapses
-//! into EOL vertices, the repairs of §5.3 steps 2–3 at EOL vertices, the
-//! border rules of §5.4, release), the time step with rollback
-//! (`step`) and checkpoints (`checkpoint`). Not yet: corner and point
-//! insertion, wires, the ARCSim sizing remesh (§5.6), velocity transfer
-//! beyond `zero_eulerian`, moving obstacles, friction, the conformal
-//! Lagrangian baselines.
+//! (`sparse`), the constraint rows of §6 (`constraints`, with the conformal
+//! Lagrangian baselines of §6.4), the step's QP (`qp`: a warm-started
+//! active-set method on faer's sparse LDLᵀ, Clarabel as reference and
+//! fallback, the KKT check of §10 test 10), obstacles (`obstacle`:
+//! axis-aligned boxes, wires and points, each static or translating), the
+//! contact-conforming remesher (`remesh`: insertion where cloth edges cross a
+//! box edge or a wire and where a point pokes through a face, collapses into
+//! EOL vertices, the repairs of §5.3 steps 2–3 at EOL vertices, the border
+//! rules of §5.4, release), the time step with rollback (`step`) and
+//! checkpoints (`checkpoint`), with Coulomb friction after the QP (§6.7).
+//! Not yet: box corners, rotating obstacles, the ARCSim sizing remesh
+//! (§5.6), velocity transfer beyond `zero_eulerian`, the non-conformal
+//! baseline.
 
 pub mod checkpoint;
 pub mod constraints;

@@ -1,16 +1,16 @@
-//! The contact-conforming part of the remesher (spec eol_cloth §4.3 test 1,
-//! §4.4, §5.2 step 3, §5.3 step 1, §5.5): cloth edges that cross a box's
-//! sharp edge are split there, the new vertex is EOL on that edge (its
-//! world position snapped just inside the box, its material coordinate
-//! interpolated from the cloth), short non-conformal edges at a new EOL
-//! vertex are collapsed into it, and EOL vertices no longer inside the
-//! obstacle's contact band are released with their world velocity kept.
+//! The contact-conforming part of the remesher (spec eol_cloth §4.3 tests
+//! 1, 2, 5, §4.4, §5.2 step 3, §5.3 steps 1–3, §5.4, §5.5): cloth edges
+//! that cross a box's sharp edge or a wire are split there and the new
+//! vertex is EOL on that feature (its world position snapped just inside,
+//! its material coordinate interpolated from the cloth); a point that pokes
+//! through a face gets one EOL vertex there (the face split in three, or the
+//! nearest vertex or edge within τ); short non-conformal edges at an EOL
+//! vertex are collapsed into it; EOL vertices no longer in their obstacle's
+//! contact band are released with their world velocity kept.
 //! Consecutive crossings of one triangle connect by themselves: splitting an
 //! edge joins the new vertex to the opposite corners, so the second split
 //! of the same triangle creates the edge between the two crossing vertices.
-//! Not written yet: the face (corner/point) insertions, the conformal
-//! collapses, ill-conditioned splits and the ARCSim sizing remesh (§5.3
-//! steps 2–3, §5.6).
+//! Not written yet: box corners and the ARCSim sizing remesh (§5.6).
 
 use super::constraints::Feature;
 use super::element::{Mat2d, signed_area};
@@ -105,7 +105,7 @@ pub struct Cloth<'a> {
 /// released vertex, spec §5.5; the spec's angle-weighted mean differs only
 /// where the faces around the vertex disagree, which a released vertex no
 /// longer bent over a feature hardly does).
-fn vertex_grad(m: &Mesh, i: usize) -> Option<super::element::Grad> {
+pub(super) fn vertex_grad(m: &Mesh, i: usize) -> Option<super::element::Grad> {
     let f = m.faces.iter().find(|f| f.contains(&(i as u32)))?;
     super::element::deformation_gradient(&f.map(|k| m.x[k as usize]), &f.map(|k| m.u[k as usize]))
         .map(|(g, _)| g)

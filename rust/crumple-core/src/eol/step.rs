@@ -1,18 +1,17 @@
 //! One EOL time step on a mesh whose EOL vertices are already on their
 //! features (spec eol_cloth §7 steps 6 and 8–11): constraint rows (EOL
-//! rows §6.1–6.3, Lagrangian box-face contacts §6.4, scripted vertices
-//! §6.5), the matrix fill, the QP and the update `x += h ẋ`, `X += h Ẋ`.
-//! With `remesh` on, the contact-conforming pass of `remesh` runs first
-//! (steps 2–3 for static box edges: EOL vertices where cloth edges cross a
-//! box edge, collapses into them, release); corner and point features, the
-//! full cleanup loop, the ARCSim sizing remesh and moving obstacles are not
-//! written yet.
+//! rows §6.1–6.3 or the conformal Lagrangian rows of §6.4, Lagrangian
+//! contacts with box faces, wires and points §6.4, scripted vertices §6.5),
+//! the matrix fill, the QP, the update `x += h ẋ`, `X += h Ẋ` and the
+//! obstacles' motion. With `remesh` on, the contact-conforming pass of
+//! `remesh` runs first (steps 2–3); box corners, the full cleanup loop, the
+//! ARCSim sizing remesh and rotating obstacles are not written yet.
 
 use super::constraints::{Feature, Rows, Site, line_direction};
 use super::element::{Mat2d, deformation_gradient, signed_area};
 use super::obstacle::{BoxObstacle, PointObstacle, Wire};
 use super::qp::{Kkt, KktWorkspace, Qp, kkt, polish, solve_active_set, solve_clarabel};
-use super::remesh::{Cloth, Obstacles, RemeshReport, point_over_face, release_vertex};
+use super::remesh::{Cloth, Obstacles, RemeshReport, point_over_face, release_vertex, vertex_grad};
 use super::system::{ClothParams, Mesh, assemble};
 use crate::math::Vec3;
 use crate::{Error, Result};
@@ -171,11 +170,18 @@ pub struct Stepper {
     pub tau: f64,
     /// EOL, or one of the conformal Lagrangian baselines.
     pub conformal: Conformal,
+    /// Coulomb friction coefficient μ of every contact (spec §6.7; 0:
+    /// frictionless, the paper's default).
+    pub friction: f64,
 }
 
 /// β of the push-out term of wire and point contacts (spec §6.4 [D]): the
 /// fraction of a penetration taken back per step.
 const PUSH_OUT: f64 = 0.2;
+
+/// Per inequality row: its vertex and, for a row on that vertex's world
+/// velocity, the row's normal and the obstacle's velocity (friction).
+type RowContact = (u32, Option<(Vec3<f64>, Vec3<f64>)>);
 
 /// How many times a failing step may halve itself (down to h/8).
 const MAX_SPLITS: u32 = 3;
@@ -356,6 +362,7 @@ impl Stepper {
             remesh: true,
             tau: 0.01,
             conformal: Conformal::Eol,
+            friction: 0.0,
         })
     }
 
@@ -684,6 +691,76 @@ impl Stepper {
         contacts
     }
 
+    /// Friction after the QP and before the position update (spec §6.7,
+    /// Bridson et al. 2002 style). Per vertex in contact: the normal
+    /// impulse `J = Σ μ_k n_k` of its rows (the QP's multipliers are
+    /// impulses: its variables are velocities, its matrix a mass), the
+    /// normal velocity change `Δv_n = |J|/m_i` (lumped mass), the world
+    /// velocity relative to the obstacle `w = ẋ − F Ẋ − v_o` and its part
+    /// `w_t` tangent to `J`, and `φ = max(0, 1 − μ Δv_n/‖w_t‖)`, applied to
+    /// the tangential part of `ẋ − v_o` (Lagrangian vertex), to `Ẋ` (corner
+    /// or point: their tangential motion is all Eulerian), or to `Ẋ` and
+    /// the feature-tangent part of `ẋ − v_o` (edge or wire). Rows over
+    /// several vertices (Lagrangian wire and point contacts) carry none.
+    fn apply_friction(&self, rows: &[RowContact], mu: &[f64], xd: &mut [Vec3<f64>], ud: &mut [Mat2d]) {
+        let m = &self.mesh;
+        let mut mass = vec![0.0; m.x.len()];
+        for f in &m.faces {
+            let a = signed_area(&f.map(|k| m.u[k as usize]));
+            for &k in f {
+                mass[k as usize] += self.params.density * a / 3.0;
+            }
+        }
+        // Per vertex: the impulse and the obstacle's velocity (of its first
+        // row; a vertex touches one obstacle at a time in practice).
+        let mut imp: Vec<Option<(Vec3<f64>, Vec3<f64>)>> = vec![None; m.x.len()];
+        for (&(i, w), &mk) in rows.iter().zip(mu) {
+            let Some((n, v_o)) = w else {
+                continue;
+            };
+            if mk > 0.0 {
+                let e = imp[i as usize].get_or_insert((Vec3::zero(), v_o));
+                e.0 += n * mk;
+            }
+        }
+        for (i, e) in imp.iter().enumerate() {
+            let Some((j, v_o)) = *e else {
+                continue;
+            };
+            let jn = j.norm();
+            if jn <= 0.0 || mass[i] <= 0.0 {
+                continue;
+            }
+            let n = j * (1.0 / jn);
+            let eul = if m.eol[i] {
+                vertex_grad(m, i).map_or(Vec3::zero(), |g| g.apply(ud[i]))
+            } else {
+                Vec3::zero()
+            };
+            let w = xd[i] - eul - v_o;
+            let wt = w - n * w.dot(n);
+            let wtn = wt.norm();
+            if wtn <= 0.0 {
+                continue;
+            }
+            let phi = (1.0 - self.friction * (jn / mass[i]) / wtn).max(0.0);
+            match self.features[i].filter(|_| m.eol[i]) {
+                None => {
+                    let r = xd[i] - v_o;
+                    let rn = n * r.dot(n);
+                    xd[i] = v_o + rn + (r - rn) * phi;
+                }
+                Some(Feature::Corner { .. } | Feature::Point { .. }) => {
+                    ud[i] = [ud[i][0] * phi, ud[i][1] * phi];
+                }
+                Some(Feature::Edge { tangent, .. } | Feature::Wire { tangent, .. }) => {
+                    ud[i] = [ud[i][0] * phi, ud[i][1] * phi];
+                    xd[i] -= tangent * ((1.0 - phi) * tangent.dot(xd[i] - v_o));
+                }
+            }
+        }
+    }
+
     fn step_inner(&mut self, h: f64) -> Result<StepReport> {
         let mut timings = Timings::default();
         let clock = std::time::Instant::now();
@@ -824,6 +901,12 @@ impl Stepper {
                 })
                 .collect()
         };
+        let rows_info: Vec<RowContact> = rows
+            .inequality_vertices()
+            .iter()
+            .copied()
+            .zip(rows.inequality_normals().iter().copied())
+            .collect();
         let (a_eq, b_eq, a_in, b_in) = rows.build(n);
         let mut qd = vec![0.0; n];
         for i in 0..self.mesh.x.len() {
@@ -895,15 +978,22 @@ impl Stepper {
             substeps: 1,
         };
         let v = &sol.v;
-        // Step 11: x += h ẋ for every vertex, X += h Ẋ for EOL vertices.
         let mut xd = self.xd.clone();
         let mut ud = self.ud.clone();
-        let mut u_new = self.mesh.u.clone();
         for i in 0..self.mesh.x.len() {
             xd[i] = Vec3::new(v[3 * i], v[3 * i + 1], v[3 * i + 2]);
             if let Some(u) = dofs.u(i) {
                 ud[i] = [v[u], v[u + 1]];
-                u_new[i] = [u_new[i][0] + h * v[u], u_new[i][1] + h * v[u + 1]];
+            }
+        }
+        if self.friction > 0.0 {
+            self.apply_friction(&rows_info, &sol.mu, &mut xd, &mut ud);
+        }
+        // Step 11: x += h ẋ for every vertex, X += h Ẋ for EOL vertices.
+        let mut u_new = self.mesh.u.clone();
+        for i in 0..self.mesh.x.len() {
+            if dofs.u(i).is_some() {
+                u_new[i] = [u_new[i][0] + h * ud[i][0], u_new[i][1] + h * ud[i][1]];
             }
         }
         // Refuse an update that folds a face over in material space (the
