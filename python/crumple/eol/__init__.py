@@ -14,7 +14,7 @@ Example::
 
     sim = cr.eol.Simulation(dt=5e-3)
     sheet = sim.add_cloth(cr.geometry.grid_mesh(size=(1.0, 1.0), resolution=(12, 12), center=(0.2, 0.001, 0.5)))
-    sim.add_collider(cr.colliders.Box(center=(0.6, -0.5, 0.5), half_extents=(0.6, 0.5, 0.75)))
+    sim.add_collider(cr.colliders.Box(center=(0.6, -0.5, 0.5), half_extents=(0.6, 0.5, 0.75), mode="slip"))
     sheet.pin(sheet.positions[:, 0] > 0.699)    # hold the far border
     sim.advance(1.0)
     sheet.is_eol.sum()                          # vertices on the box edge now

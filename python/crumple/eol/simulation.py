@@ -15,7 +15,7 @@ from .._simulation import SimulationBase
 from ..cloth.material import Material
 from ..colliders import Box, Collider
 from ..errors import InvalidInputError
-from ..frames import Frame, FrameCollider, FrameMesh
+from ..frames import Frame, FrameCollider, FrameMesh, unique_name
 from ..geometry import TriMesh, Vec3Like
 
 __all__ = ["Simulation", "Cloth", "planar_coordinates"]
@@ -122,8 +122,10 @@ class Cloth:
 
     @property
     def feature_colliders(self) -> npt.NDArray[np.int64]:
-        """Per vertex: the collider whose feature it is on (index into
-        ``sim.colliders``), or −1; ``(N,)`` int64."""
+        """Per vertex: the obstacle whose feature it is on, as its index
+        among the obstacles of its kind (see :attr:`feature_kinds`): into
+        ``sim.colliders`` for box edges and corners, ``sim.wires`` for wires,
+        ``sim.points`` for points; −1 off the features. ``(N,)`` int64."""
         return np.asarray(self._s.features()[1])
 
     @property
@@ -259,7 +261,7 @@ class Simulation(SimulationBase):
     def __init__(self, *, dt: float = 5e-3, gravity: Vec3Like = (0.0, -9.81, 0.0),
                  collision_threshold: float = 5e-3, collapse_length: float | None = None,
                  mode: Mode = "eol", qp_solver: Literal["active_set", "clarabel"] = "active_set",
-                 verify_qp: bool = False, friction: float = 0.0) -> None:
+                 verify_qp: bool = False) -> None:
         m = choice(mode, "mode", _MODES)
         if m not in _IMPLEMENTED:
             raise InvalidInputError(
@@ -270,8 +272,7 @@ class Simulation(SimulationBase):
                               collision_threshold=positive(collision_threshold, "collision_threshold"),
                               collapse_length=tau, mode=m,
                               qp_solver=choice(qp_solver, "qp_solver", ("active_set", "clarabel")),
-                              verify_qp=flag(verify_qp, "verify_qp"),
-                              friction=non_negative(friction, "friction")))
+                              verify_qp=flag(verify_qp, "verify_qp")))
         self._s: Any = None  # the core simulation, made by add_cloth
         self._objects: list[Cloth] = []
         # Wires and points added before the cloth: (kind, args).
@@ -305,11 +306,13 @@ class Simulation(SimulationBase):
         """Add a box obstacle: a :class:`crumple.colliders.Box` aligned with
         the world axes, static or translating (``set_velocity(linear=...)``,
         or a callback that returns a pose without rotation and its linear
-        velocity; spec §4.2: EOL vertices on a moving edge ride on it). Its
-        12 edges are the sharp features, its faces contacts. Its ``mode``
-        and ``friction`` are not used yet (contact is frictionless).
-        Raises :class:`InvalidInputError` for other shapes, rotated or
-        turning boxes and keyframed motion. Returns its index."""
+        velocity; spec §4.2: EOL vertices on a moving edge ride on it), in
+        any fixed orientation. Its 12 edges and 8 corners are the sharp
+        features, its faces contacts. Its ``mode`` says how it rubs:
+        ``"separate"`` (the default) Coulomb friction with its ``friction``,
+        ``"slip"`` frictionless. Raises :class:`InvalidInputError` for other
+        shapes, ``"sticky"``, turning boxes and keyframed motion. Returns its
+        index."""
         if not isinstance(collider, Box):
             raise InvalidInputError(
                 f"crumple.eol takes Box colliders (their edges are the features); got {type(collider).__name__}")
@@ -317,26 +320,33 @@ class Simulation(SimulationBase):
         return super().add_collider(collider, name=name)
 
     def add_wire(self, points: npt.ArrayLike, *, normal: Vec3Like = (0.0, 1.0, 0.0),
-                 velocity: Vec3Like = (0.0, 0.0, 0.0)) -> tuple[int, ...]:
+                 velocity: Vec3Like = (0.0, 0.0, 0.0), friction: float = 0.0) -> tuple[int, ...]:
         """Add a wire (spec §4.1: a thin line the cloth bends exactly over and
         slides across, with no thickness): ``points (K, 3)`` m, K ≥ 2, a
         polyline whose K − 1 segments are each a wire feature; ``normal``
         the side the cloth rests on (unit after scaling, perpendicular to
         every segment; the cloth may lift off that way); ``velocity`` m/s,
-        constant (the wire translates). Returns the segments' indices into
+        constant (the wire translates); ``friction`` its Coulomb μ (0:
+        frictionless). Returns the segments' indices into
         :attr:`wires`. Raises :class:`InvalidInputError` for fewer than two
         points, a zero-length segment, a normal not perpendicular to it, or
-        a cloth vertex on the wire at the start."""
+        a cloth vertex on the wire now (then no segment is added)."""
         p = as_points(points, "points")
         if p.shape[0] < 2:
             raise InvalidInputError(f"a wire needs at least two points; got {p.shape[0]}")
         n, v = as_vec3(normal, "normal"), as_vec3(velocity, "velocity")
-        out = []
-        for a, b in zip(p[:-1], p[1:]):
-            args = ((float(a[0]), float(a[1]), float(a[2])), (float(b[0]), float(b[1]), float(b[2])), n, v)
+        mu = non_negative(friction, "friction")
+        segs = [((float(a[0]), float(a[1]), float(a[2])), (float(b[0]), float(b[1]), float(b[2])), n, v, mu)
+                for a, b in zip(p[:-1], p[1:])]
+        # Every segment checked before any is added.
+        for args in segs:
             if self._s is None:
-                # Checked now against a cloth-free core check, added with the cloth.
-                _core.EolSimulation.check_wire(*args)
+                _core.EolSimulation.check_wire(*args)  # the cloth is checked when it comes
+            else:
+                self._s.check_wire_now(*args)
+        out = []
+        for args in segs:
+            if self._s is None:
                 self._pending.append(("wire", args))
                 out.append(sum(1 for k, _ in self._pending if k == "wire") - 1)
             else:
@@ -344,13 +354,14 @@ class Simulation(SimulationBase):
         return tuple(out)
 
     def add_point(self, position: Vec3Like, *, normal: Vec3Like = (0.0, 1.0, 0.0),
-                  velocity: Vec3Like = (0.0, 0.0, 0.0)) -> int:
+                  velocity: Vec3Like = (0.0, 0.0, 0.0), friction: float = 0.0) -> int:
         """Add a point obstacle (spec §4.1: a nail tip the cloth rests on and
         slides over): ``position`` m, ``normal`` the side the cloth rests on,
-        ``velocity`` m/s, constant. Returns its index into :attr:`points`.
+        ``velocity`` m/s, constant, ``friction`` its Coulomb μ. Returns its index into :attr:`points`.
         Raises :class:`InvalidInputError` for a zero normal or a cloth vertex
         on the point at the start."""
-        args = (as_vec3(position, "position"), as_vec3(normal, "normal"), as_vec3(velocity, "velocity"))
+        args = (as_vec3(position, "position"), as_vec3(normal, "normal"), as_vec3(velocity, "velocity"),
+                non_negative(friction, "friction"))
         if self._s is None:
             _core.EolSimulation.check_point(*args)
             self._pending.append(("point", args))
@@ -376,20 +387,26 @@ class Simulation(SimulationBase):
         """The frame (see :meth:`SimulationBase.frame`), with each wire
         segment (``wire0``, ``wire1``, …) and point (``point0``, …) drawn
         as a thin prism or nail among the colliders (2 mm thick for the
-        eye; the obstacles have no thickness)."""
+        eye; the obstacles have no thickness; a name already taken gets a
+        ``_1`` suffix)."""
         f = super().frame()
         if self._s is None:
             return f
         colliders = dict(f.colliders)
+        taken = set(colliders) | set(f.objects)
         ends, _, _ = self._s.wires()
         ends = np.asarray(ends).reshape(-1, 2, 3)
         for k, (a, b) in enumerate(ends):
             v, faces = _wire_drawing(a, b)
-            colliders[f"wire{k}"] = FrameCollider(v, faces)
+            name = unique_name(f"wire{k}", taken)
+            taken.add(name)
+            colliders[name] = FrameCollider(v, faces)
         pos, nrm, _ = self._s.points()
         for k, (p, n) in enumerate(zip(np.asarray(pos), np.asarray(nrm))):
             v, faces = _point_drawing(p, n)
-            colliders[f"point{k}"] = FrameCollider(v, faces)
+            name = unique_name(f"point{k}", taken)
+            taken.add(name)
+            colliders[name] = FrameCollider(v, faces)
         return Frame(time=f.time, objects=dict(f.objects), colliders=colliders)
 
     def add_cloth(self, mesh: TriMesh, material: Material | str | None = None, *,
@@ -431,7 +448,6 @@ class Simulation(SimulationBase):
                                 p["collision_threshold"], tau, p["mode"] == "eol")
         s.set_qp(p["qp_solver"], p["verify_qp"])
         s.set_mode(p["mode"])
-        s.set_friction(p.get("friction", 0.0))
         for c in self._colliders:
             s.add_collider(c._c)
         for kind, args in self._pending:

@@ -14,8 +14,9 @@ eol_moving_box   E5/E6: a box lifts a sheet folded over two    36
                  lifts off and lands again
 
 Each scene writes its frames through the frame stream, a PNG of the last
-frame and ``metrics.json``, and runs in ``mode="eol"`` or the Lagrangian
-baseline ``mode="lag_static"`` for comparison.
+frame and ``metrics.json``, and runs in ``mode="eol"`` or one of the
+Lagrangian baselines (``"lag_static"``, ``"lag_conformal_avg"``,
+``"lag_conformal_cone"``) for comparison.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from ._harness import OBSTACLE, write_json
 
 Mode = eol.simulation.Mode
 
-__all__ = ["eol_edge", "eol_wire", "eol_points", "eol_moving_box", "eol_friction", "FRAME_DT"]
+__all__ = ["eol_edge", "eol_wire", "eol_points", "eol_moving_box", "eol_corner", "eol_friction", "FRAME_DT"]
 
 FRAME_DT = 1.0 / 24.0
 CLOTH = (0.85, 0.45, 0.30)
@@ -95,7 +96,9 @@ def eol_edge(*, out_dir: Path, frames: int = 48, backend: str = "cpu", scale: fl
     cloth = sim.add_cloth(sheet, "eol_sheet")
     box_lo = np.array([edge_x, top_y - 1.0, -0.25])
     box_hi = np.array([edge_x + 1.2, top_y, 1.25])
-    box = colliders.Box(center=tuple(0.5 * (box_lo + box_hi)), half_extents=tuple(0.5 * (box_hi - box_lo)))
+    # Frictionless ("slip"), as the paper's edge scene.
+    box = colliders.Box(center=tuple(0.5 * (box_lo + box_hi)), half_extents=tuple(0.5 * (box_hi - box_lo)),
+                        mode="slip")
     sim.add_collider(box, name="box")
     x0 = cloth.positions
     far = np.flatnonzero(np.abs(x0[:, 0] - (edge_x + 0.7)) < 1e-9)
@@ -276,7 +279,8 @@ def eol_wire(*, out_dir: Path, frames: int = 12, backend: str = "cpu", scale: fl
     along x at z = 0.51 starts 1 cm under it and rises at ``wire_speed``
     m/s (dt 1e-3 s as in the spec), so the bend over it gets sharp and
     material slides over it. ``scale`` sets the resolution (1: a 16 × 16
-    grid, 512 faces); ``mode``: "eol" or "lag_static".
+    grid, 512 faces); ``mode``: "eol" or a Lagrangian baseline
+    ("lag_static", "lag_conformal_avg", "lag_conformal_cone").
 
     Metrics per frame: EOL vertices, their largest distance across the
     wire (m, along its normal × tangent: the equality row holds it at 0)
@@ -288,7 +292,7 @@ def eol_wire(*, out_dir: Path, frames: int = 12, backend: str = "cpu", scale: fl
     slope times their distance from it: E2's "no sharp bend"), the smallest and largest principal stretch of the faces
     within 5 cm of the wire (E2's "no bunching": compression under 10 %),
     and the material position of the EOL line (the mean material z of the
-    EOL vertices, m)."""
+    EOL vertices, m: it moves where material slides over the wire)."""
     sc = positive(scale, "scale")
     choice(backend, "backend", ("cpu", "auto"))
     mode_ = _mode(mode)
@@ -296,7 +300,8 @@ def eol_wire(*, out_dir: Path, frames: int = 12, backend: str = "cpu", scale: fl
     n = max(4, int(round(16 * sc)))
     sheet = geometry.grid_mesh(size=(1.0, 1.0), resolution=(n, n), center=(0.5, 0.0, 0.5), normal="y")
     sim = eol.Simulation(dt=1e-3, gravity=(0.0, -9.8, 0.0), mode=mode_)
-    cloth = sim.add_cloth(sheet, "eol_sheet")
+    # Material coordinates (z, x): counter-clockwise for this grid, and u[:, 0] is z.
+    cloth = sim.add_cloth(sheet, "eol_sheet", material_coordinates=sheet.vertices[:, [2, 0]])
     x0 = cloth.positions
     corner = (np.isclose(x0[:, 0], 0.0) | np.isclose(x0[:, 0], 1.0)) & (
         np.isclose(x0[:, 2], 0.0) | np.isclose(x0[:, 2], 1.0))
@@ -329,7 +334,7 @@ def eol_wire(*, out_dir: Path, frames: int = 12, backend: str = "cpu", scale: fl
                 lo, hi = _stretches(x, u, f)
                 series["min_stretch_near_wire"].append(float(lo[near].min()) if near.any() else float("nan"))
                 series["max_stretch_near_wire"].append(float(hi[near].max()) if near.any() else float("nan"))
-                series["eol_line_material_z_m"].append(float(u[e, 1].mean()) if e.any() else float("nan"))
+                series["eol_line_material_z_m"].append(float(u[e, 0].mean()) if e.any() else float("nan"))
                 writer.write(sim.frame())
                 bar.update(1)
     from .. import viz
@@ -361,7 +366,7 @@ def eol_points(*, out_dir: Path, frames: int = 36, backend: str = "cpu", scale: 
     two corners at z = 1 are held; from ``pull_start`` s they move at
     ``pull_speed`` m/s in +x, pulling the cloth over the nails. dt 2e-3 s.
     ``scale`` sets the resolution (1: a 16 × 16 grid); ``mode``: "eol" or
-    "lag_static".
+    a Lagrangian baseline.
 
     Metrics per frame: the EOL vertices (one per nail while the cloth rests
     on it), the largest distance of a point-EOL vertex from its tip in the
@@ -451,7 +456,7 @@ def eol_moving_box(*, out_dir: Path, frames: int = 36, backend: str = "cpu", sca
     moves down at ``drop_speed`` m/s: the sheet lifts off (its EOL vertices
     are released), falls and lands on the box again (new EOL vertices on
     the moving edges). dt 2e-3 s. ``scale`` sets the resolution (1: 24 ×
-    14); ``mode``: "eol" or "lag_static".
+    14); ``mode``: "eol" or a Lagrangian baseline.
 
     Metrics per frame: the box's height, the EOL vertices, their largest
     distance from the nearer edge line (m), the deepest cloth point inside
@@ -467,7 +472,7 @@ def eol_moving_box(*, out_dir: Path, frames: int = 36, backend: str = "cpu", sca
     sheet = geometry.grid_mesh(size=(1.0, 0.6), resolution=(nx, nz), center=(0.0, 0.001, 0.0), normal="y")
     sim = eol.Simulation(dt=2e-3, gravity=(0.0, -9.8, 0.0), mode=mode_)
     cloth = sim.add_cloth(sheet, "eol_sheet")
-    box = colliders.Box(center=(0.0, -0.5, 0.0), half_extents=(0.25, 0.5, 0.5))
+    box = colliders.Box(center=(0.0, -0.5, 0.0), half_extents=(0.25, 0.5, 0.5), mode="slip")
     sim.add_collider(box, name="box")
     thr = float(sim._params["collision_threshold"])
     phase = "rest"
@@ -509,7 +514,6 @@ def eol_moving_box(*, out_dir: Path, frames: int = 36, backend: str = "cpu", sca
     from .. import viz
 
     b = sim.colliders[0]
-    assert isinstance(b, colliders.Box)
     eye = (0.35, float(b.translation[1]) + 0.9, 1.9)
     viz.screenshot({"cloth": TriMesh(cloth.positions, cloth.faces), "box": _box_mesh_at(b, 0.003)},
                    out / "eol_moving_box.png", camera=(eye, (0.0, float(b.translation[1]) + 0.3, 0.0)),
@@ -527,11 +531,13 @@ def eol_moving_box(*, out_dir: Path, frames: int = 36, backend: str = "cpu", sca
     return out
 
 
-def _box_mesh_at(b: colliders.Box, inset: float) -> TriMesh:
-    """The box's surface where it is now, ``inset`` m smaller on every side."""
+def _box_mesh_at(b: colliders.Collider, inset: float) -> TriMesh:
+    """The box's surface where it is now (its pose: rotation and
+    translation), ``inset`` m smaller on every side."""
     s = b._spec
-    c = tuple(float(v) for v in b.translation)
-    return geometry.box_mesh(center=c, half_extents=tuple(h - inset for h in s["half_extents"]))
+    m = geometry.box_mesh(center=(0.0, 0.0, 0.0), half_extents=tuple(h - inset for h in s["half_extents"]))
+    v = m.vertices @ np.asarray(b.rotation).T + np.asarray(b.translation)
+    return TriMesh(v, m.faces)
 
 
 @register("eol_friction", "E8 simplified: a sheet hanging over a table edge slides off without friction, stays with it",
@@ -548,8 +554,9 @@ def eol_friction(*, out_dir: Path, frames: int = 36, backend: str = "cpu", scale
     ``scale`` sets the resolution (1: 18 × 12); ``mode``: "eol" or a
     Lagrangian baseline.
 
-    Metrics per frame: the material hanging below the top (m: material
-    area of the faces more than 1 cm below the top over the sheet's width),
+    Metrics per frame: the material hanging over the edge (m: beyond the
+    EOL line in material space; without EOL vertices, the material area of
+    the faces more than 1 cm below the top over the sheet's width),
     the kinetic energy (J) and the centre-of-mass height (m). A step that
     fails (``SolverError``: the remesher outrun by fast flow) ends the run
     early; ``failed_at_s`` says when."""
@@ -559,9 +566,10 @@ def eol_friction(*, out_dir: Path, frames: int = 36, backend: str = "cpu", scale
     mu = float(friction)
     nx, nz = max(4, int(round(18 * sc))), max(3, int(round(12 * sc)))
     sheet = geometry.grid_mesh(size=(0.6, 0.4), resolution=(nx, nz), center=(0.1, 0.001, 0.0), normal="y")
-    sim = eol.Simulation(dt=2e-3, gravity=(0.0, -9.8, 0.0), mode=mode_, friction=mu)
-    cloth = sim.add_cloth(sheet, "eol_sheet")
-    box = colliders.Box(center=(0.6, -0.5, 0.0), half_extents=(0.6, 0.5, 0.5))
+    sim = eol.Simulation(dt=2e-3, gravity=(0.0, -9.8, 0.0), mode=mode_)
+    # Material coordinates (z, x): counter-clockwise for this grid; u[:, 1] is x.
+    cloth = sim.add_cloth(sheet, "eol_sheet", material_coordinates=sheet.vertices[:, [2, 0]])
+    box = colliders.Box(center=(0.6, -0.5, 0.0), half_extents=(0.6, 0.5, 0.5), friction=mu)
     sim.add_collider(box, name="table")
     series: dict[str, list[Any]] = {"time_s": [], "hanging_m": [], "kinetic_energy_j": [], "com_height_m": []}
     failed_at: float | None = None
@@ -569,7 +577,14 @@ def eol_friction(*, out_dir: Path, frames: int = 36, backend: str = "cpu", scale
     out.mkdir(parents=True, exist_ok=True)
 
     def hanging() -> float:
-        x, u, f = cloth.positions, cloth.material_coordinates, cloth.faces
+        # With EOL vertices on the edge: the material length beyond their
+        # line (their mean material x less the sheet's border, −0.2 m);
+        # without (Lagrangian modes, or once the sheet is off the table):
+        # the material area of the faces more than 1 cm below the top over
+        # the width (to a mesh cell).
+        x, u, f, e = cloth.positions, cloth.material_coordinates, cloth.faces, cloth.is_eol
+        if e.any() and cloth.feature_kinds[e].max() == 1:
+            return float(u[e, 1].mean() - (0.1 - 0.3))
         below = x[f].mean(axis=1)[:, 1] < -0.01
         d1, d2 = u[f[:, 1]] - u[f[:, 0]], u[f[:, 2]] - u[f[:, 0]]
         a = 0.5 * np.abs(d1[:, 0] * d2[:, 1] - d1[:, 1] * d2[:, 0])
@@ -601,6 +616,88 @@ def eol_friction(*, out_dir: Path, frames: int = 36, backend: str = "cpu", scale
         "hanging_first_m": series["hanging_m"][0] if series["hanging_m"] else float("nan"),
         "hanging_last_m": series["hanging_m"][-1] if series["hanging_m"] else float("nan"),
         "kinetic_energy_last_j": series["kinetic_energy_j"][-1] if series["kinetic_energy_j"] else float("nan"),
+        "seconds_per_step": sum(t.values()) / max(sim.step_count, 1), "timings_s": t, **series,
+    })
+    return out
+
+
+@register("eol_corner", "a sheet sliding over the upturned corner of a box; the corner vertex stays on the tip",
+          frames=14)
+def eol_corner(*, out_dir: Path, frames: int = 14, backend: str = "cpu", scale: float = 1.0, progress: bool = False,
+               mode: str = "eol", friction: float = 0.0, speed: float = 0.2) -> Path:
+    """Box corners (spec §4.1, §4.3 test 2, §6.1 corner rows) in y-up axes:
+    a box 0.4 m on a side stands on one corner's opposite, its top corner
+    pointing up 5 mm under a 0.6 m sheet that moves sideways at ``speed``
+    m/s; the sheet lands on the corner, which gets a corner-EOL vertex (its
+    three face normals as rows: it stays on the tip while the material
+    slides through it), drapes over the three upper faces and edges. dt
+    2e-3 s. ``friction`` is the box's Coulomb μ. ``scale`` sets the
+    resolution (1: 16 × 16); ``mode``: "eol" or a Lagrangian baseline.
+    ([D] The spec's E8, cloth dropped on the corners of four boxes turned
+    5°, is not reproduced: there the cloth lies on the box tops around the
+    corners and the edges take it before the corners hold it.)
+
+    Metrics per frame: corner vertices, edge vertices, the corner vertex's
+    distance from the tip (m: δ = 0.1·thr along the corner normal), the
+    material distance slid through it since it was made (m), the deepest
+    cloth point inside the box (m) and the lowest cloth point (m)."""
+    sc = positive(scale, "scale")
+    choice(backend, "backend", ("cpu", "auto"))
+    mode_ = _mode(mode)
+    n = max(4, int(round(16 * sc)))
+    sheet = geometry.grid_mesh(size=(0.6, 0.6), resolution=(n, n), center=(0.0, 0.0, 0.0), normal="y")
+    sim = eol.Simulation(dt=2e-3, gravity=(0.0, -9.8, 0.0), mode=mode_, collapse_length=0.005)
+    cloth = sim.add_cloth(sheet, "eol_sheet", velocity=(float(speed), 0.0, 0.0))
+    d = np.ones(3) / math.sqrt(3.0)
+    up = np.array([0.0, 1.0, 0.0])
+    rot = colliders.rotation(np.cross(d, up), math.degrees(math.acos(float(d @ up))))
+    h = 0.2
+    tip = np.array([0.013, -0.005, 0.021])  # off the grid's vertices and edges
+    center = tip - rot @ np.array([h, h, h])
+    box = colliders.Box(center=tuple(center), half_extents=(h, h, h), rotation=rot, friction=float(friction))
+    sim.add_collider(box, name="box")
+    thr = float(sim._params["collision_threshold"])
+    series: dict[str, list[Any]] = {"time_s": [], "corner_vertices": [], "edge_vertices": [], "corner_offset_m": [],
+                                    "slid_m": [], "deepest_m": [], "lowest_m": []}
+    first: dict[int, np.ndarray] = {}
+    failed_at: float | None = None
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    with frame_writer(out, "eol_corner", fps=1.0 / FRAME_DT) as writer:
+        writer.write(sim.frame())
+        with _progress_bar(frames, "eol_corner", enabled=progress) as bar:
+            for _ in range(max(int(frames), 1)):
+                try:
+                    sim.advance(FRAME_DT)
+                except errors.SolverError:
+                    failed_at = sim.time
+                    break
+                x, u, kinds, ids = cloth.positions, cloth.material_coordinates, cloth.feature_kinds, cloth.vertex_ids
+                on = np.flatnonzero(kinds == 0)
+                series["time_s"].append(sim.time)
+                series["corner_vertices"].append(int(len(on)))
+                series["edge_vertices"].append(int((kinds == 1).sum()))
+                series["corner_offset_m"].append(float(np.linalg.norm(x[on] - tip, axis=1).max()) if len(on) else 0.0)
+                slid = 0.0
+                for i in on:
+                    u0 = first.setdefault(int(ids[i]), u[i].copy())
+                    slid = max(slid, float(np.linalg.norm(u[i] - u0)))
+                series["slid_m"].append(slid)
+                series["deepest_m"].append(float(max(0.0, -box.signed_distance(x).min())))
+                series["lowest_m"].append(float(x[:, 1].min()))
+                writer.write(sim.frame())
+                bar.update(1)
+    from .. import viz
+
+    viz.screenshot({"cloth": TriMesh(cloth.positions, cloth.faces), "box": _box_mesh_at(sim.colliders[0], 0.003)},
+                   out / "eol_corner.png", camera=((0.9, 0.45, 1.0), (0.0, -0.15, 0.0)), colors=[CLOTH, OBSTACLE])
+    t = sim.stage_times()
+    write_json(out / "metrics.json", {
+        "scene": "eol_corner", "mode": mode_, "friction": float(friction), "faces": int(len(cloth.faces)),
+        "steps": sim.step_count, "failed_at_s": failed_at, "snap_depth_m": 0.1 * thr,
+        "corner_offset_max_m": max(series["corner_offset_m"], default=0.0),
+        "slid_max_m": max(series["slid_m"], default=0.0),
+        "deepest_max_m": max(series["deepest_m"], default=0.0),
         "seconds_per_step": sum(t.values()) / max(sim.step_count, 1), "timings_s": t, **series,
     })
     return out

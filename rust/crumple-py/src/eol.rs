@@ -18,7 +18,6 @@ use crumple_core::collide as c;
 use crumple_core::eol::element::signed_area;
 use crumple_core::eol::obstacle::{PointObstacle, Wire};
 use crumple_core::eol::{BoxObstacle, ClothParams, Conformal, Pin, QpMethod, StepReport, Stepper};
-use crumple_core::math::Mat3;
 use crumple_core::math::Vec3;
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
@@ -34,9 +33,9 @@ pub struct PyEolSimulation {
     last: StepReport,
 }
 
-/// The EOL obstacle of a collider: a box whose axes are the world's,
-/// static or translating (a constant velocity, or a callback's pose and
-/// velocity each frame; what the core handles so far).
+/// The EOL obstacle of a collider: a box in any fixed orientation, static
+/// or translating (a constant velocity, or a callback's pose and velocity
+/// each frame; a turning box is not handled yet).
 fn box_of(col: &c::Collider) -> PyResult<BoxObstacle> {
     let c::Shape::Box(b) = col.shape() else {
         return Err(invalid(format!(
@@ -55,18 +54,22 @@ fn box_of(col: &c::Collider) -> PyResult<BoxObstacle> {
             "crumple.eol: a box that turns is not implemented yet (it may translate); give it angular=(0, 0, 0)",
         ));
     }
-    let r = col.rotation();
-    let id = Mat3::<f64>::identity();
-    let off = (0..3)
-        .flat_map(|i| (0..3).map(move |j| (i, j)))
-        .map(|(i, j)| (r.m[i][j] - id.m[i][j]).abs())
-        .fold(0.0, f64::max);
-    if off > 1e-12 {
-        return Err(invalid(
-            "crumple.eol: only boxes aligned with the world axes are implemented so far; leave rotation=None",
-        ));
-    }
+    // The collider's boundary mode says how it rubs (the shared toolkit's
+    // vocabulary): "slip" frictionless, "separate" Coulomb with its
+    // `friction`; "sticky" (glued) is not an EOL contact.
+    let friction = match col.mode() {
+        c::BoundaryMode::Slip => 0.0,
+        c::BoundaryMode::Separate => col.friction(),
+        c::BoundaryMode::Sticky => {
+            return Err(invalid(
+                "crumple.eol: a sticky box is not an EOL contact; use mode=\"separate\" (Coulomb friction with its \
+                 friction coefficient) or \"slip\" (frictionless)",
+            ));
+        }
+    };
     Ok(BoxObstacle {
+        friction,
+        rotation: col.rotation(),
         center: col.translation(),
         half: b.half_extents(),
         velocity: if matches!(col.motion(), c::Motion::Static) {
@@ -100,8 +103,18 @@ fn unit_normal(n: T3, t: Option<Vec3<f64>>, what: &str) -> PyResult<Vec3<f64>> {
     Ok(n)
 }
 
-/// A wire from `a` to `b` m, resting side `normal`, velocity m/s, checked.
-fn wire_of(a: T3, b: T3, normal: T3, velocity: T3) -> PyResult<Wire> {
+/// A Coulomb coefficient, checked.
+fn friction_of(mu: f64) -> PyResult<f64> {
+    if mu.is_finite() && mu >= 0.0 {
+        Ok(mu)
+    } else {
+        Err(invalid(format!("friction must be a finite number ≥ 0; got {mu}")))
+    }
+}
+
+/// A wire from `a` to `b` m, resting side `normal`, velocity m/s, Coulomb
+/// `friction`, checked.
+fn wire_of(a: T3, b: T3, normal: T3, velocity: T3, friction: f64) -> PyResult<Wire> {
     let (a, b) = (finite3(a, "the wire's start")?, finite3(b, "the wire's end")?);
     let len = (b - a).norm();
     if len.is_nan() || len <= 1e-9 {
@@ -111,15 +124,17 @@ fn wire_of(a: T3, b: T3, normal: T3, velocity: T3) -> PyResult<Wire> {
         ends: [a, b],
         normal: unit_normal(normal, Some((b - a) * (1.0 / len)), "wire")?,
         velocity: finite3(velocity, "the wire's velocity")?,
+        friction: friction_of(friction)?,
     })
 }
 
 /// A point obstacle, checked.
-fn point_of(position: T3, normal: T3, velocity: T3) -> PyResult<PointObstacle> {
+fn point_of(position: T3, normal: T3, velocity: T3, friction: f64) -> PyResult<PointObstacle> {
     Ok(PointObstacle {
         position: finite3(position, "the point's position")?,
         normal: unit_normal(normal, None, "point")?,
         velocity: finite3(velocity, "the point's velocity")?,
+        friction: friction_of(friction)?,
     })
 }
 
@@ -192,6 +207,25 @@ impl PyEolSimulation {
                     0.1 * thr
                 )));
             }
+        }
+        Ok(())
+    }
+
+    /// No cloth vertex on wire `w` (within 0.1·thr).
+    fn wire_clear(&self, w: &Wire) -> PyResult<()> {
+        let thr = self.s.thr;
+        if let Some(i) = self
+            .s
+            .mesh
+            .x
+            .iter()
+            .position(|&x| w.segment_distance(x) <= 0.1 * thr)
+        {
+            return Err(invalid(format!(
+                "cloth vertex {i} is on the wire (within 0.1·collision_threshold = {} m); move the cloth or the \
+                 wire: EOL vertices are made by the remesher when the cloth reaches it",
+                0.1 * thr
+            )));
         }
         Ok(())
     }
@@ -322,15 +356,6 @@ impl PyEolSimulation {
         Ok(())
     }
 
-    /// The Coulomb friction coefficient μ ≥ 0 of every contact (spec §6.7).
-    fn set_friction(&mut self, mu: f64) -> PyResult<()> {
-        if !(mu.is_finite() && mu >= 0.0) {
-            return Err(invalid(format!("friction must be a finite number ≥ 0; got {mu}")));
-        }
-        self.s.friction = mu;
-        Ok(())
-    }
-
     /// How the QP is solved: "active_set" (the warm-started fast path,
     /// Clarabel when it misses) or "clarabel" (every step); `verify` also
     /// solves every QP with Clarabel and reports the gap (`qp_gap`).
@@ -375,22 +400,23 @@ impl PyEolSimulation {
     /// Raises unless `add_wire` would take these arguments (the checks
     /// that need no cloth).
     #[staticmethod]
-    fn check_wire(a: T3, b: T3, normal: T3, velocity: T3) -> PyResult<()> {
-        wire_of(a, b, normal, velocity).map(|_| ())
+    fn check_wire(a: T3, b: T3, normal: T3, velocity: T3, friction: f64) -> PyResult<()> {
+        wire_of(a, b, normal, velocity, friction).map(|_| ())
     }
 
     /// Raises unless `add_point` would take these arguments (the checks
     /// that need no cloth).
     #[staticmethod]
-    fn check_point(position: T3, normal: T3, velocity: T3) -> PyResult<()> {
-        point_of(position, normal, velocity).map(|_| ())
+    fn check_point(position: T3, normal: T3, velocity: T3, friction: f64) -> PyResult<()> {
+        point_of(position, normal, velocity, friction).map(|_| ())
     }
 
     /// Adds a wire from `a` to `b` (m; spec §4.1: a segment with no
     /// thickness) that the cloth rests on from the side of `normal` (unit,
-    /// perpendicular to it), moving at `velocity` m/s. Returns its index.
-    fn add_wire(&mut self, a: T3, b: T3, normal: T3, velocity: T3) -> PyResult<usize> {
-        let w = wire_of(a, b, normal, velocity)?;
+    /// perpendicular to it), moving at `velocity` m/s, with Coulomb
+    /// `friction`. Returns its index.
+    fn add_wire(&mut self, a: T3, b: T3, normal: T3, velocity: T3, friction: f64) -> PyResult<usize> {
+        let w = wire_of(a, b, normal, velocity, friction)?;
         let thr = self.s.thr;
         if let Some(i) = self
             .s
@@ -409,11 +435,18 @@ impl PyEolSimulation {
         Ok(self.s.wires.len() - 1)
     }
 
+    /// Raises unless `add_wire` would take this segment now (the cloth
+    /// check included); adds nothing.
+    fn check_wire_now(&self, a: T3, b: T3, normal: T3, velocity: T3, friction: f64) -> PyResult<()> {
+        let w = wire_of(a, b, normal, velocity, friction)?;
+        self.wire_clear(&w)
+    }
+
     /// Adds a point obstacle (a nail tip) at `position` m that the cloth
-    /// rests on from the side of `normal`, moving at `velocity` m/s.
-    /// Returns its index.
-    fn add_point(&mut self, position: T3, normal: T3, velocity: T3) -> PyResult<usize> {
-        let p = point_of(position, normal, velocity)?;
+    /// rests on from the side of `normal`, moving at `velocity` m/s, with
+    /// Coulomb `friction`. Returns its index.
+    fn add_point(&mut self, position: T3, normal: T3, velocity: T3, friction: f64) -> PyResult<usize> {
+        let p = point_of(position, normal, velocity, friction)?;
         let thr = self.s.thr;
         if let Some(i) = self
             .s
@@ -508,6 +541,9 @@ impl PyEolSimulation {
     fn remove_collider(&mut self, index: usize) -> PyResult<()> {
         let i = collider_index(index, self.colliders.len())?;
         self.colliders.remove(i);
+        // Its features go with it (their vertices released), later boxes'
+        // feature indices shift down with the colliders.
+        self.s.remove_box(i);
         Ok(())
     }
 

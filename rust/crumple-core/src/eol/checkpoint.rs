@@ -94,22 +94,24 @@ impl Stepper {
         a.put_rows("ud", &self.ud);
         let f: Vec<[f64; 11]> = self.features.iter().map(encode).collect();
         a.put_rows("features", &f);
-        let wires: Vec<[f64; 12]> = self
+        let wires: Vec<[f64; 13]> = self
             .wires
             .iter()
             .map(|w| {
                 let [p, q] = w.ends;
                 let (n, v) = (w.normal, w.velocity);
-                [p.x, p.y, p.z, q.x, q.y, q.z, n.x, n.y, n.z, v.x, v.y, v.z]
+                [
+                    p.x, p.y, p.z, q.x, q.y, q.z, n.x, n.y, n.z, v.x, v.y, v.z, w.friction,
+                ]
             })
             .collect();
         a.put_rows("wires", &wires);
-        let points: Vec<[f64; 9]> = self
+        let points: Vec<[f64; 10]> = self
             .points
             .iter()
             .map(|p| {
                 let (x, n, v) = (p.position, p.normal, p.velocity);
-                [x.x, x.y, x.z, n.x, n.y, n.z, v.x, v.y, v.z]
+                [x.x, x.y, x.z, n.x, n.y, n.z, v.x, v.y, v.z, p.friction]
             })
             .collect();
         a.put_rows("points", &points);
@@ -204,31 +206,26 @@ impl Stepper {
             .collect::<Result<_>>()?;
         let rows_of = |name: &str| a.get(name).and_then(|x| x.shape.first().copied()).unwrap_or(0);
         let v = |r: &[f64], k: usize| Vec3::new(r[k], r[k + 1], r[k + 2]);
-        // Checkpoints from before wires and points had none.
-        let wires: Vec<Wire> = if a.get("wires").is_none() {
-            Vec::new()
-        } else {
-            a.rows::<[f64; 12]>("wires", rows_of("wires"))?
-        }
-        .iter()
-        .map(|r| Wire {
-            ends: [v(r, 0), v(r, 3)],
-            normal: v(r, 6),
-            velocity: v(r, 9),
-        })
-        .collect();
-        let points: Vec<PointObstacle> = if a.get("points").is_none() {
-            Vec::new()
-        } else {
-            a.rows::<[f64; 9]>("points", rows_of("points"))?
-        }
-        .iter()
-        .map(|r| PointObstacle {
-            position: v(r, 0),
-            normal: v(r, 3),
-            velocity: v(r, 6),
-        })
-        .collect();
+        let wires: Vec<Wire> = a
+            .rows::<[f64; 13]>("wires", rows_of("wires"))?
+            .iter()
+            .map(|r| Wire {
+                ends: [v(r, 0), v(r, 3)],
+                normal: v(r, 6),
+                velocity: v(r, 9),
+                friction: r[12],
+            })
+            .collect();
+        let points: Vec<PointObstacle> = a
+            .rows::<[f64; 10]>("points", rows_of("points"))?
+            .iter()
+            .map(|r| PointObstacle {
+                position: v(r, 0),
+                normal: v(r, 3),
+                velocity: v(r, 6),
+                friction: r[9],
+            })
+            .collect();
         if wires
             .iter()
             .flat_map(|w| [w.ends[0], w.ends[1], w.normal, w.velocity])

@@ -95,6 +95,8 @@ pub struct Rows {
     /// the obstacle's velocity there (friction, spec §6.7); None for rows
     /// over several vertices.
     ineq_world: Vec<Option<(Vec3<f64>, Vec3<f64>)>>,
+    /// Per inequality row: the Coulomb μ of its contact (0 unless set).
+    ineq_mu: Vec<f64>,
 }
 
 /// Two unit vectors completing `n` to an orthonormal frame.
@@ -123,7 +125,26 @@ impl Rows {
         if inequality {
             self.ineq_vertex.push((x / 3) as u32);
             self.ineq_world.push(Some((a, v_o)));
+            self.ineq_mu.push(0.0);
         }
+    }
+
+    /// Inequality rows so far.
+    pub fn inequality_count(&self) -> usize {
+        self.b_in.len()
+    }
+
+    /// Sets the Coulomb μ of the inequality rows from `start` on (the rows
+    /// of one contact just added).
+    pub fn set_friction_from(&mut self, start: usize, mu: f64) {
+        for m in self.ineq_mu.iter_mut().skip(start) {
+            *m = mu;
+        }
+    }
+
+    /// Per inequality row so far: its Coulomb μ.
+    pub fn inequality_friction(&self) -> &[f64] {
+        &self.ineq_mu
     }
 
     /// Per inequality row so far: the vertex it acts on.
@@ -235,6 +256,16 @@ impl Rows {
         }
     }
 
+    /// A speculative contact on vertex i (spec §6.4 [D]): `nᵀẋ ≥ nᵀv_o −
+    /// closing`, `closing` (m/s) the gap over the step; friction sees the
+    /// obstacle's own velocity `v_o`.
+    pub fn vertex_ahead(&mut self, dofs: &Dofs, i: usize, n: Vec3<f64>, v_o: Vec3<f64>, closing: f64) {
+        self.world(true, dofs.x(i), n, v_o - n * closing);
+        if let Some(last) = self.ineq_world.last_mut() {
+            *last = Some((n, v_o));
+        }
+    }
+
     /// A plain world row on vertex i (a Lagrangian contact `nᵀẋ ≥ nᵀv_o`,
     /// spec §6.4, or a scripted component, §6.5).
     pub fn vertex(&mut self, dofs: &Dofs, i: usize, inequality: bool, a: Vec3<f64>, v: Vec3<f64>) {
@@ -255,6 +286,7 @@ impl Rows {
         self.b_in.push(b);
         self.ineq_vertex.push(vertices.first().map_or(0, |v| v.0 as u32));
         self.ineq_world.push(None);
+        self.ineq_mu.push(0.0);
     }
 
     /// `(A_eq, b_eq, A_in, b_in)` over `n` unknowns.

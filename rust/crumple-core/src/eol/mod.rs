@@ -9,14 +9,15 @@
 //! (`sparse`), the constraint rows of §6 (`constraints`, with the conformal
 //! Lagrangian baselines of §6.4), the step's QP (`qp`: a warm-started
 //! active-set method on faer's sparse LDLᵀ, Clarabel as reference and
-//! fallback, the KKT check of §10 test 10), obstacles (`obstacle`:
-//! axis-aligned boxes, wires and points, each static or translating), the
-//! contact-conforming remesher (`remesh`: insertion where cloth edges cross a
-//! box edge or a wire and where a point pokes through a face, collapses into
+//! fallback, the KKT check of §10 test 10), obstacles (`obstacle`: boxes
+//! in any fixed orientation, wires and points, each static or translating),
+//! the contact-conforming remesher (`remesh`: insertion where cloth edges
+//! cross a box edge or a wire and where a point or box corner pokes through
+//! a face, collapses into
 //! EOL vertices, the repairs of §5.3 steps 2–3 at EOL vertices, the border
 //! rules of §5.4, release), the time step with rollback (`step`) and
 //! checkpoints (`checkpoint`), with Coulomb friction after the QP (§6.7).
-//! Not yet: box corners, rotating obstacles, the ARCSim sizing remesh
+//! Not yet: rotating obstacles, the ARCSim sizing remesh
 //! (§5.6), velocity transfer beyond `zero_eulerian`, the non-conformal
 //! baseline.
 

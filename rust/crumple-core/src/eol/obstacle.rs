@@ -1,14 +1,16 @@
 //! Obstacles and their sharp features (spec eol_cloth §4.1–4.2): boxes
-//! (axis-aligned; their 12 edges), wires (a segment with no thickness) and
+//! (any fixed orientation; their 12 edges and 8 corners), wires (a segment with no thickness) and
 //! points (nails). Each moves rigidly with a constant velocity over a step
 //! (translation only: the exact finite-difference obstacle velocity of §4.2
 //! for a translating body is that velocity, so EOL vertices on a moving
 //! feature stay on it exactly).
 
 use super::constraints::Feature;
-use crate::math::Vec3;
+use crate::math::{Mat3, Vec3};
 
-/// A static axis-aligned box obstacle.
+/// A box obstacle (spec §4.2): centre, half extents along its own axes,
+/// its orientation (local → world; it does not turn while it moves) and
+/// its velocity.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BoxObstacle {
     /// Centre, m.
@@ -17,6 +19,35 @@ pub struct BoxObstacle {
     pub half: Vec3<f64>,
     /// Velocity over the coming step, m/s (zero when static).
     pub velocity: Vec3<f64>,
+    /// Orientation, local → world (a proper rotation).
+    pub rotation: Mat3<f64>,
+    /// Coulomb friction coefficient μ of its faces, edges and corners.
+    pub friction: f64,
+}
+
+/// A box corner (spec §4.1: an EOL feature like a point, with the three
+/// face normals for its rows).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BoxCorner {
+    /// Where it is, m.
+    pub position: Vec3<f64>,
+    /// The outward normals of its three faces.
+    pub normals: [Vec3<f64>; 3],
+}
+
+impl BoxCorner {
+    /// `normalize(n1 + n2 + n3)` (spec §4.2).
+    pub fn normal(&self) -> Vec3<f64> {
+        (self.normals[0] + self.normals[1] + self.normals[2]).normalize_or_zero()
+    }
+
+    /// The EOL feature of a vertex on this corner of box `obstacle`.
+    pub fn feature(&self, obstacle: u32) -> Feature {
+        Feature::Corner {
+            normals: self.normals,
+            obstacle,
+        }
+    }
 }
 
 /// A wire (spec §4.1: a segment, "edge-like"): the cloth rests on it from
@@ -30,6 +61,8 @@ pub struct Wire {
     pub normal: Vec3<f64>,
     /// Velocity over the coming step, m/s.
     pub velocity: Vec3<f64>,
+    /// Coulomb friction coefficient μ.
+    pub friction: f64,
 }
 
 /// A point obstacle (a nail tip, spec §4.1: "corner-like"): the cloth rests
@@ -42,6 +75,8 @@ pub struct PointObstacle {
     pub normal: Vec3<f64>,
     /// Velocity over the coming step, m/s.
     pub velocity: Vec3<f64>,
+    /// Coulomb friction coefficient μ.
+    pub friction: f64,
 }
 
 impl Wire {
@@ -124,9 +159,30 @@ fn unit(k: usize, s: f64) -> Vec3<f64> {
 }
 
 impl BoxObstacle {
+    /// An axis-aligned static frictionless box.
+    pub fn new(center: Vec3<f64>, half: Vec3<f64>) -> Self {
+        Self {
+            center,
+            half,
+            velocity: Vec3::zero(),
+            rotation: Mat3::identity(),
+            friction: 0.0,
+        }
+    }
+
+    /// `x` in the box's frame (origin at its centre).
+    fn local(&self, x: Vec3<f64>) -> Vec3<f64> {
+        self.rotation.transpose() * (x - self.center)
+    }
+
+    /// Local axis `k` with sign `s`, in the world.
+    fn axis(&self, k: usize, s: f64) -> Vec3<f64> {
+        self.rotation * unit(k, s)
+    }
+
     /// Signed distance (spec §4.2), m: negative inside.
     pub fn signed_distance(&self, x: Vec3<f64>) -> f64 {
-        let p = x - self.center;
+        let p = self.local(x);
         let q = Vec3::new(
             p.x.abs() - self.half.x,
             p.y.abs() - self.half.y,
@@ -141,7 +197,7 @@ impl BoxObstacle {
     /// outward normal and the gap to its plane (m). Points beyond an edge or
     /// a corner give None (the edges are the remesher's).
     pub fn face_above(&self, x: Vec3<f64>) -> Option<(Vec3<f64>, f64)> {
-        let p = x - self.center;
+        let p = self.local(x);
         let mut out = None;
         for k in 0..3 {
             let gap = p[k].abs() - self.half[k];
@@ -149,7 +205,7 @@ impl BoxObstacle {
                 if out.is_some() {
                     return None;
                 }
-                out = Some((unit(k, if p[k] >= 0.0 { 1.0 } else { -1.0 }), gap));
+                out = Some((self.axis(k, if p[k] >= 0.0 { 1.0 } else { -1.0 }), gap));
             }
         }
         out
@@ -158,7 +214,7 @@ impl BoxObstacle {
     /// For a point inside, the outward normal of the nearest face and its
     /// depth (m), spec §4.3 test 3.
     pub fn nearest_face(&self, x: Vec3<f64>) -> Option<(Vec3<f64>, f64)> {
-        let p = x - self.center;
+        let p = self.local(x);
         let mut best: Option<(Vec3<f64>, f64)> = None;
         for k in 0..3 {
             let depth = self.half[k] - p[k].abs();
@@ -166,10 +222,22 @@ impl BoxObstacle {
                 return None;
             }
             if best.is_none_or(|(_, d)| depth < d) {
-                best = Some((unit(k, if p[k] >= 0.0 { 1.0 } else { -1.0 }), depth));
+                best = Some((self.axis(k, if p[k] >= 0.0 { 1.0 } else { -1.0 }), depth));
             }
         }
         best
+    }
+
+    /// The 8 corners, in a fixed order (signs of x, y, z).
+    pub fn corners(&self) -> [BoxCorner; 8] {
+        std::array::from_fn(|k| {
+            let s = [k & 1, (k >> 1) & 1, (k >> 2) & 1].map(|b| if b == 1 { 1.0 } else { -1.0 });
+            let local = Vec3::new(s[0] * self.half.x, s[1] * self.half.y, s[2] * self.half.z);
+            BoxCorner {
+                position: self.center + self.rotation * local,
+                normals: [self.axis(0, s[0]), self.axis(1, s[1]), self.axis(2, s[2])],
+            }
+        })
     }
 
     /// The 12 edges, in a fixed order (axis of the edge, then the signs of
@@ -180,11 +248,12 @@ impl BoxObstacle {
             let (b, c) = ((a + 1) % 3, (a + 2) % 3);
             for sb in [-1.0, 1.0] {
                 for sc in [-1.0, 1.0] {
-                    let mid = self.center + unit(b, sb * self.half[b]) + unit(c, sc * self.half[c]);
-                    let t = unit(a, 1.0);
+                    let mid = self.center
+                        + self.rotation * (unit(b, sb * self.half[b]) + unit(c, sc * self.half[c]));
+                    let t = self.axis(a, 1.0);
                     out.push(BoxEdge {
                         ends: [mid - t * self.half[a], mid + t * self.half[a]],
-                        normals: [unit(b, sb), unit(c, sc)],
+                        normals: [self.axis(b, sb), self.axis(c, sc)],
                         tangent: t,
                     });
                 }

@@ -2,15 +2,15 @@
 //! 1, 2, 5, §4.4, §5.2 step 3, §5.3 steps 1–3, §5.4, §5.5): cloth edges
 //! that cross a box's sharp edge or a wire are split there and the new
 //! vertex is EOL on that feature (its world position snapped just inside,
-//! its material coordinate interpolated from the cloth); a point that pokes
-//! through a face gets one EOL vertex there (the face split in three, or the
+//! its material coordinate interpolated from the cloth); a point or box
+//! corner that pokes through a face gets one EOL vertex there (the face split in three, or the
 //! nearest vertex or edge within τ); short non-conformal edges at an EOL
 //! vertex are collapsed into it; EOL vertices no longer in their obstacle's
 //! contact band are released with their world velocity kept.
 //! Consecutive crossings of one triangle connect by themselves: splitting an
 //! edge joins the new vertex to the opposite corners, so the second split
 //! of the same triangle creates the edge between the two crossing vertices.
-//! Not written yet: box corners and the ARCSim sizing remesh (§5.6).
+//! Not written yet: the ARCSim sizing remesh (§5.6).
 
 use super::constraints::Feature;
 use super::element::{Mat2d, signed_area};
@@ -49,6 +49,47 @@ impl Obstacles<'_> {
             Feature::Wire { .. } => self.wires.get(k).is_some_and(|w| w.segment_distance(x) <= thr),
             Feature::Point { .. } => self.points.get(k).is_some_and(|p| (x - p.position).norm() < thr),
         }
+    }
+
+    /// The point-like features (spec §4.3 test 2): every point obstacle
+    /// and every box corner (its normal `normalize(n1 + n2 + n3)`), each
+    /// with the EOL feature a vertex there gets.
+    pub fn point_features(&self) -> Vec<(PointObstacle, Feature)> {
+        let mut out: Vec<(PointObstacle, Feature)> = self
+            .points
+            .iter()
+            .enumerate()
+            .map(|(k, p)| {
+                let f = Feature::Point {
+                    normal: p.normal,
+                    obstacle: k as u32,
+                };
+                (*p, f)
+            })
+            .collect();
+        for (k, b) in self.boxes.iter().enumerate() {
+            for c in b.corners() {
+                let p = PointObstacle {
+                    position: c.position,
+                    normal: c.normal(),
+                    velocity: b.velocity,
+                    friction: b.friction,
+                };
+                out.push((p, c.feature(k as u32)));
+            }
+        }
+        out
+    }
+
+    /// The Coulomb μ of the obstacle `feature` is on.
+    pub fn friction_of(&self, feature: &Feature) -> f64 {
+        let k = feature.obstacle() as usize;
+        match feature {
+            Feature::Edge { .. } | Feature::Corner { .. } => self.boxes.get(k).map(|b| b.friction),
+            Feature::Wire { .. } => self.wires.get(k).map(|w| w.friction),
+            Feature::Point { .. } => self.points.get(k).map(|p| p.friction),
+        }
+        .unwrap_or(0.0)
     }
 
     /// The velocity of the obstacle `feature` is on, m/s.
@@ -144,6 +185,13 @@ fn crossing(e: &BoxEdge, xa: Vec3<f64>, xb: Vec3<f64>, thr: f64) -> Option<(f64,
     let (u, w) = closest_on_segments(e.ends[0], e.ends[1], xa, xb);
     let on_edge = e.ends[0] + (e.ends[1] - e.ends[0]) * u;
     if (xa + d * w - on_edge).norm() >= 2.0 * thr {
+        return None;
+    }
+    // [D] Within 2·thr of an end the cloth is at the box's corner: it is the
+    // corner's (test 2, a vertex of its own), or an edge vertex made first
+    // there would keep the corner from getting one.
+    let len = (e.ends[1] - e.ends[0]).norm();
+    if u * len < 2.0 * thr || (1.0 - u) * len < 2.0 * thr {
         return None;
     }
     // The segment must wrap around the edge: one end over the first face
@@ -323,23 +371,26 @@ impl Cloth<'_> {
         v
     }
 
-    /// Spec §5.2 step 3 for point obstacles (§4.3 test 2): the cloth
-    /// triangle (no EOL vertex) the point has poked through by at most
-    /// 5·thr, the nearest one, gets an EOL vertex at the point (snapped
-    /// 0.1·thr behind it, §4.4). Where the contact is within τ of a vertex
-    /// (material distance) that vertex becomes EOL instead, and within τ of
-    /// an edge the edge is split (what the split and the collapse of the
-    /// short edges would give). One EOL vertex per point. Returns the count
-    /// made.
-    fn insert_points(&mut self, points: &[PointObstacle], thr: f64, tau: f64, border: &[bool]) -> usize {
+    /// Spec §5.2 step 3 for points and box corners (§4.3 test 2): the
+    /// cloth triangle (no EOL vertex) the point has poked through by at
+    /// most 5·thr, the nearest one, gets an EOL vertex at the point
+    /// (snapped 0.1·thr behind it, §4.4). Where the contact is within τ of
+    /// a vertex (material distance) that vertex becomes EOL instead, and
+    /// within τ of an edge the edge is split (what the split and the
+    /// collapse of the short edges would give). One EOL vertex per point or
+    /// corner; none while the cloth lifts off it (as for edges). Returns the
+    /// count made.
+    fn insert_points(
+        &mut self,
+        points: &[(PointObstacle, Feature)],
+        thr: f64,
+        tau: f64,
+        border: &[bool],
+    ) -> usize {
         let mut made = 0;
-        for (k, p) in points.iter().enumerate() {
-            let k = k as u32;
-            if self
-                .features
-                .iter()
-                .any(|f| matches!(f, Some(Feature::Point { obstacle, .. }) if *obstacle == k))
-            {
+        for (p, feature) in points {
+            let feature = *feature;
+            if self.features.contains(&Some(feature)) {
                 continue;
             }
             let m = &*self.mesh;
@@ -352,21 +403,26 @@ impl Cloth<'_> {
                 .enumerate()
                 .filter(|(_, f)| f.iter().all(|&v| !m.eol[v as usize]))
                 .filter_map(|(fi, f)| {
-                    let (height, b, _) = point_over_face(p, f.map(|v| m.x[v as usize]), 0.0)?;
+                    // A hair of slack: a tip exactly over a mesh edge or vertex
+                    // belongs to a face on either side.
+                    let (height, b, _) = point_over_face(p, f.map(|v| m.x[v as usize]), 1e-9)?;
                     (-0.1 * thr..=5.0 * thr)
                         .contains(&height)
                         .then_some((fi, height, b))
                 })
-                .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+                .min_by(|a, b| a.1.abs().total_cmp(&b.1.abs()).then(a.0.cmp(&b.0)));
             let Some((fi, _, b)) = best else {
                 continue;
             };
             let f = m.faces[fi];
+            let vc = f
+                .iter()
+                .zip(b)
+                .fold(Vec3::zero(), |a, (&v, w)| a + self.xd[v as usize] * w);
+            if p.normal.dot(vc - p.velocity) > 0.0 {
+                continue; // lifting off it
+            }
             let x = p.position - p.normal * (0.1 * thr);
-            let feature = Feature::Point {
-                normal: p.normal,
-                obstacle: k,
-            };
             let uf = f.map(|v| m.u[v as usize]);
             let uc = [0, 1].map(|j| b[0] * uf[0][j] + b[1] * uf[1][j] + b[2] * uf[2][j]);
             let dist = |a: Mat2d| (a[0] - uc[0]).hypot(a[1] - uc[1]);
@@ -758,7 +814,13 @@ impl Cloth<'_> {
                 report.released += 1;
             }
         }
-        // Insertion (§5.2 step 3, box edge ↔ cloth edge), each cloth edge once.
+        // Insertion (§5.2 step 3), in the spec's record order: corners and
+        // points first (a face with an EOL vertex takes no corner, so an
+        // edge vertex made first next to a corner would keep the corner from
+        // ever getting its own), then box edges and wires, each cloth edge
+        // once.
+        let (border, _) = self.border_vertices();
+        report.created += self.insert_points(&obstacles.point_features(), thr, tau, &border);
         let mut edges: Vec<(u32, u32)> = self
             .mesh
             .faces
@@ -846,8 +908,6 @@ impl Cloth<'_> {
                 report.created += 1;
             }
         }
-        let (border, _) = self.border_vertices();
-        report.created += self.insert_points(obstacles.points, thr, tau, &border);
         // Collapse short non-conformal edges into EOL vertices (§5.3 step 1;
         // the material slides through EOL vertices, so their one-rings shrink
         // on one side). The border flags again: a point split a face.

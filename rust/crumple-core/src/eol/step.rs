@@ -4,8 +4,8 @@
 //! contacts with box faces, wires and points §6.4, scripted vertices §6.5),
 //! the matrix fill, the QP, the update `x += h ẋ`, `X += h Ẋ` and the
 //! obstacles' motion. With `remesh` on, the contact-conforming pass of
-//! `remesh` runs first (steps 2–3); box corners, the full cleanup loop, the
-//! ARCSim sizing remesh and rotating obstacles are not written yet.
+//! `remesh` runs first (steps 2–3); the full cleanup loop, the ARCSim
+//! sizing remesh and rotating obstacles are not written yet.
 
 use super::constraints::{Feature, Rows, Site, line_direction};
 use super::element::{Mat2d, deformation_gradient, signed_area};
@@ -170,18 +170,16 @@ pub struct Stepper {
     pub tau: f64,
     /// EOL, or one of the conformal Lagrangian baselines.
     pub conformal: Conformal,
-    /// Coulomb friction coefficient μ of every contact (spec §6.7; 0:
-    /// frictionless, the paper's default).
-    pub friction: f64,
 }
 
 /// β of the push-out term of wire and point contacts (spec §6.4 [D]): the
 /// fraction of a penetration taken back per step.
 const PUSH_OUT: f64 = 0.2;
 
-/// Per inequality row: its vertex and, for a row on that vertex's world
-/// velocity, the row's normal and the obstacle's velocity (friction).
-type RowContact = (u32, Option<(Vec3<f64>, Vec3<f64>)>);
+/// Per inequality row: its vertex, for a row on that vertex's world
+/// velocity the row's normal and the obstacle's velocity, and its μ
+/// (friction).
+type RowContact = (u32, Option<(Vec3<f64>, Vec3<f64>)>, f64);
 
 /// How many times a failing step may halve itself (down to h/8).
 const MAX_SPLITS: u32 = 3;
@@ -362,7 +360,6 @@ impl Stepper {
             remesh: true,
             tau: 0.01,
             conformal: Conformal::Eol,
-            friction: 0.0,
         })
     }
 
@@ -446,6 +443,34 @@ impl Stepper {
         self.pins = s.pins;
         self.active = s.active;
         (self.boxes, self.wires, self.points) = s.obstacles;
+    }
+
+    /// Removes box `k` (its index in [`Self::boxes`]): the EOL vertices on
+    /// its edges and corners are released (world velocity kept, spec §5.5)
+    /// and those on later boxes renumbered. Out of range: nothing.
+    pub fn remove_box(&mut self, k: usize) {
+        if k >= self.boxes.len() {
+            return;
+        }
+        self.boxes.remove(k);
+        for i in 0..self.mesh.x.len() {
+            let on_box = matches!(
+                self.features[i],
+                Some(Feature::Edge { .. } | Feature::Corner { .. })
+            );
+            let Some(o) = self.features[i].filter(|_| on_box).map(|f| f.obstacle() as usize) else {
+                continue;
+            };
+            if o == k {
+                release_vertex(&mut self.mesh, &mut self.xd, &mut self.ud, &mut self.features, i);
+            } else if o > k
+                && let Some(Feature::Edge { obstacle, .. } | Feature::Corner { obstacle, .. }) =
+                    self.features[i].as_mut()
+            {
+                *obstacle -= 1;
+            }
+        }
+        self.active.clear();
     }
 
     /// The obstacles as the remesher sees them.
@@ -552,7 +577,8 @@ impl Stepper {
     ///   2|ẋ|h) gets the speculative row `n_fᵀẋ ≥ n_fᵀv_o − d/h`: the step
     ///   may close the gap d and not more, so a fast hanging part swinging
     ///   into a side face stops on it instead of a step's travel inside
-    ///   (E1 proxy (b): no deeper than 2·thr).
+    ///   (E1 proxy (b): no deeper than 2·thr). Reach is measured relative
+    ///   to the obstacle's velocity, here and below.
     /// - Test 1 for wires, wire ↔ cloth edge: an edge that straddles the
     ///   plane of the wire and its normal, with its closest point within
     ///   reach over the wire (or up to thr under it: a wire has no inside,
@@ -560,17 +586,18 @@ impl Stepper {
     ///   by, not one pushed through), gets
     ///   `Σ w_k n_wᵀẋ_k ≥ n_wᵀv_o − d/h` with d its height over the wire
     ///   along n_w: the speculative form, and where d < 0 the spec's
-    ///   push-out term with β = 1 ([D]: a Lagrangian fold over a wire rests
+    ///   push-out term with β = 0.2 ([D]: a Lagrangian fold over a wire rests
     ///   on sloped edges, and as the cloth shifts sideways the crossing
     ///   point slides down them, so without it the penetration grows step
     ///   by step until the cloth drops through).
-    /// - Test 2, point ↔ cloth face: every face with the point under it
+    /// - Test 2, point or box corner ↔ cloth face: every face with the point under it
     ///   (barycentrics down to −0.1, clamped: a tip on a vertex or an edge
     ///   of the tented cloth misses each face's plan by a little; one face
     ///   only would let its neighbour pass the tip as the cloth slides),
     ///   within reach (or poked through by up to 5·thr), gets
-    ///   `Σ b_k n_tᵀẋ_k ≥ n_tᵀv_o − d/h` (β = 1 as for wires); not for a
-    ///   point that already has its EOL vertex.
+    ///   `Σ b_k n_tᵀẋ_k ≥ n_tᵀv_o − d/h` (β = 0.2 where d < 0, as for
+    ///   wires); not for a
+    ///   point or corner that already has its EOL vertex.
     ///
     /// In "eol" mode the remesher turns edges and faces in contact with a
     /// wire or a point into EOL vertices first, so the last two catch a
@@ -585,9 +612,11 @@ impl Stepper {
             if !free(i) {
                 continue;
             }
-            let reach = self.thr + 2.0 * self.xd[i].norm() * h;
             for b in &self.boxes {
                 let v_o = b.velocity;
+                // The reach of this step: relative to the obstacle, which moves too.
+                let reach = self.thr + 2.0 * (self.xd[i] - v_o).norm() * h;
+                let r0 = rows.inequality_count();
                 if let Some((nf, depth)) = b.nearest_face(x) {
                     if depth <= 5.0 * self.thr {
                         rows.vertex(dofs, i, true, nf, v_o);
@@ -596,9 +625,10 @@ impl Stepper {
                 } else if let Some((nf, gap)) = b.face_above(x)
                     && gap <= reach
                 {
-                    rows.vertex(dofs, i, true, nf, v_o - nf * (gap / h));
+                    rows.vertex_ahead(dofs, i, nf, v_o, gap / h);
                     contacts += 1;
                 }
+                rows.set_friction_from(r0, b.friction);
             }
         }
         if !self.wires.is_empty() {
@@ -614,8 +644,11 @@ impl Stepper {
                     continue;
                 }
                 let (xa, xb) = (m.x[a], m.x[b]);
-                let reach = self.thr + 2.0 * self.xd[a].norm().max(self.xd[b].norm()) * h;
                 for (k, w) in self.wires.iter().enumerate() {
+                    let rel = (self.xd[a] - w.velocity)
+                        .norm()
+                        .max((self.xd[b] - w.velocity).norm());
+                    let reach = self.thr + 2.0 * rel * h;
                     let t = w.tangent();
                     let across = w.normal.cross(t);
                     let (sa, sb) = (across.dot(xa - w.ends[0]), across.dot(xb - w.ends[0]));
@@ -658,12 +691,9 @@ impl Stepper {
                 contacts += 1;
             }
         }
-        for (k, p) in self.points.iter().enumerate() {
-            let has_eol = self
-                .features
-                .iter()
-                .any(|f| matches!(f, Some(Feature::Point { obstacle, .. }) if *obstacle as usize == k));
-            if has_eol {
+        for (p, feature) in self.obstacles().point_features() {
+            let p = &p;
+            if self.features.contains(&Some(feature)) {
                 continue;
             }
             for f in &m.faces {
@@ -673,8 +703,11 @@ impl Stepper {
                 let Some((height, bary, nt)) = point_over_face(p, f.map(|v| m.x[v as usize]), 0.1) else {
                     continue;
                 };
-                let reach =
-                    self.thr + 2.0 * f.iter().map(|&v| self.xd[v as usize].norm()).fold(0.0, f64::max) * h;
+                let rel = f
+                    .iter()
+                    .map(|&v| (self.xd[v as usize] - p.velocity).norm())
+                    .fold(0.0, f64::max);
+                let reach = self.thr + 2.0 * rel * h;
                 if (-reach..=5.0 * self.thr).contains(&height) {
                     let vs = [0, 1, 2].map(|j| (f[j] as usize, bary[j]));
                     let gap = -height;
@@ -700,8 +733,10 @@ impl Stepper {
     /// `w_t` tangent to `J`, and `φ = max(0, 1 − μ Δv_n/‖w_t‖)`, applied to
     /// the tangential part of `ẋ − v_o` (Lagrangian vertex), to `Ẋ` (corner
     /// or point: their tangential motion is all Eulerian), or to `Ẋ` and
-    /// the feature-tangent part of `ẋ − v_o` (edge or wire). Rows over
-    /// several vertices (Lagrangian wire and point contacts) carry none.
+    /// the feature-tangent part of `ẋ − v_o` (edge or wire); a vertex a
+    /// conformal Lagrangian baseline holds on a feature (Ẋ = 0) is
+    /// Lagrangian here. Rows over several vertices (Lagrangian wire and
+    /// point contacts) carry none.
     fn apply_friction(&self, rows: &[RowContact], mu: &[f64], xd: &mut [Vec3<f64>], ud: &mut [Mat2d]) {
         let m = &self.mesh;
         let mut mass = vec![0.0; m.x.len()];
@@ -711,20 +746,21 @@ impl Stepper {
                 mass[k as usize] += self.params.density * a / 3.0;
             }
         }
-        // Per vertex: the impulse and the obstacle's velocity (of its first
-        // row; a vertex touches one obstacle at a time in practice).
-        let mut imp: Vec<Option<(Vec3<f64>, Vec3<f64>)>> = vec![None; m.x.len()];
-        for (&(i, w), &mk) in rows.iter().zip(mu) {
+        // Per vertex: the impulse, the obstacle's velocity and μ (of its
+        // first row; a vertex touches one obstacle at a time in practice).
+        type Impulse = (Vec3<f64>, Vec3<f64>, f64);
+        let mut imp: Vec<Option<Impulse>> = vec![None; m.x.len()];
+        for (&(i, w, coef), &mk) in rows.iter().zip(mu) {
             let Some((n, v_o)) = w else {
                 continue;
             };
-            if mk > 0.0 {
-                let e = imp[i as usize].get_or_insert((Vec3::zero(), v_o));
+            if mk > 0.0 && coef > 0.0 {
+                let e = imp[i as usize].get_or_insert((Vec3::zero(), v_o, coef));
                 e.0 += n * mk;
             }
         }
         for (i, e) in imp.iter().enumerate() {
-            let Some((j, v_o)) = *e else {
+            let Some((j, v_o, coef)) = *e else {
                 continue;
             };
             let jn = j.norm();
@@ -743,8 +779,9 @@ impl Stepper {
             if wtn <= 0.0 {
                 continue;
             }
-            let phi = (1.0 - self.friction * (jn / mass[i]) / wtn).max(0.0);
-            match self.features[i].filter(|_| m.eol[i]) {
+            let phi = (1.0 - coef * (jn / mass[i]) / wtn).max(0.0);
+            let eulerian = m.eol[i] && self.conformal == Conformal::Eol;
+            match self.features[i].filter(|_| eulerian) {
                 None => {
                     let r = xd[i] - v_o;
                     let rn = n * r.dot(n);
@@ -870,11 +907,13 @@ impl Stepper {
                 vertex_normal: vn,
                 v_o: self.obstacles().velocity_of(&feature),
             };
+            let r0 = rows.inequality_count();
             match self.conformal {
                 Conformal::Eol => rows.eol_vertex(dofs, i, &site),
                 Conformal::LagrangianAveraged => rows.conformal_vertex(dofs, i, &site, false),
                 Conformal::LagrangianCone => rows.conformal_vertex(dofs, i, &site, true),
             }
+            rows.set_friction_from(r0, self.obstacles().friction_of(&feature));
         }
         let contacts = self.lagrangian_contacts(dofs, &mut rows, h);
         timings.cd = clock.elapsed().as_secs_f64();
@@ -904,8 +943,9 @@ impl Stepper {
         let rows_info: Vec<RowContact> = rows
             .inequality_vertices()
             .iter()
-            .copied()
-            .zip(rows.inequality_normals().iter().copied())
+            .zip(rows.inequality_normals())
+            .zip(rows.inequality_friction())
+            .map(|((&v, &n), &mu)| (v, n, mu))
             .collect();
         let (a_eq, b_eq, a_in, b_in) = rows.build(n);
         let mut qd = vec![0.0; n];
@@ -986,7 +1026,7 @@ impl Stepper {
                 ud[i] = [v[u], v[u + 1]];
             }
         }
-        if self.friction > 0.0 {
+        if rows_info.iter().any(|r| r.2 > 0.0) {
             self.apply_friction(&rows_info, &sol.mu, &mut xd, &mut ud);
         }
         // Step 11: x += h ẋ for every vertex, X += h Ẋ for EOL vertices.

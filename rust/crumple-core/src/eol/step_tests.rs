@@ -54,11 +54,10 @@ fn strip(fold: f64, rows: usize) -> Stepper {
     let mut s = Stepper::new(x, u, m.faces().to_vec(), params, 1e-3).unwrap();
     s.features = eol.iter().map(|e| e.then_some(edge)).collect();
     s.mesh.eol = eol;
-    s.boxes = vec![BoxObstacle {
-        center: Vec3::new(0.05, -1.0, -1.0),
-        half: Vec3::new(1.0, 1.0, 1.0),
-        velocity: Vec3::zero(),
-    }];
+    s.boxes = vec![BoxObstacle::new(
+        Vec3::new(0.05, -1.0, -1.0),
+        Vec3::new(1.0, 1.0, 1.0),
+    )];
     s.remesh = false;
     s
 }
@@ -133,11 +132,10 @@ fn e0_a_strip_slides_off_the_edge_like_a_chain() {
 fn a_sheet_over_a_box_edge_folds_at_the_edge() {
     let m = grid_mesh((0.5, 0.5), (16, 16), Vec3::new(0.0, 0.0, 0.001), 2).unwrap();
     let u: Vec<Mat2d> = m.vertices().iter().map(|v| [v.x, v.y]).collect();
-    let boxes = vec![BoxObstacle {
-        center: Vec3::new(-0.5, 0.0, -0.5),
-        half: Vec3::new(0.5, 1.0, 0.5),
-        velocity: Vec3::zero(),
-    }];
+    let boxes = vec![BoxObstacle::new(
+        Vec3::new(-0.5, 0.0, -0.5),
+        Vec3::new(0.5, 1.0, 0.5),
+    )];
     let edge = boxes[0]
         .edges()
         .into_iter()
