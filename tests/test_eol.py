@@ -471,3 +471,29 @@ def test_corner_scene_keeps_a_vertex_on_the_tip_while_cloth_slides(tmp_path: Pat
     assert m["corner_offset_max_m"] <= 0.1 * THR + 1e-8
     assert m["slid_max_m"] > 5e-3
     assert m["deepest_max_m"] <= 2 * THR
+
+
+def test_removing_a_box_releases_its_vertices_and_a_turned_box_checkpoints(tmp_path: Path) -> None:
+    """Removing the box a sheet is folded over (also right after a load)
+    releases its EOL vertices; a turned, frictional box and a frictional
+    wire survive a checkpoint bit-identically."""
+    sim, cloth = _edge_sim(dt=5e-3)
+    sim.advance(0.2)
+    assert cloth.is_eol.any()
+    path = sim.save(tmp_path / "edge.npz")
+    back = cr.eol.Simulation.load(path)
+    for s in (sim, back):
+        s.remove_collider(0)
+        assert not s.objects[0].is_eol.any() and (s.objects[0].feature_colliders == -1).all()
+        s.advance(0.02)
+    rot = cr.colliders.rotation((0.0, 1.0, 0.0), 20.0)
+    sim = cr.eol.Simulation(dt=5e-3)
+    cloth = sim.add_cloth(_sheet())
+    sim.add_collider(cr.colliders.Box(center=(0.5, -0.5, 0.25), half_extents=(0.5, 0.5, 0.5), rotation=rot,
+                                      friction=0.4))
+    sim.add_wire([(-1.0, -0.3, 0.1), (1.0, -0.3, 0.1)], friction=0.2)
+    sim.advance(0.1)
+    back = cr.eol.Simulation.load(sim.save(tmp_path / "turned.npz"))
+    sim.advance(0.05)
+    back.advance(0.05)
+    np.testing.assert_array_equal(back.objects[0].positions, cloth.positions)

@@ -1,8 +1,9 @@
 """Eulerian-on-Lagrangian cloth over sharp features (Weidner, Piddington,
 Levin, Sueda 2018; spec ``eol_cloth.md``).
 
-Where cloth bends over a sharp box edge, the vertices on the edge become
-*EOL vertices*: they stay exactly on the edge in world space while the
+Where cloth bends over a sharp feature (a box edge or corner, a wire, a
+nail tip), the vertices on it become *EOL vertices*: they stay exactly on
+the feature in world space while the
 material slides through them (their material coordinate moves), so the
 cloth folds exactly at the edge, with no gap and no penetration, and slides
 over it without the parasitic friction of a Lagrangian mesh. One QP per
@@ -19,14 +20,17 @@ Example::
     sim.advance(1.0)
     sheet.is_eol.sum()                          # vertices on the box edge now
 
-What is implemented so far: static boxes aligned with the world axes, their
-edges as features (EOL vertices made and released by the remesher), box
-faces as Lagrangian contacts, scripted (pinned) vertices, ``mode="eol"`` and
-the regular Lagrangian baseline ``mode="lag_static"``. Not yet: corners,
-wires and points, moving boxes, friction, the other Lagrangian baselines,
-the sizing remesh and the rest of the cleanup loop (fast flow through an
-edge can outrun the remesher: ``SolverError``, the step rolled back). Units
-are SI (m, s, kg); y is up.
+What is implemented so far: boxes in any fixed orientation (their edges and
+corners as features, their faces as Lagrangian contacts), wires
+(:meth:`Simulation.add_wire`) and points (:meth:`Simulation.add_point`),
+each static or translating, EOL vertices made and released by the
+remesher, Coulomb friction (each obstacle's μ; a box's ``mode="slip"`` is
+frictionless), scripted (pinned) vertices, ``mode="eol"`` and the Lagrangian
+baselines ``"lag_static"``, ``"lag_conformal_avg"`` and
+``"lag_conformal_cone"``. Not yet: turning obstacles, the non-conformal
+baseline, the sizing remesh and the rest of the cleanup loop (fast flow
+through an edge can outrun the remesher: ``SolverError``, the step rolled
+back). Units are SI (m, s, kg); y is up.
 """
 
 from __future__ import annotations

@@ -303,11 +303,12 @@ class Simulation(SimulationBase):
         return tuple(self._objects)
 
     def add_collider(self, collider: Collider, *, name: str | None = None) -> int:
-        """Add a box obstacle: a :class:`crumple.colliders.Box` aligned with
-        the world axes, static or translating (``set_velocity(linear=...)``,
-        or a callback that returns a pose without rotation and its linear
-        velocity; spec §4.2: EOL vertices on a moving edge ride on it), in
-        any fixed orientation. Its 12 edges and 8 corners are the sharp
+        """Add a box obstacle: a :class:`crumple.colliders.Box` in any
+        orientation (``rotation=``), static or translating
+        (``set_velocity(linear=...)``, or a callback that returns its pose
+        and linear velocity; spec §4.2: EOL vertices on a moving edge ride on
+        it). A box turned between steps (a new pose) releases the EOL
+        vertices on its features; the remesher makes new ones. Its 12 edges and 8 corners are the sharp
         features, its faces contacts. Its ``mode`` says how it rubs:
         ``"separate"`` (the default) Coulomb friction with its ``friction``,
         ``"slip"`` frictionless. Raises :class:`InvalidInputError` for other

@@ -180,6 +180,14 @@ impl PyEolSimulation {
                 self.check_clear_of(b, k, true)?;
             }
         }
+        // A box turned since the last step (set_collider, a callback's
+        // pose): the vertices on its features hold its old normals.
+        let turned: Vec<usize> = (0..boxes.len().min(self.s.boxes.len()))
+            .filter(|&k| boxes[k].rotation != self.s.boxes[k].rotation)
+            .collect();
+        for k in turned {
+            self.s.release_box_features(k);
+        }
         self.s.boxes = boxes;
         Ok(())
     }
@@ -524,8 +532,8 @@ impl PyEolSimulation {
         self.s.h
     }
 
-    /// Raises unless `collider` is an obstacle EOL takes (a static box
-    /// aligned with the world axes).
+    /// Raises unless `collider` is an obstacle EOL takes (a box, static or
+    /// translating, not turning, not sticky).
     #[staticmethod]
     fn check_collider(collider: &PyCollider) -> PyResult<()> {
         box_of(&collider.inner).map(|_| ())
@@ -540,9 +548,11 @@ impl PyEolSimulation {
 
     fn remove_collider(&mut self, index: usize) -> PyResult<()> {
         let i = collider_index(index, self.colliders.len())?;
+        // The stepper's boxes as the colliders are now (after a load they
+        // are only set at the next step), then its features go with it
+        // (their vertices released), later boxes' indices shift down.
+        self.s.boxes = self.colliders.iter().map(box_of).collect::<PyResult<Vec<_>>>()?;
         self.colliders.remove(i);
-        // Its features go with it (their vertices released), later boxes'
-        // feature indices shift down with the colliders.
         self.s.remove_box(i);
         Ok(())
     }

@@ -226,14 +226,17 @@ impl Stepper {
                 friction: r[9],
             })
             .collect();
+        let bad_mu = |mu: f64| !(mu.is_finite() && mu >= 0.0);
         if wires
             .iter()
             .flat_map(|w| [w.ends[0], w.ends[1], w.normal, w.velocity])
             .chain(points.iter().flat_map(|p| [p.position, p.normal, p.velocity]))
             .any(|x| !x.is_finite())
+            || wires.iter().any(|w| bad_mu(w.friction))
+            || points.iter().any(|p| bad_mu(p.friction))
         {
             return Err(Error::InvalidInput(
-                "checkpoint: a wire or point is not finite".into(),
+                "checkpoint: a wire or point is not finite (or has a negative friction)".into(),
             ));
         }
         self.restore_snapshot(Snapshot {

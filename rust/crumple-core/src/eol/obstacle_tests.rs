@@ -323,7 +323,9 @@ fn a_turned_box_answers_in_its_own_frame() {
         if let (Some((n1, d1)), Some((n2, d2))) = (nb, nf) {
             assert!((n1 - r * n2).norm() < 1e-12 && (d1 - d2).abs() < 1e-12);
         }
-        if let (Some((n1, g1)), Some((n2, g2))) = (b.face_above(world(p)), flat.face_above(p)) {
+        let (ab, af) = (b.face_above(world(p)), flat.face_above(p));
+        assert_eq!(ab.is_some(), af.is_some());
+        if let (Some((n1, g1)), Some((n2, g2))) = (ab, af) {
             assert!((n1 - r * n2).norm() < 1e-12 && (g1 - g2).abs() < 1e-12);
         }
     }
@@ -337,7 +339,9 @@ fn a_turned_box_answers_in_its_own_frame() {
     }
     for (e, f) in b.edges().iter().zip(flat.edges()) {
         assert!((e.ends[0] - world(f.ends[0])).norm() < 1e-12 && (e.tangent - r * f.tangent).norm() < 1e-12);
+        assert!((e.ends[1] - world(f.ends[1])).norm() < 1e-12);
         assert!((e.normals[0] - r * f.normals[0]).norm() < 1e-12);
+        assert!((e.normals[1] - r * f.normals[1]).norm() < 1e-12);
         let mid = (e.ends[0] + e.ends[1]) * 0.5;
         assert!(b.signed_distance(mid).abs() < 1e-12);
     }

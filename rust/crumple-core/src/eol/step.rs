@@ -453,6 +453,19 @@ impl Stepper {
             return;
         }
         self.boxes.remove(k);
+        self.renumber_box_features(k, true);
+    }
+
+    /// Releases the EOL vertices on box `k`'s edges and corners (world
+    /// velocity kept, spec §5.5), e.g. when the box was turned: their
+    /// features hold its old normals; the remesher makes new ones.
+    pub fn release_box_features(&mut self, k: usize) {
+        self.renumber_box_features(k, false);
+    }
+
+    /// Releases the vertices on box `k`; with `removed`, those on later
+    /// boxes shift down by one.
+    fn renumber_box_features(&mut self, k: usize, removed: bool) {
         for i in 0..self.mesh.x.len() {
             let on_box = matches!(
                 self.features[i],
@@ -463,7 +476,8 @@ impl Stepper {
             };
             if o == k {
                 release_vertex(&mut self.mesh, &mut self.xd, &mut self.ud, &mut self.features, i);
-            } else if o > k
+            } else if removed
+                && o > k
                 && let Some(Feature::Edge { obstacle, .. } | Feature::Corner { obstacle, .. }) =
                     self.features[i].as_mut()
             {
@@ -687,7 +701,12 @@ impl Stepper {
                 }
             }
             for ((v, k), b_row) in at_vertex {
-                rows.weighted(dofs, &[(v, 1.0)], self.wires[k].normal, b_row);
+                // A row on one vertex: friction sees it (the rows inside an
+                // edge, over two vertices, are frictionless).
+                let w = &self.wires[k];
+                let r0 = rows.inequality_count();
+                rows.vertex_ahead(dofs, v, w.normal, w.velocity, w.normal.dot(w.velocity) - b_row);
+                rows.set_friction_from(r0, w.friction);
                 contacts += 1;
             }
         }
