@@ -222,7 +222,7 @@ class Simulation(SimulationBase):
     """Eulerian-on-Lagrangian cloth (spec eol_cloth): one cloth added with
     :meth:`add_cloth`; obstacles whose sharp features the cloth bends
     exactly at and slides along: box colliders (:meth:`add_collider`: their
-    edges), wires (:meth:`add_wire`) and points (:meth:`add_point`); one QP
+    edges and corners), wires (:meth:`add_wire`) and points (:meth:`add_point`); one QP
     per step.
 
     Keyword options (spec §8.1): ``dt`` time step (s, 5e-3);
@@ -240,6 +240,16 @@ class Simulation(SimulationBase):
     solutions (spec §10 test 10). ``verify_qp`` (False): also solve every
     step's QP with Clarabel and report the difference in ``stats()``
     (``qp_gap``, ``qp_gap_raw``; slow, for checking).
+
+    Friction (spec §6.7, after the QP: the tangential relative velocity, or
+    at EOL vertices the material velocity, scaled by max(0, 1 − μ
+    Δv_n/‖v_t‖)) is each obstacle's: a box collider's ``friction`` in its
+    default ``mode="separate"`` (``"slip"``: frictionless, as in the
+    paper's scenes), the ``friction`` of a wire or point. A Lagrangian
+    contact row spread over several vertices (a wire crossing the inside of
+    a cloth edge, a point or box corner under a face: the baseline modes,
+    or cloth on its way to a feature) is frictionless.
+
     ``mode`` (spec §12.1): "eol" (the method); "lag_static" (the regular
     Lagrangian baseline: no remesher, no EOL vertices, box faces, wires and
     points as contacts only; the cloth bends only at its mesh edges);
