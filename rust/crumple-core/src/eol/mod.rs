@@ -38,4 +38,4 @@ pub use qp::{Kkt, KktWorkspace, Qp, QpSolution, kkt, solve_clarabel};
 pub use remesh::RemeshReport;
 pub use sparse::Csc;
 pub use step::{Conformal, Pin, QpMethod, StepReport, Stepper, Timings};
-pub use system::{ClothParams, Dofs, Mesh, System, assemble};
+pub use system::{AssemblyCache, ClothParams, Dofs, Mesh, System, assemble, assemble_with};

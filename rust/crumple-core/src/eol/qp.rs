@@ -271,6 +271,12 @@ pub fn solve_active_set(
 /// faer's; what is written here is the assembly and the bookkeeping.
 #[derive(Default)]
 pub struct KktWorkspace {
+    /// The KKT triplets' coordinates of the last solve and, per triplet,
+    /// its stored entry: while they repeat (every pass of a step, and steps
+    /// where the mesh and the rows did not change) the values are scattered
+    /// into the kept pattern instead of sorted again.
+    coords: Vec<(u32, u32)>,
+    map: Vec<u32>,
     colptr: Vec<usize>,
     rowval: Vec<usize>,
     values: Vec<f64>,
@@ -381,15 +387,31 @@ impl KktWorkspace {
             let i = (n + me + k) as u32;
             t.push((i, i, if on { -delta } else { -1.0 }));
         }
-        let m = Csc::from_triplets(dim, dim, &mut t);
-        let same = self.symbolic.is_some() && m.colptr == self.colptr && m.rowval == self.rowval;
-        self.values = m.nzval;
+        let repeat = self.symbolic.is_some()
+            && self.coords.len() == t.len()
+            && self.coords.iter().zip(&t).all(|(a, b)| a.0 == b.0 && a.1 == b.1)
+            && self.colptr.len() == dim + 1;
+        if repeat {
+            Csc::scatter(&mut self.values, &self.map, t.iter().map(|x| x.2));
+        }
+        let same = repeat || {
+            self.coords.clear();
+            self.coords.extend(t.iter().map(|x| (x.0, x.1)));
+            let (m, map) = Csc::pattern(dim, dim, &self.coords);
+            self.map = map;
+            let same = self.symbolic.is_some() && m.colptr == self.colptr && m.rowval == self.rowval;
+            self.values = m.nzval;
+            Csc::scatter(&mut self.values, &self.map, t.iter().map(|x| x.2));
+            if !same {
+                self.colptr = m.colptr;
+                self.rowval = m.rowval;
+            }
+            same
+        };
         if !same {
             // Dropped first: a failed analysis below must not leave an old
             // factor paired with the new structure.
             self.symbolic = None;
-            self.colptr = m.colptr;
-            self.rowval = m.rowval;
             let pattern = SymbolicSparseColMatRef::new_checked(dim, dim, &self.colptr, None, &self.rowval);
             let sym =
                 factorize_symbolic_cholesky(pattern, Side::Lower, SymmetricOrdering::Amd, Default::default())

@@ -80,6 +80,67 @@ impl Csc {
         }
     }
 
+    /// The pattern [`Self::from_triplets`] would build from triplets at
+    /// `coords` (row, column), with zero values, and per triplet the index
+    /// of the stored entry it adds into: [`Self::scatter`] then fills the
+    /// values of any triplets at the same coordinates without sorting (the
+    /// same sums in the same order).
+    pub fn pattern(rows: usize, cols: usize, coords: &[(u32, u32)]) -> (Self, Vec<u32>) {
+        let mut start = vec![0usize; cols + 1];
+        for &(_, c) in coords {
+            start[c as usize + 1] += 1;
+        }
+        for c in 0..cols {
+            start[c + 1] += start[c];
+        }
+        let mut next = start.clone();
+        let mut order = vec![0u32; coords.len()];
+        for (k, &(_, c)) in coords.iter().enumerate() {
+            let slot = &mut next[c as usize];
+            order[*slot] = k as u32;
+            *slot += 1;
+        }
+        for c in 0..cols {
+            order[start[c]..start[c + 1]].sort_by_key(|&k| coords[k as usize].0);
+        }
+        let mut colptr = vec![0usize; cols + 1];
+        let mut rowval = Vec::with_capacity(coords.len());
+        let mut map = vec![0u32; coords.len()];
+        let mut last: Option<(u32, u32)> = None;
+        for &k in &order {
+            let (r, c) = coords[k as usize];
+            if last != Some((r, c)) {
+                last = Some((r, c));
+                rowval.push(r as usize);
+                colptr[c as usize + 1] += 1;
+            }
+            map[k as usize] = (rowval.len() - 1) as u32;
+        }
+        for c in 0..cols {
+            colptr[c + 1] += colptr[c];
+        }
+        let nzval = vec![0.0; rowval.len()];
+        (
+            Self {
+                rows,
+                cols,
+                colptr,
+                rowval,
+                nzval,
+            },
+            map,
+        )
+    }
+
+    /// Fills `nzval` from the triplet values `values` through `map` (from
+    /// [`Self::pattern`]), summing duplicates in triplet order from zero.
+    pub fn scatter(nzval: &mut [f64], map: &[u32], values: impl Iterator<Item = f64>) {
+        nzval.fill(0.0);
+        for (&z, v) in map.iter().zip(values) {
+            nzval[z as usize] += v;
+        }
+    }
+
     /// An empty `rows × cols` matrix.
     pub fn zeros(rows: usize, cols: usize) -> Self {
         Self {
@@ -168,5 +229,95 @@ impl Csc {
             d[r as usize][c as usize] += v;
         }
         d
+    }
+}
+
+/// A kept sparsity pattern: [`Self::build`] makes the matrix of a triplet
+/// list, sorting only when the triplets' coordinates differ from the last
+/// call's (the step's matrices keep their pattern while the mesh and its
+/// EOL vertices do; sorting a million and more triplets each step was most
+/// of the matrix fill).
+#[derive(Default)]
+pub struct PatternCache {
+    coords: Vec<(u32, u32)>,
+    map: Vec<u32>,
+    pattern: Option<Csc>,
+}
+
+impl Clone for PatternCache {
+    /// A copy starts empty (it is a cache).
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl std::fmt::Debug for PatternCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PatternCache")
+            .field("triplets", &self.coords.len())
+            .finish()
+    }
+}
+
+impl PatternCache {
+    /// The `rows × cols` matrix of triplets `t` (duplicates summed in
+    /// triplet order), as [`Csc::from_triplets`] builds it.
+    pub fn build(&mut self, rows: usize, cols: usize, t: &[Triplet]) -> Csc {
+        let same = self
+            .pattern
+            .as_ref()
+            .is_some_and(|p| p.rows == rows && p.cols == cols)
+            && self.coords.len() == t.len()
+            && self.coords.iter().zip(t).all(|(a, b)| a.0 == b.0 && a.1 == b.1);
+        if !same {
+            self.coords.clear();
+            self.coords.extend(t.iter().map(|x| (x.0, x.1)));
+            let (p, map) = Csc::pattern(rows, cols, &self.coords);
+            self.map = map;
+            self.pattern = Some(p);
+        }
+        let mut m = match &self.pattern {
+            Some(p) => p.clone(),
+            None => Csc::zeros(rows, cols),
+        };
+        Csc::scatter(&mut m.nzval, &self.map, t.iter().map(|x| x.2));
+        m
+    }
+}
+
+#[cfg(test)]
+mod pattern_tests {
+    use super::*;
+
+    /// The cached pattern and its scatter give the matrix `from_triplets`
+    /// gives, duplicates summed, for triplets in any order.
+    #[test]
+    fn pattern_and_scatter_equal_from_triplets() {
+        let mut seed = 7u64;
+        let mut rnd = |m: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % m
+        };
+        let t: Vec<Triplet> = (0..400)
+            .map(|_| (rnd(30) as u32, rnd(25) as u32, rnd(1000) as f64 / 7.0 - 50.0))
+            .collect();
+        let want = Csc::from_triplets(30, 25, &mut t.clone());
+        let coords: Vec<(u32, u32)> = t.iter().map(|x| (x.0, x.1)).collect();
+        let (mut got, map) = Csc::pattern(30, 25, &coords);
+        Csc::scatter(&mut got.nzval, &map, t.iter().map(|x| x.2));
+        assert_eq!(got.colptr, want.colptr);
+        assert_eq!(got.rowval, want.rowval);
+        for (a, b) in got.nzval.iter().zip(&want.nzval) {
+            assert!((a - b).abs() <= 1e-12 * b.abs().max(1.0), "{a} vs {b}");
+        }
+        // New values at the same coordinates: scattered, not re-sorted.
+        let t2: Vec<Triplet> = t.iter().map(|&(r, c, v)| (r, c, 2.0 * v + 1.0)).collect();
+        Csc::scatter(&mut got.nzval, &map, t2.iter().map(|x| x.2));
+        let want2 = Csc::from_triplets(30, 25, &mut t2.clone());
+        for (a, b) in got.nzval.iter().zip(&want2.nzval) {
+            assert!((a - b).abs() <= 1e-12 * b.abs().max(1.0));
+        }
     }
 }

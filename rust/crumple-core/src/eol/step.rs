@@ -12,7 +12,7 @@ use super::element::{Mat2d, deformation_gradient, signed_area};
 use super::obstacle::{BoxObstacle, PointObstacle, Wire};
 use super::qp::{Kkt, KktWorkspace, Qp, kkt, polish, solve_active_set, solve_clarabel};
 use super::remesh::{Cloth, Obstacles, RemeshReport, point_over_face, release_vertex, vertex_grad};
-use super::system::{ClothParams, Mesh, assemble};
+use super::system::{AssemblyCache, ClothParams, Mesh, assemble_with};
 use crate::math::Vec3;
 use crate::{Error, Result};
 
@@ -170,6 +170,8 @@ pub struct Stepper {
     pub tau: f64,
     /// EOL, or one of the conformal Lagrangian baselines.
     pub conformal: Conformal,
+    /// The matrix patterns kept between steps (a copy starts empty).
+    pub assembly: AssemblyCache,
 }
 
 /// β of the push-out term of wire and point contacts (spec §6.4 [D]): the
@@ -360,6 +362,7 @@ impl Stepper {
             remesh: true,
             tau: 0.01,
             conformal: Conformal::Eol,
+            assembly: AssemblyCache::default(),
         })
     }
 
@@ -847,7 +850,7 @@ impl Stepper {
         };
         timings.rm = clock.elapsed().as_secs_f64();
         let clock = std::time::Instant::now();
-        let sys = assemble(&self.mesh, &self.params)?;
+        let sys = assemble_with(&self.mesh, &self.params, &mut self.assembly)?;
         let dofs = &sys.dofs;
         let n = dofs.len();
         timings.mf = clock.elapsed().as_secs_f64();
@@ -977,7 +980,7 @@ impl Stepper {
                 qd[u + 1] = self.ud[i][1];
             }
         }
-        let (lhs, q) = sys.qp_terms(h, &qd);
+        let (lhs, q) = sys.qp_terms_with(h, &qd, &mut self.assembly);
         timings.mf += clock.elapsed().as_secs_f64();
         let clock = std::time::Instant::now();
         let qp = Qp {

@@ -11,7 +11,7 @@
 use rayon::prelude::*;
 
 use super::element::{Block5, Grad, MASS_WEIGHTS, Mat2d, deformation_gradient, map_force, pair_block};
-use super::sparse::{Csc, Triplet};
+use super::sparse::{Csc, PatternCache, Triplet};
 use crate::cloth::hinge;
 use crate::cloth::membrane::{self, MembraneStiffness, TriangleRest};
 use crate::geometry::Hinge;
@@ -164,6 +164,21 @@ fn emit(dofs: &Dofs, i: usize, j: usize, b: &Block5, out: &mut Vec<Triplet>) {
 /// Assembles `M`, `K` and `f` of `mesh` (spec §3.3–3.5). Errors for a face
 /// that is degenerate in material space.
 pub fn assemble(mesh: &Mesh, p: &ClothParams) -> crate::Result<System> {
+    assemble_with(mesh, p, &mut Default::default())
+}
+
+/// The patterns [`assemble_with`] and [`System::qp_terms_with`] keep
+/// between steps (mass, stiffness, `M − h²K`).
+#[derive(Clone, Debug, Default)]
+pub struct AssemblyCache {
+    mass: PatternCache,
+    stiffness: PatternCache,
+    lhs: PatternCache,
+}
+
+/// [`assemble`], sorting the triplets only when their pattern changed since
+/// the last call with `cache` (the same matrices).
+pub fn assemble_with(mesh: &Mesh, p: &ClothParams, cache: &mut AssemblyCache) -> crate::Result<System> {
     let dofs = Dofs::new(&mesh.eol);
     let n = dofs.len();
     // Per face: F, the rest data, then mass, membrane and gravity.
@@ -260,8 +275,8 @@ pub fn assemble(mesh: &Mesh, p: &ClothParams) -> crate::Result<System> {
         }
     }
     Ok(System {
-        mass: Csc::from_triplets(n, n, &mut mt),
-        stiffness: Csc::from_triplets(n, n, &mut kt),
+        mass: cache.mass.build(n, n, &mt),
+        stiffness: cache.stiffness.build(n, n, &kt),
         force,
         face_grad,
         dofs,
@@ -282,8 +297,24 @@ impl System {
 
     /// The QP's `P` (upper `M̃`) and `q = −f̃` for step `h` and velocities `qd`.
     pub fn qp_terms(&self, h: f64, qd: &[f64]) -> (Csc, Vec<f64>) {
-        let (lhs, rhs) = self.implicit_euler(h, qd);
-        (lhs, rhs.iter().map(|v| -v).collect())
+        self.qp_terms_with(h, qd, &mut Default::default())
+    }
+
+    /// [`Self::qp_terms`] with `M − h²K` built on the pattern `cache` keeps.
+    pub fn qp_terms_with(&self, h: f64, qd: &[f64], cache: &mut AssemblyCache) -> (Csc, Vec<f64>) {
+        let t: Vec<Triplet> = self
+            .mass
+            .triplets()
+            .chain(self.stiffness.triplets().map(|(r, c, v)| (r, c, -h * h * v)))
+            .filter(|&(r, c, _)| r <= c)
+            .collect();
+        let n = self.mass.rows;
+        let lhs = cache.lhs.build(n, n, &t);
+        let mut rhs = self.mass.mul(qd);
+        for (r, f) in rhs.iter_mut().zip(&self.force) {
+            *r = -(*r + h * f);
+        }
+        (lhs, rhs)
     }
 }
 
