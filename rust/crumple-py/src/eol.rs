@@ -15,7 +15,6 @@ use crate::convert::{
 use crate::errors::{IntoPy, SignalCheck, invalid};
 use crumple_core::cloth::material::Material;
 use crumple_core::collide as c;
-use crumple_core::eol::element::signed_area;
 use crumple_core::eol::obstacle::{PointObstacle, Wire};
 use crumple_core::eol::{BoxObstacle, ClothParams, Conformal, Pin, QpMethod, StepReport, Stepper};
 use crumple_core::math::Vec3;
@@ -249,15 +248,7 @@ impl PyEolSimulation {
     }
 
     fn lumped_masses(&self) -> Vec<f64> {
-        let mut m = vec![0.0; self.s.mesh.x.len()];
-        for f in &self.s.mesh.faces {
-            let [a, b, c] = f.map(|k| self.s.mesh.u[k as usize]);
-            let area = signed_area(&[a, b, c]);
-            for &k in f {
-                m[k as usize] += self.s.params.density * area / 3.0;
-            }
-        }
-        m
+        self.s.mesh.lumped_masses(self.s.params.density)
     }
 
     fn vertices(&self, idx: PyReadonlyArray1<'_, i64>) -> PyResult<Vec<usize>> {

@@ -5,10 +5,9 @@
 //! obstacles (E5: EOL rows with the obstacle's velocity).
 
 use super::*;
-use crate::cloth::membrane::MembraneStiffness;
 use crate::eol::element::{Mat2d, signed_area};
 use crate::eol::step::Stepper;
-use crate::eol::system::{ClothParams, test_params};
+use crate::eol::system::test_params;
 use crate::geometry::grid_mesh;
 
 /// A strip 0.1 m × 1 m (material u × v) hung over a wire along world x
@@ -34,17 +33,7 @@ fn hung_strip(fold: f64, tilt: f64, rows: usize) -> Stepper {
             }
         })
         .collect();
-    let params = ClothParams {
-        density: 0.05,
-        membrane: MembraneStiffness {
-            k11: 2000.0,
-            k22: 2000.0,
-            k12: 0.0,
-            k33: 500.0,
-        },
-        bending: 1e-7,
-        gravity: Vec3::new(0.0, 0.0, -9.8),
-    };
+    let params = crate::eol::system::strip_params();
     let mut st = Stepper::new(x, u, m.faces().to_vec(), params, 1e-3).unwrap();
     st.wires = vec![Wire {
         ends: [Vec3::new(-1.0, 0.0, 0.0), Vec3::new(1.0, 0.0, 0.0)],

@@ -26,58 +26,16 @@ pub struct Csc {
 }
 
 impl Csc {
-    /// The matrix of `triplets` (left in (column, row) order; duplicates
-    /// summed in their given order). Entries must lie inside `rows × cols`.
+    /// The matrix of `triplets` (duplicates summed in their given order;
+    /// the slice is left as it was). Entries must lie inside `rows × cols`.
     pub fn from_triplets(rows: usize, cols: usize, triplets: &mut [Triplet]) -> Self {
-        // A stable counting sort by column, then a stable sort of each
-        // column by row: the same order as one stable sort by (column, row),
-        // in O(n) plus the short per-column sorts (a few dozen entries),
-        // where the full sort was most of the step's matrix fill.
-        let mut start = vec![0usize; cols + 1];
-        for &(_, c, _) in triplets.iter() {
-            start[c as usize + 1] += 1;
-        }
-        for c in 0..cols {
-            start[c + 1] += start[c];
-        }
-        let mut next = start.clone();
-        let mut sorted: Vec<Triplet> = vec![(0, 0, 0.0); triplets.len()];
-        for &t in triplets.iter() {
-            let slot = &mut next[t.1 as usize];
-            sorted[*slot] = t;
-            *slot += 1;
-        }
-        for c in 0..cols {
-            sorted[start[c]..start[c + 1]].sort_by_key(|&(r, _, _)| r);
-        }
-        triplets.copy_from_slice(&sorted);
-        let mut colptr = vec![0usize; cols + 1];
-        let mut rowval = Vec::with_capacity(triplets.len());
-        let mut nzval: Vec<f64> = Vec::with_capacity(triplets.len());
-        let mut last: Option<(u32, u32)> = None;
-        for &(r, c, v) in triplets.iter() {
-            debug_assert!((r as usize) < rows && (c as usize) < cols);
-            if last == Some((r, c)) {
-                if let Some(z) = nzval.last_mut() {
-                    *z += v;
-                }
-                continue;
-            }
-            last = Some((r, c));
-            rowval.push(r as usize);
-            nzval.push(v);
-            colptr[c as usize + 1] += 1;
-        }
-        for c in 0..cols {
-            colptr[c + 1] += colptr[c];
-        }
-        Self {
-            rows,
-            cols,
-            colptr,
-            rowval,
-            nzval,
-        }
+        // The pattern (a stable counting sort by column, then each short
+        // column sorted by row: one stable sort by (column, row) in O(n)),
+        // then the values scattered into it, duplicates summed in order.
+        let coords: Vec<(u32, u32)> = triplets.iter().map(|t| (t.0, t.1)).collect();
+        let (mut m, map) = Self::pattern(rows, cols, &coords);
+        Self::scatter(&mut m.nzval, &map, triplets.iter().map(|t| t.2));
+        m
     }
 
     /// The pattern [`Self::from_triplets`] would build from triplets at

@@ -761,13 +761,7 @@ impl Stepper {
     /// point contacts) carry none.
     fn apply_friction(&self, rows: &[RowContact], mu: &[f64], xd: &mut [Vec3<f64>], ud: &mut [Mat2d]) {
         let m = &self.mesh;
-        let mut mass = vec![0.0; m.x.len()];
-        for f in &m.faces {
-            let a = signed_area(&f.map(|k| m.u[k as usize]));
-            for &k in f {
-                mass[k as usize] += self.params.density * a / 3.0;
-            }
-        }
+        let mass = m.lumped_masses(self.params.density);
         // Per vertex: the impulse, the obstacle's velocity and μ (of its
         // first row; a vertex touches one obstacle at a time in practice).
         type Impulse = (Vec3<f64>, Vec3<f64>, f64);

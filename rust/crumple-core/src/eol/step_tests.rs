@@ -5,7 +5,6 @@
 //! table: ℓ(t) = ℓ₀ cosh(√(g/L) t)).
 
 use super::*;
-use crate::cloth::membrane::MembraneStiffness;
 use crate::eol::obstacle::BoxObstacle;
 use crate::geometry::grid_mesh;
 
@@ -40,17 +39,7 @@ fn strip(fold: f64, rows: usize) -> Stepper {
         tangent: Vec3::new(1.0, 0.0, 0.0),
         obstacle: 0,
     };
-    let params = ClothParams {
-        density: 0.05,
-        membrane: MembraneStiffness {
-            k11: 2000.0,
-            k22: 2000.0,
-            k12: 0.0,
-            k33: 500.0,
-        },
-        bending: 1e-7,
-        gravity: Vec3::new(0.0, 0.0, -9.8),
-    };
+    let params = crate::eol::system::strip_params();
     let mut s = Stepper::new(x, u, m.faces().to_vec(), params, 1e-3).unwrap();
     s.features = eol.iter().map(|e| e.then_some(edge)).collect();
     s.mesh.eol = eol;

@@ -110,6 +110,19 @@ pub struct Mesh {
 }
 
 impl Mesh {
+    /// Lumped vertex masses (kg): `density` (kg/m²) times a third of the
+    /// material area of the faces around each vertex.
+    pub fn lumped_masses(&self, density: f64) -> Vec<f64> {
+        let mut m = vec![0.0; self.x.len()];
+        for f in &self.faces {
+            let a = super::element::signed_area(&f.map(|k| self.u[k as usize]));
+            for &k in f {
+                m[k as usize] += density * a / 3.0;
+            }
+        }
+        m
+    }
+
     /// Per undirected edge `(smaller, larger)`, the number of faces on it
     /// (1 on the border). Ordered, so every walk over it (the first border
     /// edge found at a vertex, spec §6.1's b̄) is the same on every run, as a
@@ -332,6 +345,24 @@ pub(crate) fn test_params(g: f64) -> ClothParams {
         },
         bending: 1e-5,
         gravity: Vec3::new(0.0, 0.0, -g),
+    }
+}
+
+/// The strip tests' cloth: ρ = 0.05 kg/m², a membrane stiff enough to be
+/// all but inextensible (the chain cross-checks of E0), almost no bending,
+/// gravity 9.8 m/s² along −z.
+#[cfg(test)]
+pub(crate) fn strip_params() -> ClothParams {
+    ClothParams {
+        density: 0.05,
+        membrane: MembraneStiffness {
+            k11: 2000.0,
+            k22: 2000.0,
+            k12: 0.0,
+            k33: 500.0,
+        },
+        bending: 1e-7,
+        gravity: Vec3::new(0.0, 0.0, -9.8),
     }
 }
 
