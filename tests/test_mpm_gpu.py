@@ -124,8 +124,11 @@ def test_every_material_matches_the_cpu(kind: str) -> None:
     ln/atan2, which the GPU computes in software within 1–2 ULP of libm, and
     the strands amplify that difference about 10× per 10 steps (measured:
     3.4e-9 after 10 steps, 1.9e-7 after 20, 2.1e-6 after 30, 5.5e-5 after
-    40, 2.2e-4 after 60; kinetic energy 1.1 % apart after 60). A wrong
-    stage shows at 20 steps already."""
+    40, 2.2e-4 after 60; kinetic energy 1.1 % apart after 60 on lavapipe,
+    3.2 % on an NVIDIA H100 through Vulkan, with positions 1.9e-7 apart after
+    20 steps and 5.9e-4 after 60). So the strands' energy is held to 5 % after
+    60 steps; a wrong stage shows at 20 steps already, where every material,
+    the strands too, must agree to 1e-6 in position and 1e-5 in energy."""
     cpu = _run_steps(_material_scene(kind, "cpu"), 20, 1e-3)
     gpu = _run_steps(_material_scene(kind, "gpu"), 20, 1e-3)
     early = _rel_diff(_positions(cpu), _positions(gpu))
@@ -141,7 +144,7 @@ def test_every_material_matches_the_cpu(kind: str) -> None:
     print(f"{kind}: position rel diff {early:.2e} (20 steps), {rel:.2e} (60), KE cpu {ke_c:.6e} gpu {ke_g:.6e}")
     assert early < 1e-6 and early_ke < 1e-5
     assert rel < (1e-3 if kind == "hair" else 1e-4)
-    assert abs(ke_g - ke_c) <= (3e-2 if kind == "hair" else 1e-2) * ke_c + 1e-9
+    assert abs(ke_g - ke_c) <= (5e-2 if kind == "hair" else 1e-2) * ke_c + 1e-9
 
 
 def _collider_scene(kind: str, backend: str) -> mpm.Simulation:
@@ -347,9 +350,18 @@ def test_solver_options_match_the_cpu(options: dict[str, Any]) -> None:
     assert np.isfinite(b).all()
     assert float(np.abs(a - _positions(build("cpu"))).max()) > 1e-3
     rel = _rel_diff(a, b)
-    print(f"{options}: position rel diff {rel:.2e}")
+    print(f"{options}: position rel diff {rel:.2e}; return-map events cpu {cpu.counters()} gpu {gpu.counters()}")
     assert rel < 1e-4
-    assert cpu.counters() == gpu.counters()
+    # Every return-map event count agrees except "tension" (spec §5.1, r̂33 > 1):
+    # a flat falling sheet has r̂33 = 1 exactly, on that branch's boundary, where
+    # both branches return the same F̃ to an ulp. The CPU's f32 QR lands on 1;
+    # WGSL lets a driver contract a·b + c into fma, and on an NVIDIA H100
+    # (Vulkan) 439–958 of the ~48K element-steps (800 faces, 60 steps) came out at 1 + 1 ulp and
+    # counted as tension (lavapipe matched exactly). The positions above are
+    # the check that those events changed nothing.
+    c_cpu = {k: v for k, v in cpu.counters().items() if k != "tension"}
+    c_gpu = {k: v for k, v in gpu.counters().items() if k != "tension"}
+    assert c_cpu == c_gpu
 
 
 def test_device_memory_follows_the_particles_not_the_domain() -> None:
