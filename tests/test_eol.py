@@ -325,6 +325,55 @@ def test_a_wire_catches_a_falling_sheet_and_refuses_a_vertex_on_it() -> None:
         on.add_wire([(-1.0, 0.0, 0.0), (1.0, 0.0, 0.0)])
 
 
+def test_jaws_close_on_a_pulled_strip_and_it_slides_through_them() -> None:
+    """Spec E4 (JAWS) at test size: two teeth (points), one under the strip
+    rising (normal +y) and one over it descending (normal −y), close in at
+    0.5 m/s for 0.04 s through a strip both of whose ends are pulled at
+    0.1 m/s, then stop (``set_point_velocity``). Each tooth holds exactly
+    one point-EOL vertex (no more EOL vertices than teeth in contact), on
+    its tip tangentially to 1e-9 m; the material slides through each tooth
+    at the pull speed (within 10 %) and never stalls (every 0.04 s window
+    moves material)."""
+    sheet = cr.geometry.grid_mesh(size=(0.6, 0.3), resolution=(18, 9), center=(0.013, 0.0, 0.011), normal="y")
+    sim = cr.eol.Simulation(dt=2e-3, gravity=(0, 0, 0), collapse_length=0.005)
+    lo = sim.add_point((-0.1, -0.005, 0.0), normal=(0, 1, 0), velocity=(0, 0.5, 0))
+    hi = sim.add_point((0.08, 0.005, 0.0), normal=(0, -1, 0), velocity=(0, 0.5, 0))
+    sim.set_point_velocity(hi, (0, -0.5, 0))  # before the cloth: kept with the pending point
+    cloth = sim.add_cloth(sheet, material_coordinates=sheet.vertices[:, [2, 0]])
+    ends = np.flatnonzero(np.abs(cloth.positions[:, 0] - 0.013) > 0.29)
+    speed = 0.1
+    cloth.pin(ends)
+    cloth.set_pin_targets(ends, cloth.positions[ends], np.tile([speed, 0.0, 0.0], (len(ends), 1)))
+    sim.advance(0.04)
+    sim.set_point_velocity([lo, hi], (0, 0, 0))
+    np.testing.assert_allclose(sim.points[:, 1], [0.015, -0.015], atol=1e-12)
+    u: list[np.ndarray] = []
+    for _ in range(10):
+        sim.advance(0.04)
+        e = np.flatnonzero(cloth.is_eol)
+        assert len(e) == 2 and sorted(cloth.feature_colliders[e].tolist()) == [lo, hi]
+        assert (cloth.feature_kinds[e] == 3).all()
+        e = e[np.argsort(cloth.feature_colliders[e])]
+        np.testing.assert_allclose(cloth.positions[e][:, [0, 2]], sim.points[:, [0, 2]], atol=1e-9)
+        # Spec §4.4: δ = 0.1·thr inside each tip (against its normal).
+        np.testing.assert_allclose(cloth.positions[e, 1], sim.points[:, 1] + np.array([-1, 1]) * 5e-4, atol=1e-8)
+        u.append(cloth.material_coordinates[e, 1].copy())
+    slid = -np.diff(np.array(u), axis=0)  # material x through each tooth per window (m)
+    assert (slid > 0.2 * speed * 0.04).all(), f"a tooth snagged: {slid}"
+    rate = (u[0] - u[-1]) / (0.04 * (len(u) - 1))
+    np.testing.assert_allclose(rate, speed, rtol=0.1)
+    with pytest.raises(cr.InvalidInputError, match="no point 2"):
+        sim.set_point_velocity(2, (0, 0, 0))
+    with pytest.raises(cr.InvalidInputError, match="finite"):
+        sim.set_point_velocity(0, (0, float("nan"), 0))
+    with pytest.raises(cr.InvalidInputError, match="no wire 0"):
+        sim.set_wire_velocity(0, (0, 1, 0))
+    sim.add_wire([(0.6, 0.1, -0.1), (0.6, 0.1, 0.0), (0.6, 0.1, 0.1)])  # beyond the strip
+    sim.set_wire_velocity((0, 1), (0.0, 0.5, 0.0))
+    sim.advance(0.04)
+    np.testing.assert_allclose(sim.wires[:, :, 1], 0.12, atol=1e-12)
+
+
 def test_a_translating_box_carries_the_eol_vertices_on_its_edge() -> None:
     """Spec §4.2 and E5: a box rising at 0.3 m/s under a sheet folded
     over its edge, its far border held and rising with it. The EOL

@@ -4,6 +4,7 @@ scripted vertices, stepping, frames and checkpoints."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -378,6 +379,41 @@ class Simulation(SimulationBase):
             self._pending.append(("point", args))
             return sum(1 for k, _ in self._pending if k == "point") - 1
         return int(self._s.add_point(*args))
+
+    def set_wire_velocity(self, segments: int | Sequence[int], velocity: Vec3Like) -> None:
+        """Set the velocity (m/s, a 3-vector) of wire ``segments`` (indices
+        from :meth:`add_wire`) from the next step on: a scripted wire
+        starts, stops or turns back. Raises :class:`InvalidInputError` for an
+        index that names no segment or a non-finite velocity."""
+        self._set_obstacle_velocity("wire", segments, velocity)
+
+    def set_point_velocity(self, points: int | Sequence[int], velocity: Vec3Like) -> None:
+        """Set the velocity (m/s, a 3-vector) of point obstacles ``points``
+        (indices from :meth:`add_point`) from the next step on, e.g. teeth
+        that close in and stop. Raises :class:`InvalidInputError` for an
+        index that names no point or a non-finite velocity."""
+        self._set_obstacle_velocity("point", points, velocity)
+
+    def _set_obstacle_velocity(self, kind: str, which: int | Sequence[int], velocity: Vec3Like) -> None:
+        v = as_vec3(velocity, "velocity")
+        idx = [which] if isinstance(which, (int, np.integer)) else list(which)
+        pending = [j for j, (k, _) in enumerate(self._pending) if k == kind]
+        count = len(pending) if self._s is None else len(self.wires if kind == "wire" else self.points)
+        for i in idx:
+            if not isinstance(i, (int, np.integer)) or isinstance(i, bool) or not 0 <= int(i) < count:
+                raise InvalidInputError(f"no {kind} {i!r}: there are {count} (indices from add_{kind})")
+        for i in idx:
+            if self._s is None:
+                # Before the cloth: the pending arguments carry the velocity
+                # (wire: a, b, normal, velocity, μ; point: position, normal, velocity, μ).
+                j = pending[int(i)]
+                args = list(self._pending[j][1])
+                args[3 if kind == "wire" else 2] = v
+                self._pending[j] = (kind, tuple(args))
+            elif kind == "wire":
+                self._s.set_wire_velocity(int(i), v)
+            else:
+                self._s.set_point_velocity(int(i), v)
 
     @property
     def wires(self) -> npt.NDArray[np.float64]:

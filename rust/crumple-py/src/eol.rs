@@ -464,6 +464,34 @@ impl PyEolSimulation {
         Ok(self.s.points.len() - 1)
     }
 
+    /// Sets wire segment `i`'s velocity (m/s) from the next step on: a
+    /// scripted wire starts, stops or turns back (its EOL vertices ride on
+    /// it, spec §4.2, since every row reads the obstacle velocity).
+    fn set_wire_velocity(&mut self, i: usize, velocity: T3) -> PyResult<()> {
+        let v = finite3(velocity, "the wire's velocity")?;
+        let n = self.s.wires.len();
+        let w = self.s.wires.get_mut(i).ok_or_else(|| {
+            invalid(format!(
+                "no wire segment {i}: there are {n} (indices from add_wire)"
+            ))
+        })?;
+        w.velocity = v;
+        Ok(())
+    }
+
+    /// Sets point obstacle `i`'s velocity (m/s) from the next step on.
+    fn set_point_velocity(&mut self, i: usize, velocity: T3) -> PyResult<()> {
+        let v = finite3(velocity, "the point's velocity")?;
+        let n = self.s.points.len();
+        let p = self.s.points.get_mut(i).ok_or_else(|| {
+            invalid(format!(
+                "no point obstacle {i}: there are {n} (indices from add_point)"
+            ))
+        })?;
+        p.velocity = v;
+        Ok(())
+    }
+
     /// The wires now: ends `(K, 2, 3)` m as `(2K, 3)` rows, normals
     /// `(K, 3)`, velocities `(K, 3)` m/s.
     #[allow(clippy::type_complexity)]
