@@ -27,14 +27,15 @@ each static or translating, EOL vertices made and released by the
 remesher, Coulomb friction (each obstacle's μ; a box's ``mode="slip"`` is
 frictionless), scripted (pinned) vertices, ``mode="eol"`` and the Lagrangian
 baselines ``"lag_static"``, ``"lag_conformal_avg"`` and
-``"lag_conformal_cone"``. Not yet: turning obstacles, the non-conformal
-baseline, the sizing remesh and the rest of the cleanup loop (fast flow
-through an edge can outrun the remesher: ``SolverError``, the step rolled
-back). Units are SI (m, s, kg); y is up.
+``"lag_conformal_cone"``, the sizing remesh of spec §5.6
+(:class:`Sizing`, ``Simulation(sizing=...)``) and with it the non-conformal
+baseline ``"lag_nonconformal"``. Not yet: turning obstacles and the rest of
+the cleanup loop (fast flow through an edge can outrun the remesher:
+``SolverError``, the step rolled back). Units are SI (m, s, kg); y is up.
 """
 
 from __future__ import annotations
 
-from .simulation import Cloth, Simulation, planar_coordinates
+from .simulation import Cloth, Simulation, Sizing, planar_coordinates
 
-__all__ = ["Simulation", "Cloth", "planar_coordinates"]
+__all__ = ["Simulation", "Cloth", "Sizing", "planar_coordinates"]

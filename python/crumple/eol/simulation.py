@@ -19,13 +19,63 @@ from ..errors import InvalidInputError
 from ..frames import Frame, FrameCollider, FrameMesh, unique_name
 from ..geometry import TriMesh, Vec3Like
 
-__all__ = ["Simulation", "Cloth", "planar_coordinates"]
+__all__ = ["Simulation", "Cloth", "Sizing", "planar_coordinates"]
 
 Mode = Literal["eol", "lag_static", "lag_nonconformal", "lag_conformal_avg", "lag_conformal_cone"]
 _MODES = ("eol", "lag_static", "lag_nonconformal", "lag_conformal_avg", "lag_conformal_cone")
-# What the core runs so far; "lag_nonconformal" needs the plain (ARCSim
-# sizing) remesher of spec §5.6, not written yet.
-_IMPLEMENTED = ("eol", "lag_static", "lag_conformal_avg", "lag_conformal_cone")
+
+
+@dataclasses.dataclass(frozen=True)
+class Sizing:
+    """The sizing remesh of spec eol_cloth §5.6 (ARCSim's dynamic remesh in
+    material space, written here): every step after the contact-conforming
+    pass, edges longer than the sizing metric allows are split (worst
+    first), flips make the mesh Delaunay in the metric, and edges are
+    collapsed while every edge they make stays under 0.9 of it. The metric
+    of a face asks for edges no longer than ``refine_angle`` rad of bend
+    (world curvature and the change of the vertex normals) and
+    ``refine_velocity`` m/s of velocity difference, clamped to
+    ``[size_min, size_max]`` m (material) with an anisotropy of at least
+    ``aspect_min``. Defaults: spec §8.1 (0.015 and 0.03 m give about
+    2.6K faces per m², the paper's Table 1 sizes). Conformal and border
+    edges never flip; EOL, border and pinned vertices are never collapsed
+    away; a conformal edge splits into an EOL vertex on its feature.
+    [D] ARCSim's compression metric and obstacle sizing are not used."""
+
+    size_min: float = 0.015
+    size_max: float = 0.03
+    aspect_min: float = 0.2
+    refine_angle: float = 0.3
+    refine_velocity: float = 0.5
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            object.__setattr__(self, f.name, positive(getattr(self, f.name), f.name))
+        if self.size_min > self.size_max:
+            raise InvalidInputError(f"size_min ({self.size_min}) must not exceed size_max ({self.size_max})")
+        if self.aspect_min > 1.0:
+            raise InvalidInputError(f"aspect_min must be at most 1; got {self.aspect_min}")
+
+    def _tuple(self) -> tuple[float, float, float, float, float]:
+        return (self.size_min, self.size_max, self.aspect_min, self.refine_angle, self.refine_velocity)
+
+
+def _sizing(value: Sizing | dict[str, float] | bool | None, mode: str) -> Sizing | None:
+    """``Simulation(sizing=...)``: a :class:`Sizing`, its fields as a dict
+    (a checkpoint's), True for the defaults, or None/False for none (the
+    mode "lag_nonconformal" is the sizing remesher alone: defaults then)."""
+    if value is None or value is False:
+        return Sizing() if mode == "lag_nonconformal" else None
+    if value is True:
+        return Sizing()
+    if isinstance(value, Sizing):
+        return value
+    if isinstance(value, dict):
+        try:
+            return Sizing(**value)
+        except TypeError as e:
+            raise InvalidInputError(f"sizing: {e}") from e
+    raise InvalidInputError(f"sizing must be a crumple.eol.Sizing, True or None; got {type(value).__name__}")
 
 
 def planar_coordinates(mesh: TriMesh) -> npt.NDArray[np.float64]:
@@ -258,8 +308,14 @@ class Simulation(SimulationBase):
     conforming remesher as "eol" puts vertices on the features, but they
     stay Lagrangian, Ẋ = 0, with one averaged normal row or one row per
     face normal: spec §6.4; the cone locks when the cloth is pulled over
-    an edge). "lag_nonconformal" (a plain sizing remesher, spec §5.6) is
-    named but not implemented yet and raises.
+    an edge); "lag_nonconformal" (no contact-conforming remesher: the
+    sizing remesher alone refines the mesh where it bends, and box faces,
+    wires and points are contacts only).
+
+    ``sizing``: a :class:`Sizing` (or True for its defaults) runs the sizing
+    remesh of spec §5.6 after the contact-conforming pass every step, in
+    any mode; None (default) keeps the mesh but for the features, except
+    in "lag_nonconformal", which is that remesher and takes the defaults.
 
     The cloth's membrane and bending are the cloth module's (its
     :class:`crumple.cloth.Material`, default the ``eol_sheet`` preset: the
@@ -272,18 +328,16 @@ class Simulation(SimulationBase):
     def __init__(self, *, dt: float = 5e-3, gravity: Vec3Like = (0.0, -9.81, 0.0),
                  collision_threshold: float = 5e-3, collapse_length: float | None = None,
                  mode: Mode = "eol", qp_solver: Literal["active_set", "clarabel"] = "active_set",
-                 verify_qp: bool = False) -> None:
+                 verify_qp: bool = False, sizing: Sizing | bool | None = None) -> None:
         m = choice(mode, "mode", _MODES)
-        if m not in _IMPLEMENTED:
-            raise InvalidInputError(
-                f"mode {m!r} (a Lagrangian baseline of spec eol_cloth §12.1) is not implemented yet; "
-                f"use one of {_IMPLEMENTED}")
+        sz = _sizing(sizing, m)  # type: ignore[arg-type]
         tau = None if collapse_length is None else positive(collapse_length, "collapse_length")
         super().__init__(dict(dt=positive(dt, "dt"), gravity=as_vec3(gravity, "gravity"),
                               collision_threshold=positive(collision_threshold, "collision_threshold"),
                               collapse_length=tau, mode=m,
                               qp_solver=choice(qp_solver, "qp_solver", ("active_set", "clarabel")),
-                              verify_qp=flag(verify_qp, "verify_qp")))
+                              verify_qp=flag(verify_qp, "verify_qp"),
+                              sizing=None if sz is None else dataclasses.asdict(sz)))
         self._s: Any = None  # the core simulation, made by add_cloth
         self._objects: list[Cloth] = []
         # Wires and points added before the cloth: (kind, args).
@@ -495,6 +549,7 @@ class Simulation(SimulationBase):
                                 p["collision_threshold"], tau, p["mode"] == "eol")
         s.set_qp(p["qp_solver"], p["verify_qp"])
         s.set_mode(p["mode"])
+        s.set_sizing(None if p["sizing"] is None else Sizing(**p["sizing"])._tuple())
         for c in self._colliders:
             s.add_collider(c._c)
         for kind, args in self._pending:

@@ -64,8 +64,9 @@ def eol_edge(*, out_dir: Path, frames: int = 48, backend: str = "cpu", scale: fl
     from step to step, which needs the full cleanup loop of spec §5.3 that
     is not written yet.) ``scale`` sets the resolution (1: a 24 × 24 grid,
     1152 faces; the paper's 2116 faces is about scale 1.35; at 12 × 12 the
-    top facets where vertices collapse into the edge line, the sizing remesh
-    that refines there not being written); ``mode``: "eol", "lag_static",
+    top facets where vertices collapse into the edge line; the scene runs
+    without the sizing remesh); ``mode``: "eol", "lag_static",
+    "lag_nonconformal" (the sizing remesh alone, default :class:`Sizing`),
     "lag_conformal_avg" or "lag_conformal_cone" (spec §12.1; in the last
     two the "EOL" metrics are of the conformal Lagrangian vertices).
 
@@ -233,7 +234,7 @@ def eol_edge(*, out_dir: Path, frames: int = 48, backend: str = "cpu", scale: fl
     return out
 
 
-_MODES: tuple[Mode, ...] = ("eol", "lag_static", "lag_conformal_avg", "lag_conformal_cone")
+_MODES: tuple[Mode, ...] = ("eol", "lag_static", "lag_nonconformal", "lag_conformal_avg", "lag_conformal_cone")
 
 
 def _mode(mode: str) -> Mode:

@@ -16,7 +16,7 @@ use crate::errors::{IntoPy, SignalCheck, invalid};
 use crumple_core::cloth::material::Material;
 use crumple_core::collide as c;
 use crumple_core::eol::obstacle::{PointObstacle, Wire};
-use crumple_core::eol::{BoxObstacle, ClothParams, Conformal, Pin, QpMethod, StepReport, Stepper};
+use crumple_core::eol::{BoxObstacle, ClothParams, Conformal, Pin, QpMethod, Sizing, StepReport, Stepper};
 use crumple_core::math::Vec3;
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
@@ -334,24 +334,46 @@ impl PyEolSimulation {
     }
 
     /// The mode (spec §12.1): "eol" (the method), "lag_static" (no
-    /// remesher: the regular Lagrangian baseline), "lag_conformal_avg" or
-    /// "lag_conformal_cone" (the contact-conforming remesher with the
+    /// remesher: the regular Lagrangian baseline), "lag_nonconformal" (the
+    /// sizing remesher alone: set it with `set_sizing`), "lag_conformal_avg"
+    /// or "lag_conformal_cone" (the contact-conforming remesher with the
     /// vertices it puts on features held Lagrangian, spec §6.4).
     fn set_mode(&mut self, mode: &str) -> PyResult<()> {
         let (remesh, conformal) = match mode {
             "eol" => (true, Conformal::Eol),
-            "lag_static" => (false, Conformal::Eol),
+            "lag_static" | "lag_nonconformal" => (false, Conformal::Eol),
             "lag_conformal_avg" => (true, Conformal::LagrangianAveraged),
             "lag_conformal_cone" => (true, Conformal::LagrangianCone),
             _ => {
                 return Err(invalid(format!(
-                    "unknown mode {mode:?}; use \"eol\", \"lag_static\", \"lag_conformal_avg\" or \
-                     \"lag_conformal_cone\""
+                    "unknown mode {mode:?}; use \"eol\", \"lag_static\", \"lag_nonconformal\", \
+                     \"lag_conformal_avg\" or \"lag_conformal_cone\""
                 )));
             }
         };
         self.s.remesh = remesh;
         self.s.conformal = conformal;
+        Ok(())
+    }
+
+    /// The sizing remesh after the contact-conforming pass (spec §5.6):
+    /// `(size_min, size_max, aspect_min, refine_angle, refine_velocity)`
+    /// (m, m, 1, rad, m/s), or None for none.
+    fn set_sizing(&mut self, sizing: Option<(f64, f64, f64, f64, f64)>) -> PyResult<()> {
+        self.s.sizing = match sizing {
+            None => None,
+            Some((size_min, size_max, aspect_min, refine_angle, refine_velocity)) => {
+                let p = Sizing {
+                    size_min,
+                    size_max,
+                    aspect_min,
+                    refine_angle,
+                    refine_velocity,
+                };
+                p.validate().py_err()?;
+                Some(p)
+            }
+        };
         Ok(())
     }
 
@@ -766,6 +788,9 @@ impl PyEolSimulation {
         d.set_item("eol_released", r.remesh.released)?;
         d.set_item("collapsed", r.remesh.collapsed)?;
         d.set_item("mended", r.remesh.mended)?;
+        d.set_item("sizing_split", r.adapt.split)?;
+        d.set_item("sizing_collapsed", r.adapt.collapsed)?;
+        d.set_item("sizing_flipped", r.adapt.flipped)?;
         d.set_item("eol_vertices", self.s.mesh.eol.iter().filter(|e| **e).count())?;
         for (k, v) in [
             ("cd", r.timings.cd),

@@ -16,10 +16,10 @@
 //! a face, collapses into
 //! EOL vertices, the repairs of §5.3 steps 2–3 at EOL vertices, the border
 //! rules of §5.4, release), the time step with rollback (`step`) and
-//! checkpoints (`checkpoint`), with Coulomb friction after the QP (§6.7).
-//! Not yet: rotating obstacles, the ARCSim sizing remesh
-//! (§5.6), velocity transfer beyond `zero_eulerian`, the non-conformal
-//! baseline.
+//! checkpoints (`checkpoint`), with Coulomb friction after the QP (§6.7),
+//! and the ARCSim-style sizing remesh (`sizing`, §5.6), which alone is the
+//! non-conformal baseline. Not yet: rotating obstacles, velocity transfer
+//! of new collision vertices beyond `zero_eulerian`.
 
 pub mod checkpoint;
 pub mod constraints;
@@ -27,6 +27,7 @@ pub mod element;
 pub mod obstacle;
 pub mod qp;
 pub mod remesh;
+pub mod sizing;
 pub mod sparse;
 pub mod step;
 pub mod system;
@@ -36,6 +37,7 @@ pub use element::{Grad, Mat2d};
 pub use obstacle::{BoxEdge, BoxObstacle};
 pub use qp::{Kkt, KktWorkspace, Qp, QpSolution, kkt, solve_clarabel};
 pub use remesh::RemeshReport;
+pub use sizing::{AdaptReport, Sizing};
 pub use sparse::Csc;
 pub use step::{Conformal, Pin, QpMethod, StepReport, Stepper, Timings};
 pub use system::{AssemblyCache, ClothParams, Dofs, Mesh, System, assemble, assemble_with};

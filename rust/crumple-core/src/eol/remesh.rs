@@ -10,7 +10,7 @@
 //! Consecutive crossings of one triangle connect by themselves: splitting an
 //! edge joins the new vertex to the opposite corners, so the second split
 //! of the same triangle creates the edge between the two crossing vertices.
-//! Not written yet: the ARCSim sizing remesh (§5.6).
+//! The ARCSim sizing remesh (§5.6) that may follow is `sizing`.
 
 use super::constraints::Feature;
 use super::element::{Mat2d, signed_area};
@@ -283,7 +283,7 @@ impl Line {
 impl Cloth<'_> {
     /// Per vertex: on the border, and (for border vertices) a cloth corner
     /// (its two border edges not collinear in material space).
-    fn border_vertices(&self) -> (Vec<bool>, Vec<bool>) {
+    pub(super) fn border_vertices(&self) -> (Vec<bool>, Vec<bool>) {
         let count = self.mesh.edge_face_counts();
         let n = self.mesh.x.len();
         let mut border = vec![false; n];
@@ -314,7 +314,7 @@ impl Cloth<'_> {
 
     /// Splits edge (a, b) at parameter w; the new vertex is EOL on
     /// `feature` at world position `x`, or Lagrangian without a feature.
-    fn split(&mut self, a: u32, b: u32, w: f64, x: Vec3<f64>, feature: Option<Feature>) -> u32 {
+    pub(super) fn split(&mut self, a: u32, b: u32, w: f64, x: Vec3<f64>, feature: Option<Feature>) -> u32 {
         let feature = feature.filter(|_| self.held.binary_search(&*self.next_id).is_err());
         let m = &mut *self.mesh;
         let v = m.x.len() as u32;
@@ -778,7 +778,7 @@ impl Cloth<'_> {
     }
 
     /// Drops vertices no face uses; every per-vertex array follows.
-    fn compact(&mut self) {
+    pub(super) fn compact(&mut self) {
         let m = &mut *self.mesh;
         let (used, _) = drop_unused_vertices(m.x.len(), &mut m.faces);
         retain_used(&mut m.x, &used);
@@ -943,11 +943,17 @@ impl Cloth<'_> {
         report.mended = self.mend(tau, h, &border, &corner);
         report.released += self.border_rule();
         if report != RemeshReport::default() {
-            self.compact();
-            let topo = MeshTopology::build(self.mesh.x.len(), &self.mesh.faces)
-                .map_err(|e| Error::Solver(format!("the remeshed cloth is not a manifold: {e}")))?;
-            self.mesh.hinges = topo.hinges().to_vec();
+            self.finish()?;
         }
         Ok(report)
+    }
+
+    /// After the mesh changed: drop unused vertices, rebuild the hinges.
+    pub(super) fn finish(&mut self) -> Result<()> {
+        self.compact();
+        let topo = MeshTopology::build(self.mesh.x.len(), &self.mesh.faces)
+            .map_err(|e| Error::Solver(format!("the remeshed cloth is not a manifold: {e}")))?;
+        self.mesh.hinges = topo.hinges().to_vec();
+        Ok(())
     }
 }

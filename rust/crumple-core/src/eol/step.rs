@@ -12,6 +12,7 @@ use super::element::{Mat2d, deformation_gradient, signed_area};
 use super::obstacle::{BoxObstacle, PointObstacle, Wire};
 use super::qp::{Kkt, KktWorkspace, Qp, kkt, polish, solve_active_set, solve_clarabel};
 use super::remesh::{Cloth, Obstacles, RemeshReport, point_over_face, release_vertex, vertex_grad};
+use super::sizing::{AdaptReport, Sizing};
 use super::system::{AssemblyCache, ClothParams, Mesh, assemble_with};
 use crate::math::Vec3;
 use crate::{Error, Result};
@@ -29,6 +30,8 @@ pub struct StepReport {
     pub contacts: usize,
     /// What the remesher did before the step (all zero when it is off).
     pub remesh: RemeshReport,
+    /// What the sizing remesh did (spec §5.6; all zero when it is off).
+    pub adapt: AdaptReport,
     /// Seconds in the paper's Table 1 buckets.
     pub timings: Timings,
     /// The QP went to Clarabel (the active-set path missed or is off).
@@ -170,6 +173,9 @@ pub struct Stepper {
     pub tau: f64,
     /// EOL, or one of the conformal Lagrangian baselines.
     pub conformal: Conformal,
+    /// The ARCSim-style sizing remesh after the contact-conforming pass
+    /// (spec §5.6), or none (the mesh changes only at features).
+    pub sizing: Option<Sizing>,
     /// The matrix patterns kept between steps (a copy starts empty).
     pub assembly: AssemblyCache,
 }
@@ -217,6 +223,11 @@ impl StepReport {
                 released: r.released + b.remesh.released,
                 collapsed: r.collapsed + b.remesh.collapsed,
                 mended: r.mended + b.remesh.mended,
+            },
+            adapt: AdaptReport {
+                split: self.adapt.split + b.adapt.split,
+                collapsed: self.adapt.collapsed + b.adapt.collapsed,
+                flipped: self.adapt.flipped + b.adapt.flipped,
             },
             timings: {
                 let mut t = self.timings;
@@ -362,6 +373,7 @@ impl Stepper {
             remesh: true,
             tau: 0.01,
             conformal: Conformal::Eol,
+            sizing: None,
             assembly: AssemblyCache::default(),
         })
     }
@@ -821,7 +833,8 @@ impl Stepper {
         // get no contact rows (which could contradict it) and the remesher
         // leaves them alone.
         let pinned_before = self.pinned_flags();
-        let remesh = if self.remesh {
+        let mut adapt = AdaptReport::default();
+        let remesh = if self.remesh || self.sizing.is_some() {
             let pinned = pinned_before;
             let obstacles = Obstacles {
                 boxes: &self.boxes,
@@ -838,7 +851,18 @@ impl Stepper {
                 pinned: &pinned,
                 held: &self.quarantine.0,
             };
-            cloth.remesh(&obstacles, self.thr, self.tau, h)?
+            let report = if self.remesh {
+                cloth.remesh(&obstacles, self.thr, self.tau, h)?
+            } else {
+                RemeshReport::default()
+            };
+            if let Some(sizing) = &self.sizing {
+                adapt = cloth.adapt(sizing);
+                if adapt != AdaptReport::default() {
+                    cloth.finish()?;
+                }
+            }
+            report
         } else {
             RemeshReport::default()
         };
@@ -1027,6 +1051,7 @@ impl Stepper {
             rows: (a_eq.rows, a_in.rows),
             contacts,
             remesh,
+            adapt,
             timings,
             clarabel,
             qp_gap,

@@ -1,0 +1,254 @@
+//! The sizing remesh (spec eol_cloth §5.6): a coarse flat sheet is refined
+//! to `size_max`, a fine one coarsened, a crease refined to `size_min`, a
+//! conformal edge split into an EOL vertex on its feature; the material
+//! area is kept, every face stays positive, the mesh stays a manifold.
+
+use super::*;
+use crate::eol::obstacle::BoxObstacle;
+use crate::eol::step::Stepper;
+use crate::geometry::grid_mesh;
+
+/// A 0.5 m sheet with `res`² quads, world = material (z = 0), or folded
+/// 90° about the line u₁ = `fold` (the part beyond it turned to −z).
+fn sheet(res: usize, fold: Option<f64>) -> Stepper {
+    let m = grid_mesh((0.5, 0.5), (res, res), Vec3::new(0.25, 0.25, 0.0), 2).unwrap();
+    let u: Vec<Mat2d> = m.vertices().iter().map(|v| [v.x, v.y]).collect();
+    let x = u
+        .iter()
+        .map(|p| match fold {
+            Some(f) if p[1] > f => Vec3::new(p[0], f, f - p[1]),
+            _ => Vec3::new(p[0], p[1], 0.0),
+        })
+        .collect();
+    let mut s = Stepper::new(x, u, m.faces().to_vec(), crate::eol::system::strip_params(), 1e-3).unwrap();
+    s.remesh = false;
+    s
+}
+
+fn adapt(s: &mut Stepper, p: &Sizing) -> AdaptReport {
+    let pinned = vec![false; s.mesh.x.len()];
+    let mut c = Cloth {
+        mesh: &mut s.mesh,
+        xd: &mut s.xd,
+        ud: &mut s.ud,
+        features: &mut s.features,
+        ids: &mut s.ids,
+        next_id: &mut s.next_id,
+        pinned: &pinned,
+        held: &[],
+    };
+    let r = c.adapt(p);
+    c.finish().expect("the remeshed cloth is a manifold");
+    r
+}
+
+fn edges(s: &Stepper) -> Vec<(u32, u32)> {
+    s.mesh.edge_face_counts().keys().copied().collect()
+}
+
+fn material_length(s: &Stepper, (a, b): (u32, u32)) -> f64 {
+    let (p, q) = (s.mesh.u[a as usize], s.mesh.u[b as usize]);
+    (q[0] - p[0]).hypot(q[1] - p[1])
+}
+
+/// Total material area; panics on a face that is not positive.
+fn area(s: &Stepper) -> f64 {
+    s.mesh
+        .faces
+        .iter()
+        .map(|f| {
+            let a = signed_area(&f.map(|k| s.mesh.u[k as usize]));
+            assert!(a > 0.0, "face {f:?} has material area {a}");
+            a
+        })
+        .sum()
+}
+
+#[test]
+fn the_tensor_max_holds_each_term_along_the_principal_axes() {
+    let (lo, hi, v) = eig(&[3.0, 0.0, 1.0]);
+    assert!((lo - 1.0).abs() < 1e-12 && (hi - 3.0).abs() < 1e-12 && (v[0].abs() - 1.0).abs() < 1e-12);
+    // Two rank-one terms along x and y: the max holds both.
+    let m = tensor_max(&[[4.0, 0.0, 0.0], [0.0, 0.0, 9.0]]);
+    assert!((m[0] - 4.0).abs() < 1e-12 && m[1].abs() < 1e-12 && (m[2] - 9.0).abs() < 1e-12);
+    // One term: itself.
+    let t = [2.0, 0.5, 1.0];
+    let m = tensor_max(&[t]);
+    for k in 0..3 {
+        assert!((m[k] - t[k]).abs() < 1e-12, "{m:?}");
+    }
+}
+
+#[test]
+fn a_coarse_flat_sheet_is_refined_to_size_max() {
+    let mut s = sheet(4, None);
+    let p = Sizing::default();
+    let faces0 = s.mesh.faces.len();
+    let r = adapt(&mut s, &p);
+    assert!(r.split > 0, "{r:?}");
+    let longest = edges(&s)
+        .into_iter()
+        .map(|e| material_length(&s, e))
+        .fold(0.0, f64::max);
+    println!(
+        "coarse flat: {faces0} → {} faces, {r:?}, longest edge {longest:.4} m",
+        s.mesh.faces.len()
+    );
+    // At rest and flat every term is 0: the metric is 1/size_max², s ≤ 1 ⇔ ℓ ≤ size_max.
+    assert!(longest <= p.size_max + 1e-12, "longest edge {longest}");
+    assert!((area(&s) - 0.25).abs() < 1e-12);
+    // New vertices lie in the sheet where world = material.
+    for (x, u) in s.mesh.x.iter().zip(&s.mesh.u) {
+        assert!((x.x - u[0]).abs() < 1e-12 && (x.y - u[1]).abs() < 1e-12 && x.z == 0.0);
+    }
+    assert_eq!(s.xd.len(), s.mesh.x.len());
+    assert_eq!(s.ids.len(), s.mesh.x.len());
+}
+
+#[test]
+fn a_fine_flat_sheet_is_coarsened_and_stays_within_the_sizing() {
+    let mut s = sheet(40, None); // edges 0.0125 m < size_min
+    let p = Sizing::default();
+    let (faces0, verts0) = (s.mesh.faces.len(), s.mesh.x.len());
+    let r = adapt(&mut s, &p);
+    println!(
+        "fine flat: {faces0} → {} faces, {verts0} → {} vertices, {r:?}",
+        s.mesh.faces.len(),
+        s.mesh.x.len()
+    );
+    assert!(r.collapsed > 0 && s.mesh.faces.len() < faces0 * 2 / 3, "{r:?}");
+    assert!((area(&s) - 0.25).abs() < 1e-12);
+    let longest = edges(&s)
+        .into_iter()
+        .map(|e| material_length(&s, e))
+        .fold(0.0, f64::max);
+    assert!(longest <= p.size_max + 1e-12, "longest edge {longest}");
+    // The border stays where it was: every border vertex is on the square's outline.
+    let (border, _) = {
+        let pinned = vec![false; s.mesh.x.len()];
+        let c = Cloth {
+            mesh: &mut s.mesh,
+            xd: &mut s.xd,
+            ud: &mut s.ud,
+            features: &mut s.features,
+            ids: &mut s.ids,
+            next_id: &mut s.next_id,
+            pinned: &pinned,
+            held: &[],
+        };
+        c.border_vertices()
+    };
+    for (k, u) in s.mesh.u.iter().enumerate() {
+        if border[k] {
+            let on = [u[0], u[1], 0.5 - u[0], 0.5 - u[1]]
+                .iter()
+                .any(|d| d.abs() < 1e-12);
+            assert!(on, "border vertex {k} at {u:?}");
+        }
+    }
+}
+
+#[test]
+fn a_crease_is_refined_to_size_min_and_the_flat_parts_stay_coarse() {
+    // Edges 0.025 m, folded 90° at u₁ = 0.25. The bend sits on one line of
+    // edges, so each pass refines the faces touching it (their curvature
+    // θℓ/2A grows as they shrink): three passes, as over three steps.
+    let mut s = sheet(20, Some(0.25));
+    let p = Sizing::default();
+    let mut r = AdaptReport::default();
+    for _ in 0..3 {
+        let a = adapt(&mut s, &p);
+        r = AdaptReport {
+            split: r.split + a.split,
+            collapsed: r.collapsed + a.collapsed,
+            flipped: r.flipped + a.flipped,
+        };
+    }
+    // The first ring off the crease, and the edges away from it.
+    let off: f64 = s
+        .mesh
+        .u
+        .iter()
+        .map(|u| (u[1] - 0.25).abs())
+        .filter(|&d| d > 1e-9)
+        .fold(1.0, f64::min);
+    let far: Vec<f64> = edges(&s)
+        .into_iter()
+        .filter(|e| {
+            [e.0, e.1]
+                .iter()
+                .all(|&k| (s.mesh.u[k as usize][1] - 0.25).abs() > 0.1)
+        })
+        .map(|e| material_length(&s, e))
+        .collect();
+    let far_mean = far.iter().sum::<f64>() / far.len() as f64;
+    println!("crease: {r:?}; first ring {off:.4} m off the crease; mean edge beyond 10 cm {far_mean:.4} m");
+    assert!(
+        off <= 1.05 * p.size_min,
+        "the crease was not refined: first ring {off} m away"
+    );
+    assert!(off >= 0.25 * p.size_min, "refined far below size_min: {off} m");
+    assert!(
+        far_mean > 1.2 * p.size_min,
+        "the flat parts were refined too: {far_mean} m"
+    );
+    assert!((area(&s) - 0.25).abs() < 1e-12);
+}
+
+#[test]
+fn a_conformal_edge_splits_into_an_eol_vertex_on_its_feature() {
+    // The sheet folded over a box edge along world x at y = 0.25, z = 0:
+    // the row u₁ = 0.25 (every 0.125 m, longer than size_max) is EOL on it.
+    let mut s = sheet(4, Some(0.25));
+    let edge = Feature::Edge {
+        normals: [Vec3::new(0.0, 0.0, 1.0), Vec3::new(0.0, 1.0, 0.0)],
+        tangent: Vec3::new(1.0, 0.0, 0.0),
+        obstacle: 0,
+    };
+    s.boxes = vec![BoxObstacle::new(
+        Vec3::new(0.25, 0.0, -0.5),
+        Vec3::new(1.0, 0.25, 0.5),
+    )];
+    let on: Vec<bool> = s.mesh.u.iter().map(|u| (u[1] - 0.25).abs() < 1e-12).collect();
+    s.features = on.iter().map(|&e| e.then_some(edge)).collect();
+    s.mesh.eol = on;
+    for (i, e) in s.mesh.eol.iter().enumerate() {
+        if *e {
+            s.ud[i] = [0.0, 0.1 * s.mesh.u[i][0]];
+        }
+    }
+    let n0 = s.mesh.eol.iter().filter(|e| **e).count();
+    adapt(&mut s, &Sizing::default());
+    let eol: Vec<usize> = (0..s.mesh.x.len()).filter(|&i| s.mesh.eol[i]).collect();
+    println!("conformal: {n0} → {} EOL vertices", eol.len());
+    assert!(
+        eol.len() >= 4 * n0,
+        "the EOL line was not refined: {} vertices",
+        eol.len()
+    );
+    for &i in &eol {
+        assert_eq!(s.features[i], Some(edge));
+        let (x, u) = (s.mesh.x[i], s.mesh.u[i]);
+        assert!(
+            x.y == 0.25 && x.z == 0.0 && (u[1] - 0.25).abs() < 1e-12,
+            "vertex {i} at {x:?} {u:?}"
+        );
+        // Ẋ interpolated along the line (linear in u₀ there).
+        assert!(
+            (s.ud[i][1] - 0.1 * u[0]).abs() < 1e-12,
+            "Ẋ {:?} at u {u:?}",
+            s.ud[i]
+        );
+    }
+    // Conformal edges never flip: consecutive EOL vertices along the line stay joined.
+    let mut line: Vec<(f64, u32)> = eol.iter().map(|&i| (s.mesh.u[i][0], i as u32)).collect();
+    line.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let es = s.mesh.edge_face_counts();
+    for w in line.windows(2) {
+        let (a, b) = (w[0].1, w[1].1);
+        assert!(
+            es.contains_key(&(a.min(b), a.max(b))),
+            "no edge between EOL vertices {a} and {b}"
+        );
+    }
+}
