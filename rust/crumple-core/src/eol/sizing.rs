@@ -15,8 +15,6 @@
 //! its obstacle sizing; a face's metric is the tensor max of the three
 //! terms taken in the principal axes of their sum.
 
-use std::collections::BTreeMap;
-
 use super::constraints::Feature;
 use super::element::{Mat2d, signed_area};
 use super::remesh::{Cloth, vertex_grad};
@@ -148,6 +146,32 @@ fn gradient(p: [Vec3<f64>; 3], dinv: [[f64; 2]; 2]) -> [Vec3<f64>; 2] {
     ]
 }
 
+/// The mesh's edges `(a, b)` with `a < b`, sorted, each with its one or two
+/// faces (`u32::MAX` for none): one sort of the 3F face edges, no map (the
+/// remesh runs every step).
+fn edge_table(faces: &[[u32; 3]]) -> Vec<((u32, u32), [u32; 2])> {
+    let mut all: Vec<((u32, u32), u32)> = Vec::with_capacity(3 * faces.len());
+    for (fi, f) in faces.iter().enumerate() {
+        for k in 0..3 {
+            let (a, b) = (f[k], f[(k + 1) % 3]);
+            all.push(((a.min(b), a.max(b)), fi as u32));
+        }
+    }
+    all.sort_unstable();
+    let mut out: Vec<((u32, u32), [u32; 2])> = Vec::with_capacity(all.len() / 2 + 1);
+    for (e, fi) in all {
+        match out.last_mut() {
+            Some((last, fs)) if *last == e => fs[1] = fi,
+            _ => out.push((e, [fi, u32::MAX])),
+        }
+    }
+    out
+}
+
+fn find_edge(table: &[((u32, u32), [u32; 2])], a: u32, b: u32) -> Option<usize> {
+    table.binary_search_by_key(&(a.min(b), a.max(b)), |e| e.0).ok()
+}
+
 /// Per face, the sizing tensor (spec §5.6), clamped: eigenvalues in
 /// `[1/size_max², 1/size_min²]`, the smaller raised to `aspect_min²` of the
 /// larger.
@@ -163,27 +187,27 @@ pub fn face_sizing(
         (b - a).cross(c - a)
     };
     // World dihedral angle per interior edge, and area-weighted vertex normals.
-    let mut edge_faces: BTreeMap<(u32, u32), Vec<usize>> = BTreeMap::new();
+    let unit: Vec<Vec3<f64>> = faces.iter().map(|f| normal(f).normalize_or_zero()).collect();
     let mut vn = vec![Vec3::zero(); x.len()];
-    for (fi, f) in faces.iter().enumerate() {
+    for f in faces {
         let n = normal(f);
-        for k in 0..3 {
-            let (a, b) = (f[k], f[(k + 1) % 3]);
-            edge_faces.entry((a.min(b), a.max(b))).or_default().push(fi);
-            vn[f[k] as usize] += n;
+        for &k in f {
+            vn[k as usize] += n;
         }
     }
     let vn: Vec<Vec3<f64>> = vn.into_iter().map(|n| n.normalize_or_zero()).collect();
-    let theta = |a: u32, b: u32| match edge_faces.get(&(a.min(b), a.max(b))).map(Vec::as_slice) {
-        Some(&[f, g]) => {
-            let (nf, ng) = (
-                normal(&faces[f]).normalize_or_zero(),
-                normal(&faces[g]).normalize_or_zero(),
-            );
-            nf.dot(ng).clamp(-1.0, 1.0).acos()
-        }
-        _ => 0.0,
-    };
+    let table = edge_table(faces);
+    let dihedral: Vec<f64> = table
+        .iter()
+        .map(|(_, [f, g])| {
+            if *g == u32::MAX {
+                0.0
+            } else {
+                unit[*f as usize].dot(unit[*g as usize]).clamp(-1.0, 1.0).acos()
+            }
+        })
+        .collect();
+    let theta = |a: u32, b: u32| find_edge(&table, a, b).map_or(0.0, |i| dihedral[i]);
     let (lmin, lmax) = (1.0 / (p.size_max * p.size_max), 1.0 / (p.size_min * p.size_min));
     faces
         .iter()
@@ -296,11 +320,9 @@ impl Cloth<'_> {
             .sum();
         let cap = (2.0 * total / (0.433 * p.size_min * p.size_min)).min(1e6) as usize + self.mesh.faces.len();
         loop {
-            let mut edges: Vec<(f64, u32, u32)> = self
-                .mesh
-                .edge_face_counts()
-                .keys()
-                .map(|&(a, b)| (edge_metric(&self.mesh.u, &s, a, b), a, b))
+            let mut edges: Vec<(f64, u32, u32)> = edge_table(&self.mesh.faces)
+                .into_iter()
+                .map(|((a, b), _)| (edge_metric(&self.mesh.u, &s, a, b), a, b))
                 .filter(|e| e.0 > 1.0)
                 .collect();
             if edges.is_empty() || report.split >= cap {
@@ -338,8 +360,10 @@ impl Cloth<'_> {
         report.flipped += self.flip_pass(&s);
         // Collapses until none is left (a few sweeps: each removes at most
         // one vertex per edge it looks at), flipping after each.
+        // Collapses remove interior vertices only: the border flags hold.
+        let (border, _) = self.border_vertices();
         for _ in 0..8 {
-            let c = self.collapse_pass(&s, p);
+            let c = self.collapse_pass(&s, p, &border);
             report.collapsed += c;
             if c == 0 {
                 break;
@@ -396,16 +420,15 @@ impl Cloth<'_> {
     /// flip (not conformal, not border, world dihedral below 40°).
     fn flip_pass(&mut self, s: &[Sym2]) -> usize {
         let mut flipped = 0;
-        let mut edge_faces: BTreeMap<(u32, u32), Vec<usize>> = BTreeMap::new();
-        for (fi, f) in self.mesh.faces.iter().enumerate() {
-            for k in 0..3 {
-                let (a, b) = (f[k], f[(k + 1) % 3]);
-                edge_faces.entry((a.min(b), a.max(b))).or_default().push(fi);
-            }
-        }
+        let table = edge_table(&self.mesh.faces);
+        // Edges this pass made (two flips must not make the same one).
+        let mut made = std::collections::HashSet::new();
         let mut done = vec![false; self.mesh.faces.len()];
-        for (&(p, q), fs) in &edge_faces {
-            let &[f1, f2] = fs.as_slice() else { continue };
+        for &((p, q), [f1, f2]) in &table {
+            if f2 == u32::MAX {
+                continue;
+            }
+            let (f1, f2) = (f1 as usize, f2 as usize);
             if done[f1] || done[f2] {
                 continue;
             }
@@ -417,7 +440,7 @@ impl Cloth<'_> {
             }
             let opp = |f: [u32; 3]| f.into_iter().find(|&k| k != p && k != q).unwrap_or(p);
             let (a, b) = (opp(m.faces[f1]), opp(m.faces[f2]));
-            if a == b || edge_faces.contains_key(&(a.min(b), a.max(b))) {
+            if a == b || find_edge(&table, a, b).is_some() || made.contains(&(a.min(b), a.max(b))) {
                 continue;
             }
             // Never join two EOL vertices: a new edge between two vertices
@@ -465,6 +488,7 @@ impl Cloth<'_> {
             }
             self.mesh.faces[f1] = g1;
             self.mesh.faces[f2] = g2;
+            made.insert((a.min(b), a.max(b)));
             done[f1] = true;
             done[f2] = true;
             flipped += 1;
@@ -479,8 +503,7 @@ impl Cloth<'_> {
     /// stays a manifold). EOL, border and scripted vertices are never the
     /// one removed. Works on a copy of the faces with a vertex → faces map
     /// (one scan of the mesh, not one per candidate).
-    fn collapse_pass(&mut self, s: &[Sym2], p: &Sizing) -> usize {
-        let (border, _) = self.border_vertices();
+    fn collapse_pass(&mut self, s: &[Sym2], p: &Sizing, border: &[bool]) -> usize {
         let m = &*self.mesh;
         let mut faces: Vec<Option<[u32; 3]>> = m.faces.iter().copied().map(Some).collect();
         let mut vf: Vec<Vec<usize>> = vec![Vec::new(); m.x.len()];
@@ -501,7 +524,7 @@ impl Cloth<'_> {
             r
         };
         let mut collapsed = 0;
-        let edges: Vec<(u32, u32)> = m.edge_face_counts().keys().copied().collect();
+        let edges: Vec<(u32, u32)> = edge_table(&m.faces).into_iter().map(|(e, _)| e).collect();
         for (a, b) in edges {
             // A long edge never collapses: the edges it would make are as long.
             if edge_metric(&m.u, s, a, b) > 0.9 {
