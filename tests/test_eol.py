@@ -506,6 +506,18 @@ def _scene(tmp_path: Path, name: str, mode: str, **kw: object) -> dict[str, Any]
     return m
 
 
+def test_edge_scene_takes_the_sizing_remesh(tmp_path: Path) -> None:
+    """``eol_edge(sizing=(size_min, size_max))`` runs the §5.6 remesh in the
+    non-conformal baseline: the 8 × 8 grid (128 faces) is refined, nothing
+    goes into the box beyond 2·thr, the metrics name the sizing; a sizing
+    that is not two numbers is a typed error."""
+    m = _scene(tmp_path, "eol_edge", "lag_nonconformal", scale=1 / 3, frames=4, sizing=[0.04, 0.08])
+    assert m["sizing"] == [0.04, 0.08] and m["faces"] > 2 * 128, m["faces"]
+    assert m["deepest_max_m"] <= 2 * THR and m["eol_line_distance_max_m"] == 0.0
+    with pytest.raises(cr.InvalidInputError, match="size_min, size_max"):
+        eol_scenes.eol_edge(out_dir=tmp_path / "bad", sizing="fine")
+
+
 def test_wire_scene_bends_sharply_at_the_wire_where_lagrangian_rounds_it(tmp_path: Path) -> None:
     """E2 at test size (a wire rising into a sheet held at its corners):
     EOL vertices on the wire (across it ≤ 1e-9 m, under it no deeper than

@@ -22,6 +22,7 @@ Lagrangian baselines (``"lag_static"``, ``"lag_conformal_avg"``,
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +53,8 @@ def _box_mesh(b: colliders.Box, inset: float = 0.0) -> TriMesh:
 @register("eol_edge", "E1: cloth draped over a box edge, then pulled over it; EOL vertices slide along the edge",
           frames=48)
 def eol_edge(*, out_dir: Path, frames: int = 48, backend: str = "cpu", scale: float = 1.0, progress: bool = False,
-             mode: str = "eol", pull_start: float = 0.35, pull_speed: float = 0.1) -> Path:
+             mode: str = "eol", pull_start: float = 0.35, pull_speed: float = 0.1,
+             sizing: Sequence[float] | None = None) -> Path:
     """Spec §9 E1 in y-up axes, its setup simplified: a 1 m × 1 m sheet
     lies 1 mm above the top of a box (top at y = 0, its sharp edge along z
     at x = 0) with 0.3 m of it beyond the edge; it folds over the edge and
@@ -68,7 +70,10 @@ def eol_edge(*, out_dir: Path, frames: int = 48, backend: str = "cpu", scale: fl
     without the sizing remesh); ``mode``: "eol", "lag_static",
     "lag_nonconformal" (the sizing remesh alone, default :class:`Sizing`),
     "lag_conformal_avg" or "lag_conformal_cone" (spec §12.1; in the last
-    two the "EOL" metrics are of the conformal Lagrangian vertices).
+    two the "EOL" metrics are of the conformal Lagrangian vertices);
+    ``sizing`` ``(size_min, size_max)`` material m runs the sizing remesh of
+    spec §5.6 every step in any mode (:class:`crumple.eol.Sizing` with those
+    sizes; on the command line ``--set sizing=[0.02,0.045]``).
 
     Metrics per frame: EOL vertex count, the largest distance of an EOL
     vertex from the edge line (m), the deepest point inside the box (m),
@@ -93,7 +98,16 @@ def eol_edge(*, out_dir: Path, frames: int = 48, backend: str = "cpu", scale: fl
     edge_x, top_y = 0.0, 0.0
     sheet = geometry.grid_mesh(size=(1.0, 1.0), resolution=(n, n), center=(edge_x + 0.2, top_y + 0.001, 0.5),
                                normal="y")
-    sim = eol.Simulation(dt=5e-3, gravity=(0.0, -9.8, 0.0), mode=mode_)
+    sz = None
+    if sizing is not None:
+        try:
+            vals = np.asarray(sizing, dtype=np.float64).ravel()
+        except (TypeError, ValueError):
+            vals = np.zeros(0)
+        if vals.shape != (2,):
+            raise errors.InvalidInputError(f"sizing must be (size_min, size_max) in m; got {sizing!r}")
+        sz = eol.Sizing(size_min=float(vals[0]), size_max=float(vals[1]))
+    sim = eol.Simulation(dt=5e-3, gravity=(0.0, -9.8, 0.0), mode=mode_, sizing=sz)
     cloth = sim.add_cloth(sheet, "eol_sheet")
     box_lo = np.array([edge_x, top_y - 1.0, -0.25])
     box_hi = np.array([edge_x + 1.2, top_y, 1.25])
@@ -218,6 +232,7 @@ def eol_edge(*, out_dir: Path, frames: int = 48, backend: str = "cpu", scale: fl
     t = sim.stage_times()
     write_json(out / "metrics.json", {
         "scene": "eol_edge", "mode": mode_, "faces": int(len(cloth.faces)), "steps": sim.step_count,
+        "sizing": None if sz is None else [sz.size_min, sz.size_max],
         "snap_depth_m": 0.1 * thr,
         "eol_line_distance_max_m": max(series["eol_line_distance_m"]),
         "deepest_max_m": max(series["deepest_m"]),
