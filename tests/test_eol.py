@@ -521,13 +521,15 @@ def test_edge_scene_takes_the_sizing_remesh(tmp_path: Path) -> None:
 def test_wire_scene_bends_sharply_at_the_wire_where_lagrangian_rounds_it(tmp_path: Path) -> None:
     """E2 at test size (a wire rising into a sheet held at its corners):
     EOL vertices on the wire (across it ≤ 1e-9 m, under it no deeper than
-    the snap), the bend at the wire (the cloth's top at most δ over it);
-    the Lagrangian baseline's crease rides above the wire."""
+    the snap), the bend at the wire (the cloth's top at most δ over it), no
+    bunching (E2: the faces within 5 cm of the wire compressed by less
+    than 10 %); the Lagrangian baseline's crease rides above the wire."""
     e = _scene(tmp_path, "eol_wire", "eol", scale=0.5, frames=6)
     lag = _scene(tmp_path, "eol_wire", "lag_static", scale=0.5, frames=6)
     assert min(e["eol_vertices"]) > 0
     assert float(e["across_wire_max_m"]) <= 1e-9 and float(e["under_wire_max_m"]) <= 1e-8
     assert float(e["top_over_wire_last_m"]) <= 1e-8
+    assert 0.9 < e["min_stretch_near_wire_min"] == min(e["min_stretch_near_wire"])
     assert float(lag["top_over_wire_last_m"]) > 2e-3
 
 

@@ -367,7 +367,7 @@ def eol_wire(*, out_dir: Path, frames: int = 12, backend: str = "cpu", scale: fl
         "across_wire_max_m": max(series["across_wire_m"]), "under_wire_max_m": max(series["under_wire_m"]),
         "height_over_wire_last_m": series["height_over_wire_m"][-1],
         "top_over_wire_last_m": series["top_over_wire_m"][-1],
-        "min_stretch_near_wire": float(np.nanmin(series["min_stretch_near_wire"])),
+        "min_stretch_near_wire_min": float(np.nanmin(series["min_stretch_near_wire"])),
         "seconds_per_step": sum(t.values()) / max(sim.step_count, 1), "timings_s": t, **series,
     })
     return out
