@@ -362,6 +362,8 @@ def test_solver_options_match_the_cpu(options: dict[str, Any]) -> None:
     c_cpu = {k: v for k, v in cpu.counters().items() if k != "tension"}
     c_gpu = {k: v for k, v in gpu.counters().items() if k != "tension"}
     assert c_cpu == c_gpu
+    # Those flips are a few percent of the element-steps at most (2 % on the H100).
+    assert abs(gpu.counters()["tension"] - cpu.counters()["tension"]) <= 0.05 * 800 * 60
 
 
 def test_device_memory_follows_the_particles_not_the_domain() -> None:

@@ -4,6 +4,7 @@ scripted vertices, stepping, frames and checkpoints."""
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -36,8 +37,10 @@ class Sizing:
     (world curvature and the change of the vertex normals) and
     ``refine_velocity`` m/s of velocity difference, clamped to
     ``[size_min, size_max]`` m (material) with an anisotropy of at least
-    ``aspect_min``. Defaults: spec §8.1 (0.015 and 0.03 m give about
-    2.6K faces per m², the paper's Table 1 sizes). Conformal and border
+    ``aspect_min``. Defaults: spec §8.1 (0.015 and 0.03 m, chosen there
+    for about 2.6K faces per m² of equilateral faces; this remesher splits
+    at edge midpoints and leaves edges between about half and all of
+    ``size_max``: about 6K faces per m² on a flat sheet at these sizes). Conformal and border
     edges never flip; EOL, border and pinned vertices are never collapsed
     away; a conformal edge splits into an EOL vertex on its feature.
     [D] ARCSim's compression metric and obstacle sizing are not used."""
@@ -328,9 +331,9 @@ class Simulation(SimulationBase):
     def __init__(self, *, dt: float = 5e-3, gravity: Vec3Like = (0.0, -9.81, 0.0),
                  collision_threshold: float = 5e-3, collapse_length: float | None = None,
                  mode: Mode = "eol", qp_solver: Literal["active_set", "clarabel"] = "active_set",
-                 verify_qp: bool = False, sizing: Sizing | bool | None = None) -> None:
+                 verify_qp: bool = False, sizing: Sizing | dict[str, float] | bool | None = None) -> None:
         m = choice(mode, "mode", _MODES)
-        sz = _sizing(sizing, m)  # type: ignore[arg-type]
+        sz = _sizing(sizing, m)
         tau = None if collapse_length is None else positive(collapse_length, "collapse_length")
         super().__init__(dict(dt=positive(dt, "dt"), gravity=as_vec3(gravity, "gravity"),
                               collision_threshold=positive(collision_threshold, "collision_threshold"),
@@ -392,7 +395,7 @@ class Simulation(SimulationBase):
         polyline whose K − 1 segments are each a wire feature; ``normal``
         the side the cloth rests on (unit after scaling, perpendicular to
         every segment; the cloth may lift off that way); ``velocity`` m/s,
-        constant (the wire translates); ``friction`` its Coulomb μ (0:
+        until :meth:`set_wire_velocity` changes it (the wire translates); ``friction`` its Coulomb μ (0:
         frictionless). Returns the segments' indices into
         :attr:`wires`. Raises :class:`InvalidInputError` for fewer than two
         points, a zero-length segment, a normal not perpendicular to it, or
@@ -423,7 +426,8 @@ class Simulation(SimulationBase):
                   velocity: Vec3Like = (0.0, 0.0, 0.0), friction: float = 0.0) -> int:
         """Add a point obstacle (spec §4.1: a nail tip the cloth rests on and
         slides over): ``position`` m, ``normal`` the side the cloth rests on,
-        ``velocity`` m/s, constant, ``friction`` its Coulomb μ. Returns its index into :attr:`points`.
+        ``velocity`` m/s until :meth:`set_point_velocity` changes it, ``friction`` its Coulomb μ.
+        Returns its index into :attr:`points`.
         Raises :class:`InvalidInputError` for a zero normal or a cloth vertex
         on the point at the start."""
         args = (as_vec3(position, "position"), as_vec3(normal, "normal"), as_vec3(velocity, "velocity"),
@@ -450,7 +454,10 @@ class Simulation(SimulationBase):
 
     def _set_obstacle_velocity(self, kind: str, which: int | Sequence[int], velocity: Vec3Like) -> None:
         v = as_vec3(velocity, "velocity")
-        idx = [which] if isinstance(which, (int, np.integer)) else list(which)
+        try:
+            idx = [which] if isinstance(which, (int, np.integer)) else list(which)
+        except TypeError:
+            raise InvalidInputError(f"{kind} indices must be an int or a sequence of ints; got {which!r}") from None
         pending = [j for j, (k, _) in enumerate(self._pending) if k == kind]
         count = len(pending) if self._s is None else len(self.wires if kind == "wire" else self.points)
         for i in idx:
@@ -545,6 +552,16 @@ class Simulation(SimulationBase):
         if tau is None:
             tau = 0.01 * float(np.ptp(u, axis=0).max())
         p = self._params
+        if p["sizing"] is not None:
+            # The remesh may make about area / (0.433 size_min²) faces:
+            # refuse a size_min that would allow more than 500K.
+            d1, d2 = u[mesh.faces[:, 1]] - u[mesh.faces[:, 0]], u[mesh.faces[:, 2]] - u[mesh.faces[:, 0]]
+            area = 0.5 * float(np.abs(d1[:, 0] * d2[:, 1] - d1[:, 1] * d2[:, 0]).sum())
+            most = area / (0.433 * p["sizing"]["size_min"] ** 2)
+            if most > 5e5:
+                raise InvalidInputError(
+                    f"sizing size_min {p['sizing']['size_min']} m is too small for a cloth of {area:.3g} m² "
+                    f"(up to {most:.3g} faces); use at least {math.sqrt(area / (0.433 * 5e5)):.3g} m")
         s = _core.EolSimulation(mesh.vertices, u, mesh.faces, material._dict(), p["dt"], p["gravity"],
                                 p["collision_threshold"], tau, p["mode"] == "eol")
         s.set_qp(p["qp_solver"], p["verify_qp"])
@@ -578,8 +595,10 @@ class Simulation(SimulationBase):
         sub-steps a failing step split into (``substeps``), ill-conditioned
         triangles mended (``mended``), equality and inequality rows, face
         contacts, EOL vertices made, released and collapsed into, EOL
-        vertices now, and its seconds per Table 1 bucket (``time_cd``,
-        ``time_rm``, ``time_mf``, ``time_vi``)."""
+        vertices now, the sizing remesh's edges split, collapsed and flipped
+        (``sizing_split``, ``sizing_collapsed``, ``sizing_flipped``; 0
+        without :class:`Sizing`), and its seconds per Table 1 bucket
+        (``time_cd``, ``time_rm``, ``time_mf``, ``time_vi``)."""
         return dict(self._core().last_stats())
 
     def stage_times(self) -> dict[str, float]:

@@ -15,9 +15,10 @@
 //! its obstacle sizing; a face's metric is the tensor max of the three
 //! terms taken in the principal axes of their sum.
 
-use super::constraints::Feature;
+use super::element::deformation_gradient;
 use super::element::{Mat2d, signed_area};
-use super::remesh::{Cloth, vertex_grad};
+use super::remesh::Cloth;
+use super::system::Mesh;
 use crate::math::Vec3;
 use crate::{Error, Result};
 
@@ -172,20 +173,36 @@ fn find_edge(table: &[((u32, u32), [u32; 2])], a: u32, b: u32) -> Option<usize> 
     table.binary_search_by_key(&(a.min(b), a.max(b)), |e| e.0).ok()
 }
 
+/// The (unnormalized) world normal of face `f`.
+fn face_normal(x: &[Vec3<f64>], f: [u32; 3]) -> Vec3<f64> {
+    let [a, b, c] = f.map(|k| x[k as usize]);
+    (b - a).cross(c - a)
+}
+
+/// The material's world velocity at vertex `i` seen from face `f` (spec
+/// §5.7): `ẋ − F Ẋ` with that face's F at an EOL vertex (the faces around
+/// a fold disagree on F), `ẋ` elsewhere.
+fn world_velocity(m: &Mesh, xd: &[Vec3<f64>], ud: &[Mat2d], i: usize, f: [u32; 3]) -> Vec3<f64> {
+    if !m.eol[i] {
+        return xd[i];
+    }
+    match deformation_gradient(&f.map(|k| m.x[k as usize]), &f.map(|k| m.u[k as usize])) {
+        Some((g, _)) => xd[i] - g.apply(ud[i]),
+        None => xd[i],
+    }
+}
+
 /// Per face, the sizing tensor (spec §5.6), clamped: eigenvalues in
 /// `[1/size_max², 1/size_min²]`, the smaller raised to `aspect_min²` of the
-/// larger.
+/// larger. `v` holds per face its corners' world velocities (m/s).
 pub fn face_sizing(
     x: &[Vec3<f64>],
     u: &[Mat2d],
     faces: &[[u32; 3]],
-    v: &[Vec3<f64>],
+    v: &[[Vec3<f64>; 3]],
     p: &Sizing,
 ) -> Vec<Sym2> {
-    let normal = |f: &[u32; 3]| {
-        let [a, b, c] = f.map(|k| x[k as usize]);
-        (b - a).cross(c - a)
-    };
+    let normal = |f: &[u32; 3]| face_normal(x, *f);
     // World dihedral angle per interior edge, and area-weighted vertex normals.
     let unit: Vec<Vec3<f64>> = faces.iter().map(|f| normal(f).normalize_or_zero()).collect();
     let mut vn = vec![Vec3::zero(); x.len()];
@@ -211,7 +228,8 @@ pub fn face_sizing(
     let (lmin, lmax) = (1.0 / (p.size_max * p.size_max), 1.0 / (p.size_min * p.size_min));
     faces
         .iter()
-        .map(|f| {
+        .zip(v)
+        .map(|(f, vf)| {
             let uf = f.map(|k| u[k as usize]);
             let area = signed_area(&uf);
             if area <= 0.0 {
@@ -253,7 +271,7 @@ pub fn face_sizing(
             let ra2 = p.refine_angle * p.refine_angle;
             let rv2 = p.refine_velocity * p.refine_velocity;
             let dn = gram(gradient(f.map(|k| vn[k as usize]), dinv));
-            let dv = gram(gradient(f.map(|k| v[k as usize]), dinv));
+            let dv = gram(gradient(*vf, dinv));
             let s = tensor_max(&[curv2.map(|c| c / ra2), dn.map(|c| c / ra2), dv.map(|c| c / rv2)]);
             let (lo, hi, dir) = eig(&s);
             let hi = hi.clamp(lmin, lmax);
@@ -300,6 +318,14 @@ pub struct AdaptReport {
     pub flipped: usize,
 }
 
+impl std::ops::AddAssign for AdaptReport {
+    fn add_assign(&mut self, o: Self) {
+        self.split += o.split;
+        self.collapsed += o.collapsed;
+        self.flipped += o.flipped;
+    }
+}
+
 impl Cloth<'_> {
     /// Spec §5.6 on this cloth: flips, splits, flips, collapses. Returns
     /// what it did; the caller compacts and rebuilds the hinges.
@@ -318,7 +344,10 @@ impl Cloth<'_> {
             .iter()
             .map(|f| signed_area(&f.map(|k| self.mesh.u[k as usize])).max(0.0))
             .sum();
-        let cap = (2.0 * total / (0.433 * p.size_min * p.size_min)).min(1e6) as usize + self.mesh.faces.len();
+        // … and at most 4F + 10⁴ per pass whatever size_min (a split costs O(F)).
+        let cap = ((2.0 * total / (0.433 * p.size_min * p.size_min)).min(1e6) as usize
+            + self.mesh.faces.len())
+        .min(4 * self.mesh.faces.len() + 10_000);
         loop {
             let mut edges: Vec<(f64, u32, u32)> = edge_table(&self.mesh.faces)
                 .into_iter()
@@ -375,12 +404,11 @@ impl Cloth<'_> {
 
     fn vertex_sizes(&self, p: &Sizing) -> Vec<Sym2> {
         let m = &*self.mesh;
-        // The material's world velocity (spec §5.7): ẋ − F Ẋ at EOL vertices.
-        let w: Vec<Vec3<f64>> = (0..m.x.len())
-            .map(|i| match (m.eol[i], vertex_grad(m, i)) {
-                (true, Some(g)) => self.xd[i] - g.apply(self.ud[i]),
-                _ => self.xd[i],
-            })
+        // The material's world velocity (spec §5.7), each face with its own F.
+        let w: Vec<[Vec3<f64>; 3]> = m
+            .faces
+            .iter()
+            .map(|&f| f.map(|k| world_velocity(m, self.xd, self.ud, k as usize, f)))
             .collect();
         let face = face_sizing(&m.x, &m.u, &m.faces, &w, p);
         vertex_sizing(m.x.len(), &m.u, &m.faces, &face)
@@ -396,23 +424,23 @@ impl Cloth<'_> {
         let conformal =
             m.eol[ai] && m.eol[bi] && self.features[ai].is_some() && self.features[ai] == self.features[bi];
         let x = (m.x[ai] + m.x[bi]) * 0.5;
-        if conformal {
-            let feature: Option<Feature> = self.features[ai];
-            let (da, db) = (self.ud[ai], self.ud[bi]);
-            let v = self.split(a, b, 0.5, x, feature);
-            let vi = v as usize;
-            if self.mesh.eol[vi] {
-                self.ud[vi] = [0.5 * (da[0] + db[0]), 0.5 * (da[1] + db[1])];
-            }
-            return v;
+        // The old enclosing face (spec §5.7): one on the edge; both lie on
+        // one side of any feature the ends are on.
+        let face = m.faces.iter().copied().find(|f| f.contains(&a) && f.contains(&b));
+        let w = face.map_or((self.xd[ai] + self.xd[bi]) * 0.5, |f| {
+            (world_velocity(m, self.xd, self.ud, ai, f) + world_velocity(m, self.xd, self.ud, bi, f)) * 0.5
+        });
+        let feature = if conformal { self.features[ai] } else { None };
+        let (da, db) = (self.ud[ai], self.ud[bi]);
+        let v = self.split(a, b, 0.5, x, feature);
+        let vi = v as usize;
+        if self.mesh.eol[vi] {
+            // A conformal split: ẋ (set by `split`) and Ẋ interpolated.
+            self.ud[vi] = [0.5 * (da[0] + db[0]), 0.5 * (da[1] + db[1])];
+        } else {
+            // Lagrangian (also a conformal split held Lagrangian this step).
+            self.xd[vi] = w;
         }
-        let world = |i: usize| match (m.eol[i], vertex_grad(m, i)) {
-            (true, Some(g)) => self.xd[i] - g.apply(self.ud[i]),
-            _ => self.xd[i],
-        };
-        let w = (world(ai) + world(bi)) * 0.5;
-        let v = self.split(a, b, 0.5, x, None);
-        self.xd[v as usize] = w;
         v
     }
 
@@ -450,10 +478,7 @@ impl Cloth<'_> {
                 continue;
             }
             // World dihedral ≥ 40°: never flip (ARCSim).
-            let nrm = |f: [u32; 3]| {
-                let [x0, x1, x2] = f.map(|k| m.x[k as usize]);
-                (x1 - x0).cross(x2 - x0).normalize_or_zero()
-            };
+            let nrm = |f: [u32; 3]| face_normal(&m.x, f).normalize_or_zero();
             if nrm(m.faces[f1]).dot(nrm(m.faces[f2])) < 40f64.to_radians().cos() {
                 continue;
             }
@@ -565,6 +590,9 @@ impl Cloth<'_> {
                     .filter(|f| !f.contains(&v))
                     .all(|f| {
                         let g = f.map(|k| if k == w { v } else { k });
+                        if g.iter().all(|&k| m.eol[k as usize]) {
+                            return false; // spec §10 test 15: no face of three EOL vertices
+                        }
                         let ug = g.map(|k| m.u[k as usize]);
                         let area = signed_area(&ug);
                         let mean = g.iter().fold([0.0; 3], |acc, &k| {

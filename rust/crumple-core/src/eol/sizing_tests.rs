@@ -4,6 +4,7 @@
 //! area is kept, every face stays positive, the mesh stays a manifold.
 
 use super::*;
+use crate::eol::constraints::Feature;
 use crate::eol::obstacle::BoxObstacle;
 use crate::eol::step::Stepper;
 use crate::geometry::grid_mesh;
@@ -157,12 +158,7 @@ fn a_crease_is_refined_to_size_min_and_the_flat_parts_stay_coarse() {
     let p = Sizing::default();
     let mut r = AdaptReport::default();
     for _ in 0..3 {
-        let a = adapt(&mut s, &p);
-        r = AdaptReport {
-            split: r.split + a.split,
-            collapsed: r.collapsed + a.collapsed,
-            flipped: r.flipped + a.flipped,
-        };
+        r += adapt(&mut s, &p);
     }
     // The first ring off the crease, and the edges away from it.
     let off: f64 = s
@@ -215,6 +211,7 @@ fn a_conformal_edge_splits_into_an_eol_vertex_on_its_feature() {
     for (i, e) in s.mesh.eol.iter().enumerate() {
         if *e {
             s.ud[i] = [0.0, 0.1 * s.mesh.u[i][0]];
+            s.xd[i] = Vec3::new(0.2 * s.mesh.u[i][0], 0.0, 0.0);
         }
     }
     let n0 = s.mesh.eol.iter().filter(|e| **e).count();
@@ -233,11 +230,16 @@ fn a_conformal_edge_splits_into_an_eol_vertex_on_its_feature() {
             x.y == 0.25 && x.z == 0.0 && (u[1] - 0.25).abs() < 1e-12,
             "vertex {i} at {x:?} {u:?}"
         );
-        // Ẋ interpolated along the line (linear in u₀ there).
+        // ẋ and Ẋ interpolated along the line (linear in u₀ there).
         assert!(
             (s.ud[i][1] - 0.1 * u[0]).abs() < 1e-12,
             "Ẋ {:?} at u {u:?}",
             s.ud[i]
+        );
+        assert!(
+            (s.xd[i] - Vec3::new(0.2 * u[0], 0.0, 0.0)).norm() < 1e-12,
+            "ẋ {:?} at u {u:?}",
+            s.xd[i]
         );
     }
     // Conformal edges never flip: consecutive EOL vertices along the line stay joined.
@@ -251,4 +253,86 @@ fn a_conformal_edge_splits_into_an_eol_vertex_on_its_feature() {
             "no edge between EOL vertices {a} and {b}"
         );
     }
+}
+
+/// Spec §5.7 and §10 test 16: a Lagrangian vertex split next to an EOL
+/// vertex takes the world velocity `ẋ − F Ẋ` of the face it is made in. The
+/// sheet folded 90° at a line of EOL vertices whose `Ẋ` crosses the line:
+/// the two sides' F map it to different world directions, so a world
+/// velocity `w₀` of the whole sheet means `ẋ = w₀ + F_top Ẋ` seen from
+/// the top. Every vertex made on the top side gets exactly `w₀`.
+#[test]
+fn a_split_next_to_an_eol_vertex_keeps_the_world_velocity_of_its_face() {
+    let mut s = sheet(4, Some(0.25));
+    let on: Vec<bool> = s.mesh.u.iter().map(|u| (u[1] - 0.25).abs() < 1e-12).collect();
+    let edge = Feature::Edge {
+        normals: [Vec3::new(0.0, 0.0, 1.0), Vec3::new(0.0, 1.0, 0.0)],
+        tangent: Vec3::new(1.0, 0.0, 0.0),
+        obstacle: 0,
+    };
+    s.features = on.iter().map(|&e| e.then_some(edge)).collect();
+    s.mesh.eol = on;
+    let w0 = Vec3::new(0.3, -0.2, 0.1);
+    // Ẋ across the line (material +u₁): on the flat top F maps it to +y.
+    for i in 0..s.mesh.x.len() {
+        if s.mesh.eol[i] {
+            s.ud[i] = [0.0, 0.05];
+            s.xd[i] = w0 + Vec3::new(0.0, 0.05, 0.0);
+        } else {
+            s.xd[i] = w0;
+        }
+    }
+    let n0 = s.mesh.x.len();
+    adapt(&mut s, &Sizing::default());
+    let mut top = 0;
+    for i in n0..s.mesh.x.len() {
+        let u = s.mesh.u[i];
+        if !s.mesh.eol[i] && u[1] < 0.25 - 1e-9 {
+            assert!(
+                (s.xd[i] - w0).norm() < 1e-12,
+                "vertex {i} at {u:?}: ẋ {:?}",
+                s.xd[i]
+            );
+            top += 1;
+        }
+    }
+    assert!(top > 50, "only {top} new vertices on the top side");
+}
+
+/// Pinned (scripted) vertices are never collapsed away by the sizing
+/// remesh: a fine sheet coarsened over three steps keeps its five pins.
+/// A bad sizing set directly on the stepper is an error, not a panic.
+#[test]
+fn the_sizing_remesh_keeps_pinned_vertices() {
+    use crate::eol::step::Pin;
+    let mut s = sheet(40, None);
+    s.params.gravity = Vec3::zero();
+    s.sizing = Some(Sizing::default());
+    s.remesh = true;
+    let ids: Vec<u32> = vec![420, 700, 861, 1000, 1260];
+    for &id in &ids {
+        let i = s.vertex_of(id).unwrap();
+        s.pins.push(Pin {
+            id,
+            target: s.mesh.x[i],
+            velocity: Vec3::zero(),
+        });
+    }
+    let faces0 = s.mesh.faces.len();
+    for _ in 0..3 {
+        s.step().unwrap();
+    }
+    assert!(
+        s.mesh.faces.len() < faces0 * 2 / 3,
+        "not coarsened: {} faces",
+        s.mesh.faces.len()
+    );
+    for &id in &ids {
+        assert!(s.vertex_of(id).is_some(), "pinned vertex {id} was collapsed away");
+    }
+    s.sizing = Some(Sizing {
+        size_min: f64::NAN,
+        ..Sizing::default()
+    });
+    assert!(s.step().is_err());
 }

@@ -4,8 +4,9 @@
 //! contacts with box faces, wires and points §6.4, scripted vertices §6.5),
 //! the matrix fill, the QP, the update `x += h ẋ`, `X += h Ẋ` and the
 //! obstacles' motion. With `remesh` on, the contact-conforming pass of
-//! `remesh` runs first (steps 2–3); the full cleanup loop, the ARCSim
-//! sizing remesh and rotating obstacles are not written yet.
+//! `remesh` runs first (steps 2–3), then with `sizing` the sizing remesh of
+//! `sizing` (step 4); the full cleanup loop and rotating obstacles are not
+//! written yet.
 
 use super::constraints::{Feature, Rows, Site, line_direction};
 use super::element::{Mat2d, deformation_gradient, signed_area};
@@ -224,10 +225,10 @@ impl StepReport {
                 collapsed: r.collapsed + b.remesh.collapsed,
                 mended: r.mended + b.remesh.mended,
             },
-            adapt: AdaptReport {
-                split: self.adapt.split + b.adapt.split,
-                collapsed: self.adapt.collapsed + b.adapt.collapsed,
-                flipped: self.adapt.flipped + b.adapt.flipped,
+            adapt: {
+                let mut a = self.adapt;
+                a += b.adapt;
+                a
             },
             timings: {
                 let mut t = self.timings;
@@ -827,6 +828,10 @@ impl Stepper {
     }
 
     fn step_inner(&mut self, h: f64) -> Result<StepReport> {
+        // A public field: checked here (NaN sizes would reach a clamp).
+        if let Some(sizing) = &self.sizing {
+            sizing.validate()?;
+        }
         let mut timings = Timings::default();
         let clock = std::time::Instant::now();
         // Scripted vertices: their velocity is given (spec §6.5), so they
@@ -857,6 +862,12 @@ impl Stepper {
                 RemeshReport::default()
             };
             if let Some(sizing) = &self.sizing {
+                // The contact pass may have compacted the vertices: the
+                // scripted flags again, by id.
+                let mut ids: Vec<u32> = self.pins.iter().map(|p| p.id).collect();
+                ids.sort_unstable();
+                let flags: Vec<bool> = cloth.ids.iter().map(|id| ids.binary_search(id).is_ok()).collect();
+                cloth.pinned = &flags;
                 adapt = cloth.adapt(sizing);
                 if adapt != AdaptReport::default() {
                     cloth.finish()?;
