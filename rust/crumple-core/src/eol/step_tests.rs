@@ -266,6 +266,35 @@ fn steps_are_the_same_for_any_thread_count() {
     crate::test_util::same_across_threads(run);
 }
 
+/// The same with the sizing remesh (spec §5.6) on: the mesh it makes and
+/// the step on it are the same bits for 1, 2 and 3 threads.
+#[test]
+fn sized_steps_are_the_same_for_any_thread_count() {
+    let run = || {
+        let mut s = strip(0.7, 10);
+        s.remesh = true;
+        s.sizing = Some(crate::eol::Sizing {
+            size_min: 0.02,
+            size_max: 0.05,
+            ..Default::default()
+        });
+        let faces0 = s.mesh.faces.len();
+        for _ in 0..20 {
+            s.step().unwrap();
+        }
+        assert!(
+            s.mesh.faces.len() > 2 * faces0,
+            "the sizing remesh did not refine"
+        );
+        (
+            crate::test_util::bits(&s.mesh.x),
+            s.mesh.faces.clone(),
+            s.ids.clone(),
+        )
+    };
+    crate::test_util::same_across_threads(run);
+}
+
 /// Spec E1 proxies (e) and (g) on the strip: its far top end is pinned and
 /// pulled away from the edge at 0.1 m/s, so material flows up over the
 /// edge. The EOL vertices stay on the edge while their material coordinate
