@@ -217,6 +217,7 @@ def test_checkpoint_continues_bit_identically(tmp_path: Path) -> None:
     (dict(sizing=dict(size_min=0.1, size_max=0.01)), "size_min"),
     (dict(sizing=dict(size_min=0.01, refine_angle=float("nan"))), "refine_angle"),
     (dict(sizing=dict(spacing=0.01)), "sizing"),
+    (dict(transfer="average"), "transfer"),
 ])
 def test_bad_options_raise(kw: dict[str, object], what: str) -> None:
     with pytest.raises(cr.InvalidInputError, match=what):
@@ -362,13 +363,17 @@ def test_active_set_and_clarabel_give_the_same_steps() -> None:
         cr.eol.Simulation(qp_solver="osqp")  # type: ignore[arg-type]
 
 
-def test_a_sheet_dropped_on_a_nail_slides_over_it_and_checkpoints(tmp_path: Path) -> None:
+@pytest.mark.parametrize("transfer", ["zero_eulerian", "eq13"])
+def test_a_sheet_dropped_on_a_nail_slides_over_it_and_checkpoints(tmp_path: Path, transfer: str) -> None:
     """Spec E3 at test size: a sheet moving sideways drops on a point
     obstacle; one EOL vertex of kind 3 (point) on obstacle 0 sits at the
     tip (0.1·thr under it, §4.4) while material slides through it; the
-    frame draws the point; a checkpoint continues bit-identically."""
+    frame draws the point; a checkpoint continues bit-identically. With
+    either velocity transfer of §5.7 (with Eq. 13 the new vertex's ``Ẋ``
+    takes the sideways motion at once)."""
     sheet = cr.geometry.grid_mesh(size=(0.5, 0.5), resolution=(10, 10), center=(0.013, 0.001, 0.021), normal="y")
-    sim = cr.eol.Simulation(dt=2e-3, gravity=(0, -9.8, 0), collapse_length=0.005)
+    sim = cr.eol.Simulation(dt=2e-3, gravity=(0, -9.8, 0), collapse_length=0.005,
+                            transfer=transfer)  # type: ignore[arg-type]
     assert sim.add_point((0.0, 0.0, 0.0), normal=(0, 1, 0)) == 0  # before the cloth: kept until add_cloth
     cloth = sim.add_cloth(sheet, velocity=(0.2, 0.0, 0.0))
     u0 = None
@@ -390,6 +395,7 @@ def test_a_sheet_dropped_on_a_nail_slides_over_it_and_checkpoints(tmp_path: Path
     assert "point0" in sim.frame().colliders
     path = sim.save(tmp_path / "nail.npz")
     back = cr.eol.Simulation.load(path)
+    assert back._params["transfer"] == transfer
     np.testing.assert_array_equal(back.points, sim.points)
     sim.advance(0.02)
     back.advance(0.02)

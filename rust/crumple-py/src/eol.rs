@@ -356,6 +356,22 @@ impl PyEolSimulation {
         Ok(())
     }
 
+    /// The velocity of new collision vertices (spec §5.7): "eq13" (as much
+    /// of the world velocity into `Ẋ` as the feature allows) or
+    /// "zero_eulerian" (`Ẋ = 0`).
+    fn set_transfer(&mut self, transfer: &str) -> PyResult<()> {
+        self.s.eq13 = match transfer {
+            "eq13" => true,
+            "zero_eulerian" => false,
+            _ => {
+                return Err(invalid(format!(
+                    "unknown transfer {transfer:?}; use \"zero_eulerian\" or \"eq13\""
+                )));
+            }
+        };
+        Ok(())
+    }
+
     /// The sizing remesh after the contact-conforming pass (spec §5.6):
     /// `(size_min, size_max, aspect_min, refine_angle, refine_velocity)`
     /// (m, m, 1, rad, m/s), or None for none.

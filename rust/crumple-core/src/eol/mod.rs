@@ -18,8 +18,9 @@
 //! rules of §5.4, release), the time step with rollback (`step`) and
 //! checkpoints (`checkpoint`), with Coulomb friction after the QP (§6.7),
 //! and the ARCSim-style sizing remesh (`sizing`, §5.6), which alone is the
-//! non-conformal baseline. Not yet: rotating obstacles, velocity transfer
-//! of new collision vertices beyond `zero_eulerian`.
+//! non-conformal baseline. The velocity of new collision vertices follows
+//! §5.7 Eq. 13 or the `zero_eulerian` option (`Stepper::eq13`). Not yet:
+//! rotating obstacles.
 
 pub mod checkpoint;
 pub mod constraints;

@@ -140,6 +140,50 @@ pub struct Cloth<'a> {
     /// see `Stepper::split_step`; ids are handed out in the same order on
     /// the retry, so a new vertex keeps its id).
     pub held: &'a [u32],
+    /// Split a new collision vertex's velocity by spec §5.7 Eq. 13 (as much
+    /// of the world velocity as the feature allows into `Ẋ`); false: the
+    /// `zero_eulerian` option (`Ẋ = 0`, `ẋ` the world velocity).
+    pub eq13: bool,
+}
+
+/// Spec §5.7 Eq. 13 for a new EOL vertex on `feature` whose material moves
+/// at world velocity `w` in a face of deformation gradient `g`: the `Ẋ`
+/// that minimizes `‖ẋ‖ = ‖w + F Ẋ‖` under the vertex's Eulerian equality,
+/// and `ẋ = w + F Ẋ` (so `ẋ − F Ẋ = w`, the world velocity kept). Edges and
+/// wires: `t̄ᵀẊ = 0` with `t̄ = normalize((FᵀF)⁻¹Fᵀ t_e)` (§6.1 for a vertex
+/// with no conformal neighbour yet), a 1-D problem along `n̄ ⊥ t̄`; corners
+/// and points: `FᵀF Ẋ = −Fᵀ w`. A degenerate F gives `Ẋ = 0`.
+pub fn eq13(g: &super::element::Grad, w: Vec3<f64>, feature: &Feature) -> (Vec3<f64>, Mat2d) {
+    let ftf = g.ftf();
+    let det = ftf[0][0] * ftf[1][1] - ftf[0][1] * ftf[1][0];
+    let solve = |r: Mat2d| {
+        [
+            (ftf[1][1] * r[0] - ftf[0][1] * r[1]) / det,
+            (ftf[0][0] * r[1] - ftf[1][0] * r[0]) / det,
+        ]
+    };
+    if !(det.is_finite() && det > 1e-300) {
+        return (w, [0.0, 0.0]);
+    }
+    let ud = match feature {
+        Feature::Edge { tangent, .. } | Feature::Wire { tangent, .. } => {
+            let t = solve(g.apply_t(*tangent));
+            let tl = t[0].hypot(t[1]);
+            let nb = [-t[1] / tl, t[0] / tl];
+            let fnb = g.apply(nb);
+            let d = fnb.dot(fnb);
+            if !(tl > 0.0 && d > 0.0) {
+                return (w, [0.0, 0.0]);
+            }
+            let a = -fnb.dot(w) / d;
+            [a * nb[0], a * nb[1]]
+        }
+        _ => {
+            let r = solve(g.apply_t(w));
+            [-r[0], -r[1]]
+        }
+    };
+    (w + g.apply(ud), ud)
 }
 
 /// F of the first face around vertex i (for the world velocity of a
@@ -283,6 +327,28 @@ impl Line {
 impl Cloth<'_> {
     /// Per vertex: on the border, and (for border vertices) a cloth corner
     /// (its two border edges not collinear in material space).
+    /// With [`Cloth::eq13`], the new EOL vertex `v` (its `ẋ` the world
+    /// velocity, `Ẋ = 0`) gets the Eq. 13 split in the old face `face`.
+    fn transfer(&mut self, v: u32, face: Option<[u32; 3]>, feature: &Feature) {
+        if !self.eq13 {
+            return;
+        }
+        let Some(f) = face else { return };
+        let m = &*self.mesh;
+        let Some((g, _)) =
+            super::element::deformation_gradient(&f.map(|k| m.x[k as usize]), &f.map(|k| m.u[k as usize]))
+        else {
+            return;
+        };
+        let vi = v as usize;
+        if !self.mesh.eol[vi] {
+            return; // held Lagrangian this step
+        }
+        let (xd, ud) = eq13(&g, self.xd[vi], feature);
+        self.xd[vi] = xd;
+        self.ud[vi] = ud;
+    }
+
     pub(super) fn border_vertices(&self) -> (Vec<bool>, Vec<bool>) {
         let count = self.mesh.edge_face_counts();
         let n = self.mesh.x.len();
@@ -445,6 +511,7 @@ impl Cloth<'_> {
                 self.mesh.eol[vi] = true;
                 self.features[vi] = Some(feature);
                 self.ud[vi] = [0.0, 0.0];
+                self.transfer(v, Some(f), &feature);
                 made += 1;
                 continue;
             }
@@ -458,14 +525,11 @@ impl Cloth<'_> {
                 })
                 .filter(|e| e.2 < tau)
                 .min_by(|a, b| a.2.total_cmp(&b.2));
-            match edge {
-                Some((j, t, _)) => {
-                    self.split(f[j], f[(j + 1) % 3], t, x, Some(feature));
-                }
-                None => {
-                    self.split_face(fi, b, x, feature);
-                }
-            }
+            let v = match edge {
+                Some((j, t, _)) => self.split(f[j], f[(j + 1) % 3], t, x, Some(feature)),
+                None => self.split_face(fi, b, x, feature),
+            };
+            self.transfer(v, Some(f), &feature);
             made += 1;
         }
         made
@@ -893,6 +957,13 @@ impl Cloth<'_> {
                 if near.is_some_and(fixed) {
                     continue;
                 }
+                // The old face (spec §5.7 Eq. 13 uses its F): one on the cut edge.
+                let old = self
+                    .mesh
+                    .faces
+                    .iter()
+                    .copied()
+                    .find(|f| f.contains(&p) && f.contains(&q));
                 match near {
                     Some(k) => {
                         let k_us = k as usize;
@@ -900,9 +971,11 @@ impl Cloth<'_> {
                         self.mesh.eol[k_us] = true;
                         self.features[k_us] = Some(feature);
                         self.ud[k_us] = [0.0, 0.0];
+                        self.transfer(k, old, &feature);
                     }
                     None => {
-                        self.split(p, q, w, x, Some(feature));
+                        let v = self.split(p, q, w, x, Some(feature));
+                        self.transfer(v, old, &feature);
                     }
                 }
                 report.created += 1;
@@ -955,5 +1028,54 @@ impl Cloth<'_> {
             .map_err(|e| Error::Solver(format!("the remeshed cloth is not a manifold: {e}")))?;
         self.mesh.hinges = topo.hinges().to_vec();
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod eq13_tests {
+    use super::*;
+    use crate::eol::element::Grad;
+
+    /// Spec §10 test 16: the Eq. 13 split keeps the world velocity
+    /// (`ẋ − F Ẋ = w` to 1e-12), satisfies the edge's `t̄ᵀẊ = 0`, and
+    /// minimizes `‖ẋ‖` (no point of a brute-force line search along the
+    /// allowed direction does better); at a corner `ẋ` is normal to the
+    /// cloth (`Fᵀẋ = 0`).
+    #[test]
+    fn eq13_keeps_the_world_velocity_and_minimizes_the_vertex_speed() {
+        let g = Grad([Vec3::new(1.1, 0.2, -0.3), Vec3::new(0.1, 0.3, 0.9)]);
+        let w = Vec3::new(0.4, -0.7, 0.25);
+        let tangent = Vec3::new(0.6, 0.8, 0.0);
+        let edge = Feature::Edge {
+            normals: [Vec3::new(0.0, 0.0, 1.0), Vec3::new(-0.8, 0.6, 0.0)],
+            tangent,
+            obstacle: 0,
+        };
+        let (xd, ud) = eq13(&g, w, &edge);
+        assert!((xd - g.apply(ud) - w).norm() < 1e-12);
+        let ftf = g.ftf();
+        let r = g.apply_t(tangent);
+        let det = ftf[0][0] * ftf[1][1] - ftf[0][1] * ftf[1][0];
+        let t = [
+            (ftf[1][1] * r[0] - ftf[0][1] * r[1]) / det,
+            (ftf[0][0] * r[1] - ftf[1][0] * r[0]) / det,
+        ];
+        assert!((t[0] * ud[0] + t[1] * ud[1]).abs() < 1e-12 * ud[0].hypot(ud[1]).max(1.0));
+        let n = [-t[1], t[0]];
+        let best = xd.norm();
+        for k in -400..=400 {
+            let a = f64::from(k) * 0.01;
+            let trial = (w + g.apply([ud[0] + a * n[0], ud[1] + a * n[1]])).norm();
+            assert!(trial >= best - 1e-12, "α {a}: {trial} < {best}");
+        }
+        assert!(best < w.norm(), "nothing went into Ẋ");
+        let corner = Feature::Point {
+            normal: Vec3::new(0.0, 0.0, 1.0),
+            obstacle: 0,
+        };
+        let (xd, ud) = eq13(&g, w, &corner);
+        assert!((xd - g.apply(ud) - w).norm() < 1e-12);
+        let ft = g.apply_t(xd);
+        assert!(ft[0].abs() < 1e-12 && ft[1].abs() < 1e-12, "{ft:?}");
     }
 }

@@ -37,6 +37,7 @@ fn adapt(s: &mut Stepper, p: &Sizing) -> AdaptReport {
         next_id: &mut s.next_id,
         pinned: &pinned,
         held: &[],
+        eq13: false,
     };
     let r = c.adapt(p);
     c.finish().expect("the remeshed cloth is a manifold");
@@ -136,6 +137,7 @@ fn a_fine_flat_sheet_is_coarsened_and_stays_within_the_sizing() {
             next_id: &mut s.next_id,
             pinned: &pinned,
             held: &[],
+            eq13: false,
         };
         c.border_vertices()
     };

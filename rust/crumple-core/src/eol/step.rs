@@ -177,6 +177,9 @@ pub struct Stepper {
     /// The ARCSim-style sizing remesh after the contact-conforming pass
     /// (spec §5.6), or none (the mesh changes only at features).
     pub sizing: Option<Sizing>,
+    /// Velocity of new collision vertices by spec §5.7 Eq. 13 (true) or
+    /// the `zero_eulerian` option (false, the default: `Ẋ = 0`).
+    pub eq13: bool,
     /// The matrix patterns kept between steps (a copy starts empty).
     pub assembly: AssemblyCache,
 }
@@ -375,6 +378,7 @@ impl Stepper {
             tau: 0.01,
             conformal: Conformal::Eol,
             sizing: None,
+            eq13: false,
             assembly: AssemblyCache::default(),
         })
     }
@@ -855,6 +859,7 @@ impl Stepper {
                 next_id: &mut self.next_id,
                 pinned: &pinned,
                 held: &self.quarantine.0,
+                eq13: self.eq13,
             };
             let report = if self.remesh {
                 cloth.remesh(&obstacles, self.thr, self.tau, h)?
