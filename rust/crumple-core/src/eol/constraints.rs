@@ -300,6 +300,19 @@ impl Rows {
 /// `t̄` of an interior edge-EOL vertex at material position `u` with
 /// conformal neighbours `prev` and `next` along the line (spec §6.1): the
 /// normalized mean of the unit directions `(prev − u)` and `(u − next)`.
+/// The unit material direction `normalize((FᵀF)⁻¹Fᵀ t)` of a world
+/// direction `t` (spec §6.1 [D]: `t̄` of an EOL vertex with no conformal
+/// neighbour yet), or None where F is degenerate.
+pub fn material_direction(g: &super::element::Grad, t: Vec3<f64>) -> Option<Mat2d> {
+    let [[a, b], [_, d]] = g.ftf();
+    let r = g.apply_t(t);
+    let det = a * d - b * b;
+    let m = [(d * r[0] - b * r[1]) / det, (a * r[1] - b * r[0]) / det];
+    let l = m[0].hypot(m[1]);
+    (l > 0.0 && l.is_finite()).then(|| [m[0] / l, m[1] / l])
+}
+
+/// `t̄` of spec §6.1 at `u` between the line's neighbours `prev` and `next`.
 pub fn line_direction(prev: Mat2d, u: Mat2d, next: Mat2d) -> Mat2d {
     let unit = |a: Mat2d, b: Mat2d| {
         let d = [a[0] - b[0], a[1] - b[1]];

@@ -335,3 +335,52 @@ fn a_turned_box_answers_in_its_own_frame() {
         assert!(b.signed_distance(mid).abs() < 1e-12);
     }
 }
+
+/// Spec §5.7 Eq. 13 in the remesher: a sheet 1 mm through a nail tip,
+/// moving sideways at 0.2 m/s and down at 0.1 m/s, gets its point vertex
+/// with `Ẋ ≠ 0` and `ẋ − F Ẋ` the world velocity (the sheet's, exactly);
+/// `ẋ` is what is left, normal to the flat sheet. With the option off the
+/// same vertex has `Ẋ = 0`.
+#[test]
+fn eq13_splits_the_velocity_of_a_new_point_vertex() {
+    use crate::eol::remesh::{Cloth, Obstacles};
+    for eq13 in [false, true] {
+        let mut s = sheet_over_nail(0.2);
+        for x in &mut s.mesh.x {
+            x.z -= 2e-3; // 1 mm through the tip
+        }
+        let w0 = Vec3::new(0.2, 0.0, -0.1);
+        s.xd = vec![w0; s.mesh.x.len()];
+        let pinned = vec![false; s.mesh.x.len()];
+        let obstacles = Obstacles {
+            boxes: &[],
+            wires: &[],
+            points: &s.points.clone(),
+        };
+        let mut c = Cloth {
+            mesh: &mut s.mesh,
+            xd: &mut s.xd,
+            ud: &mut s.ud,
+            features: &mut s.features,
+            ids: &mut s.ids,
+            next_id: &mut s.next_id,
+            pinned: &pinned,
+            held: &[],
+            eq13,
+        };
+        let r = c.remesh(&obstacles, 5e-3, 0.005, 2e-3).unwrap();
+        assert_eq!(r.created, 1, "{r:?}");
+        let v = (0..s.mesh.x.len()).find(|&i| s.mesh.eol[i]).unwrap();
+        let ud = s.ud[v];
+        if !eq13 {
+            assert_eq!(ud, [0.0, 0.0]);
+            assert!((s.xd[v] - w0).norm() < 1e-12);
+            continue;
+        }
+        assert!(ud[0].hypot(ud[1]) > 0.1, "Ẋ {ud:?}");
+        // World = material on this flat sheet: F is the identity on (x, y).
+        let f = Vec3::new(ud[0], ud[1], 0.0);
+        assert!((s.xd[v] - f - w0).norm() < 1e-12, "ẋ {:?} Ẋ {ud:?}", s.xd[v]);
+        assert!((s.xd[v] - Vec3::new(0.0, 0.0, -0.1)).norm() < 1e-12);
+    }
+}

@@ -167,12 +167,13 @@ pub fn eq13(g: &super::element::Grad, w: Vec3<f64>, feature: &Feature) -> (Vec3<
     }
     let ud = match feature {
         Feature::Edge { tangent, .. } | Feature::Wire { tangent, .. } => {
-            let t = solve(g.apply_t(*tangent));
-            let tl = t[0].hypot(t[1]);
-            let nb = [-t[1] / tl, t[0] / tl];
+            let Some(t) = super::constraints::material_direction(g, *tangent) else {
+                return (w, [0.0, 0.0]);
+            };
+            let nb = [-t[1], t[0]];
             let fnb = g.apply(nb);
             let d = fnb.dot(fnb);
-            if !(tl > 0.0 && d > 0.0) {
+            if d <= 0.0 {
                 return (w, [0.0, 0.0]);
             }
             let a = -fnb.dot(w) / d;
@@ -327,17 +328,19 @@ impl Line {
 impl Cloth<'_> {
     /// Per vertex: on the border, and (for border vertices) a cloth corner
     /// (its two border edges not collinear in material space).
-    /// With [`Cloth::eq13`], the new EOL vertex `v` (its `ẋ` the world
-    /// velocity, `Ẋ = 0`) gets the Eq. 13 split in the old face `face`.
-    fn transfer(&mut self, v: u32, face: Option<[u32; 3]>, feature: &Feature) {
-        if !self.eq13 {
-            return;
-        }
-        let Some(f) = face else { return };
+    /// F of face `face` as it is now (taken before a collision vertex is
+    /// made in it or snapped: spec §5.7 uses the old face's F).
+    fn old_grad(&self, face: Option<[u32; 3]>) -> Option<super::element::Grad> {
         let m = &*self.mesh;
-        let Some((g, _)) =
-            super::element::deformation_gradient(&f.map(|k| m.x[k as usize]), &f.map(|k| m.u[k as usize]))
-        else {
+        let f = face.filter(|_| self.eq13)?;
+        super::element::deformation_gradient(&f.map(|k| m.x[k as usize]), &f.map(|k| m.u[k as usize]))
+            .map(|(g, _)| g)
+    }
+
+    /// With [`Cloth::eq13`], the new EOL vertex `v` (its `ẋ` the world
+    /// velocity, `Ẋ = 0`) gets the Eq. 13 split with the old face's F `g`.
+    fn transfer(&mut self, v: u32, g: Option<super::element::Grad>, feature: &Feature) {
+        let Some(g) = g.filter(|_| self.eq13) else {
             return;
         };
         let vi = v as usize;
@@ -501,6 +504,8 @@ impl Cloth<'_> {
             let corner = (0..3)
                 .filter(|&j| dist(uf[j]) < tau)
                 .min_by(|&i, &j| dist(uf[i]).total_cmp(&dist(uf[j])));
+            // F of the face before anything in it moves (spec §5.7).
+            let g = self.old_grad(Some(f));
             if let Some(j) = corner {
                 let v = f[j];
                 if fixed(v) {
@@ -511,7 +516,7 @@ impl Cloth<'_> {
                 self.mesh.eol[vi] = true;
                 self.features[vi] = Some(feature);
                 self.ud[vi] = [0.0, 0.0];
-                self.transfer(v, Some(f), &feature);
+                self.transfer(v, g, &feature);
                 made += 1;
                 continue;
             }
@@ -529,7 +534,7 @@ impl Cloth<'_> {
                 Some((j, t, _)) => self.split(f[j], f[(j + 1) % 3], t, x, Some(feature)),
                 None => self.split_face(fi, b, x, feature),
             };
-            self.transfer(v, Some(f), &feature);
+            self.transfer(v, g, &feature);
             made += 1;
         }
         made
@@ -964,6 +969,8 @@ impl Cloth<'_> {
                     .iter()
                     .copied()
                     .find(|f| f.contains(&p) && f.contains(&q));
+                // F of that face before the snap moves one of its corners.
+                let g = self.old_grad(old);
                 match near {
                     Some(k) => {
                         let k_us = k as usize;
@@ -971,11 +978,11 @@ impl Cloth<'_> {
                         self.mesh.eol[k_us] = true;
                         self.features[k_us] = Some(feature);
                         self.ud[k_us] = [0.0, 0.0];
-                        self.transfer(k, old, &feature);
+                        self.transfer(k, g, &feature);
                     }
                     None => {
                         let v = self.split(p, q, w, x, Some(feature));
-                        self.transfer(v, old, &feature);
+                        self.transfer(v, g, &feature);
                     }
                 }
                 report.created += 1;

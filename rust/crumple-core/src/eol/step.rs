@@ -8,7 +8,7 @@
 //! `sizing` (step 4); the full cleanup loop and rotating obstacles are not
 //! written yet.
 
-use super::constraints::{Feature, Rows, Site, line_direction};
+use super::constraints::{Feature, Rows, Site, line_direction, material_direction};
 use super::element::{Mat2d, deformation_gradient, signed_area};
 use super::obstacle::{BoxObstacle, PointObstacle, Wire};
 use super::qp::{Kkt, KktWorkspace, Qp, kkt, polish, solve_active_set, solve_clarabel};
@@ -178,7 +178,8 @@ pub struct Stepper {
     /// (spec §5.6), or none (the mesh changes only at features).
     pub sizing: Option<Sizing>,
     /// Velocity of new collision vertices by spec §5.7 Eq. 13 (true) or
-    /// the `zero_eulerian` option (false, the default: `Ẋ = 0`).
+    /// the `zero_eulerian` option (false, the default: `Ẋ = 0`). A vertex
+    /// a repair joins to a line (§5.3) keeps `Ẋ = 0` either way.
     pub eq13: bool,
     /// The matrix patterns kept between steps (a copy starts empty).
     pub assembly: AssemblyCache,
@@ -941,18 +942,8 @@ impl Stepper {
                                 let u = f.map(|k| self.mesh.u[k as usize]);
                                 deformation_gradient(&x, &u)
                             })
-                            .map_or([0.0, 0.0], |(g, _)| {
-                                let [[a, b], [_, d]] = g.ftf();
-                                let r = g.apply_t(tangent);
-                                let det = a * d - b * b;
-                                let m = [(d * r[0] - b * r[1]) / det, (a * r[1] - b * r[0]) / det];
-                                let l = m[0].hypot(m[1]);
-                                if l > 0.0 && l.is_finite() {
-                                    [m[0] / l, m[1] / l]
-                                } else {
-                                    [0.0, 0.0]
-                                }
-                            }),
+                            .and_then(|(g, _)| material_direction(&g, tangent))
+                            .unwrap_or([0.0, 0.0]),
                     }
                 }
             };

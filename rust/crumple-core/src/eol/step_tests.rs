@@ -288,6 +288,10 @@ fn sized_steps_are_the_same_for_any_thread_count() {
         );
         (
             crate::test_util::bits(&s.mesh.x),
+            crate::test_util::bits(&s.xd),
+            s.ud.iter()
+                .map(|u| [u[0].to_bits(), u[1].to_bits()])
+                .collect::<Vec<_>>(),
             s.mesh.faces.clone(),
             s.ids.clone(),
         )
