@@ -54,10 +54,7 @@ class Sizing:
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
             object.__setattr__(self, f.name, positive(getattr(self, f.name), f.name))
-        if self.size_min > self.size_max:
-            raise InvalidInputError(f"size_min ({self.size_min}) must not exceed size_max ({self.size_max})")
-        if self.aspect_min > 1.0:
-            raise InvalidInputError(f"aspect_min must be at most 1; got {self.aspect_min}")
+        _core.EolSimulation.check_sizing(self._tuple())  # the core's rules (size_min ≤ size_max, ...)
 
     def _tuple(self) -> tuple[float, float, float, float, float]:
         return (self.size_min, self.size_max, self.aspect_min, self.refine_angle, self.refine_velocity)
@@ -79,6 +76,13 @@ def _sizing(value: Sizing | dict[str, float] | bool | None, mode: str) -> Sizing
         except TypeError as e:
             raise InvalidInputError(f"sizing: {e}") from e
     raise InvalidInputError(f"sizing must be a crumple.eol.Sizing, True or None; got {type(value).__name__}")
+
+
+def _material_areas(u: npt.NDArray[np.float64], faces: npt.NDArray[Any]) -> npt.NDArray[np.float64]:
+    """Per face, the material area (m²) of ``faces`` over material
+    coordinates ``u`` ``(N, 2)``."""
+    d1, d2 = u[faces[:, 1]] - u[faces[:, 0]], u[faces[:, 2]] - u[faces[:, 0]]
+    return np.asarray(0.5 * np.abs(d1[:, 0] * d2[:, 1] - d1[:, 1] * d2[:, 0]), dtype=np.float64)
 
 
 def planar_coordinates(mesh: TriMesh) -> npt.NDArray[np.float64]:
@@ -568,8 +572,7 @@ class Simulation(SimulationBase):
         if p["sizing"] is not None:
             # The remesh may make about area / (0.433 size_min²) faces:
             # refuse a size_min that would allow more than 500K.
-            d1, d2 = u[mesh.faces[:, 1]] - u[mesh.faces[:, 0]], u[mesh.faces[:, 2]] - u[mesh.faces[:, 0]]
-            area = 0.5 * float(np.abs(d1[:, 0] * d2[:, 1] - d1[:, 1] * d2[:, 0]).sum())
+            area = float(_material_areas(u, mesh.faces).sum())
             most = area / (0.433 * p["sizing"]["size_min"] ** 2)
             if most > 5e5:
                 raise InvalidInputError(

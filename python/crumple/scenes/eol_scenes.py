@@ -31,6 +31,7 @@ import numpy as np
 from .. import colliders, eol, errors, geometry
 from .._checks import choice, positive
 from .._progress import progress as _progress_bar
+from ..eol.simulation import _material_areas
 from ..geometry import TriMesh
 from . import frame_writer, register
 from ._harness import OBSTACLE, write_json
@@ -165,8 +166,7 @@ def eol_edge(*, out_dir: Path, frames: int = 48, backend: str = "cpu", scale: fl
         # centre is more than 1 cm below the top, over the sheet's width.
         x, u, f = cloth.positions, cloth.material_coordinates, cloth.faces
         below = x[f].mean(axis=1)[:, 1] < top_y - 0.01
-        d1, d2 = u[f[:, 1]] - u[f[:, 0]], u[f[:, 2]] - u[f[:, 0]]
-        a = 0.5 * np.abs(d1[:, 0] * d2[:, 1] - d1[:, 1] * d2[:, 0])
+        a = _material_areas(u, f)
         return float(a[below].sum() / 1.0)
 
     def fold_angle() -> float:
@@ -607,8 +607,7 @@ def eol_friction(*, out_dir: Path, frames: int = 36, backend: str = "cpu", scale
         if e.any() and cloth.feature_kinds[e].max() == 1:
             return float(u[e, 1].mean() - (0.1 - 0.3))
         below = x[f].mean(axis=1)[:, 1] < -0.01
-        d1, d2 = u[f[:, 1]] - u[f[:, 0]], u[f[:, 2]] - u[f[:, 0]]
-        a = 0.5 * np.abs(d1[:, 0] * d2[:, 1] - d1[:, 1] * d2[:, 0])
+        a = _material_areas(u, f)
         return float(a[below].sum() / 0.4)
 
     with frame_writer(out, "eol_friction", fps=1.0 / FRAME_DT) as writer:

@@ -137,6 +137,27 @@ fn point_of(position: T3, normal: T3, velocity: T3, friction: f64) -> PyResult<P
     })
 }
 
+/// `(size_min, size_max, aspect_min, refine_angle, refine_velocity)`, checked.
+fn sizing_of(t: (f64, f64, f64, f64, f64)) -> PyResult<Sizing> {
+    let (size_min, size_max, aspect_min, refine_angle, refine_velocity) = t;
+    let p = Sizing {
+        size_min,
+        size_max,
+        aspect_min,
+        refine_angle,
+        refine_velocity,
+    };
+    p.validate().py_err()?;
+    Ok(p)
+}
+
+/// Obstacle `i` of a list, or a typed error naming what there is.
+fn obstacle_at<'a, T>(list: &'a mut [T], i: usize, what: &str, from: &str) -> PyResult<&'a mut T> {
+    let n = list.len();
+    list.get_mut(i)
+        .ok_or_else(|| invalid(format!("no {what} {i}: there are {n} (indices from {from})")))
+}
+
 fn finite3(v: T3, name: &str) -> PyResult<Vec3<f64>> {
     let v = v3(v);
     if v.is_finite() {
@@ -372,24 +393,18 @@ impl PyEolSimulation {
         Ok(())
     }
 
+    /// Raises unless `set_sizing` would take this sizing (the checks of
+    /// `Sizing::validate`, also for Python's `eol.Sizing`).
+    #[staticmethod]
+    fn check_sizing(sizing: (f64, f64, f64, f64, f64)) -> PyResult<()> {
+        sizing_of(sizing).map(|_| ())
+    }
+
     /// The sizing remesh after the contact-conforming pass (spec §5.6):
     /// `(size_min, size_max, aspect_min, refine_angle, refine_velocity)`
     /// (m, m, 1, rad, m/s), or None for none.
     fn set_sizing(&mut self, sizing: Option<(f64, f64, f64, f64, f64)>) -> PyResult<()> {
-        self.s.sizing = match sizing {
-            None => None,
-            Some((size_min, size_max, aspect_min, refine_angle, refine_velocity)) => {
-                let p = Sizing {
-                    size_min,
-                    size_max,
-                    aspect_min,
-                    refine_angle,
-                    refine_velocity,
-                };
-                p.validate().py_err()?;
-                Some(p)
-            }
-        };
+        self.s.sizing = sizing.map(sizing_of).transpose()?;
         Ok(())
     }
 
@@ -506,27 +521,15 @@ impl PyEolSimulation {
     /// scripted wire starts, stops or turns back (its EOL vertices ride on
     /// it, spec §4.2, since every row reads the obstacle velocity).
     fn set_wire_velocity(&mut self, i: usize, velocity: T3) -> PyResult<()> {
-        let v = finite3(velocity, "the wire's velocity")?;
-        let n = self.s.wires.len();
-        let w = self.s.wires.get_mut(i).ok_or_else(|| {
-            invalid(format!(
-                "no wire segment {i}: there are {n} (indices from add_wire)"
-            ))
-        })?;
-        w.velocity = v;
+        let w = obstacle_at(&mut self.s.wires, i, "wire segment", "add_wire")?;
+        w.velocity = finite3(velocity, "the wire's velocity")?;
         Ok(())
     }
 
     /// Sets point obstacle `i`'s velocity (m/s) from the next step on.
     fn set_point_velocity(&mut self, i: usize, velocity: T3) -> PyResult<()> {
-        let v = finite3(velocity, "the point's velocity")?;
-        let n = self.s.points.len();
-        let p = self.s.points.get_mut(i).ok_or_else(|| {
-            invalid(format!(
-                "no point obstacle {i}: there are {n} (indices from add_point)"
-            ))
-        })?;
-        p.velocity = v;
+        let p = obstacle_at(&mut self.s.points, i, "point obstacle", "add_point")?;
+        p.velocity = finite3(velocity, "the point's velocity")?;
         Ok(())
     }
 

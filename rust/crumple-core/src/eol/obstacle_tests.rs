@@ -343,7 +343,7 @@ fn a_turned_box_answers_in_its_own_frame() {
 /// same vertex has `Ẋ = 0`.
 #[test]
 fn eq13_splits_the_velocity_of_a_new_point_vertex() {
-    use crate::eol::remesh::{Cloth, Obstacles};
+    use crate::eol::remesh::Obstacles;
     for eq13 in [false, true] {
         let mut s = sheet_over_nail(0.2);
         for x in &mut s.mesh.x {
@@ -352,22 +352,14 @@ fn eq13_splits_the_velocity_of_a_new_point_vertex() {
         let w0 = Vec3::new(0.2, 0.0, -0.1);
         s.xd = vec![w0; s.mesh.x.len()];
         let pinned = vec![false; s.mesh.x.len()];
+        s.eq13 = eq13;
+        let points = s.points.clone();
         let obstacles = Obstacles {
             boxes: &[],
             wires: &[],
-            points: &s.points.clone(),
+            points: &points,
         };
-        let mut c = Cloth {
-            mesh: &mut s.mesh,
-            xd: &mut s.xd,
-            ud: &mut s.ud,
-            features: &mut s.features,
-            ids: &mut s.ids,
-            next_id: &mut s.next_id,
-            pinned: &pinned,
-            held: &[],
-            eq13,
-        };
+        let mut c = s.cloth(&pinned);
         let r = c.remesh(&obstacles, 5e-3, 0.005, 2e-3).unwrap();
         assert_eq!(r.created, 1, "{r:?}");
         let v = (0..s.mesh.x.len()).find(|&i| s.mesh.eol[i]).unwrap();

@@ -28,17 +28,7 @@ fn sheet(res: usize, fold: Option<f64>) -> Stepper {
 
 fn adapt(s: &mut Stepper, p: &Sizing) -> AdaptReport {
     let pinned = vec![false; s.mesh.x.len()];
-    let mut c = Cloth {
-        mesh: &mut s.mesh,
-        xd: &mut s.xd,
-        ud: &mut s.ud,
-        features: &mut s.features,
-        ids: &mut s.ids,
-        next_id: &mut s.next_id,
-        pinned: &pinned,
-        held: &[],
-        eq13: false,
-    };
+    let mut c = s.cloth(&pinned);
     let r = c.adapt(p);
     c.finish().expect("the remeshed cloth is a manifold");
     r
@@ -128,18 +118,7 @@ fn a_fine_flat_sheet_is_coarsened_and_stays_within_the_sizing() {
     // The border stays where it was: every border vertex is on the square's outline.
     let (border, _) = {
         let pinned = vec![false; s.mesh.x.len()];
-        let c = Cloth {
-            mesh: &mut s.mesh,
-            xd: &mut s.xd,
-            ud: &mut s.ud,
-            features: &mut s.features,
-            ids: &mut s.ids,
-            next_id: &mut s.next_id,
-            pinned: &pinned,
-            held: &[],
-            eq13: false,
-        };
-        c.border_vertices()
+        s.cloth(&pinned).border_vertices()
     };
     for (k, u) in s.mesh.u.iter().enumerate() {
         if border[k] {

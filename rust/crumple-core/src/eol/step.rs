@@ -185,6 +185,18 @@ pub struct Stepper {
     pub assembly: AssemblyCache,
 }
 
+/// Per vertex of `ids` (ascending: see [`Stepper::vertex_of`]), whether a
+/// pin holds it.
+fn pinned_by_id(ids: &[u32], pins: &[Pin]) -> Vec<bool> {
+    let mut p = vec![false; ids.len()];
+    for pin in pins {
+        if let Ok(i) = ids.binary_search(&pin.id) {
+            p[i] = true;
+        }
+    }
+    p
+}
+
 /// β of the push-out term of wire and point contacts (spec §6.4 [D]): the
 /// fraction of a penetration taken back per step.
 const PUSH_OUT: f64 = 0.2;
@@ -384,15 +396,26 @@ impl Stepper {
         })
     }
 
+    /// The remesher's view of this stepper's cloth (tests: the remesh
+    /// passes called one by one), no vertex held, with `pinned` flags.
+    #[cfg(test)]
+    pub(crate) fn cloth<'a>(&'a mut self, pinned: &'a [bool]) -> Cloth<'a> {
+        Cloth {
+            mesh: &mut self.mesh,
+            xd: &mut self.xd,
+            ud: &mut self.ud,
+            features: &mut self.features,
+            ids: &mut self.ids,
+            next_id: &mut self.next_id,
+            pinned,
+            held: &[],
+            eq13: self.eq13,
+        }
+    }
+
     /// Per vertex: scripted now.
     fn pinned_flags(&self) -> Vec<bool> {
-        let mut p = vec![false; self.mesh.x.len()];
-        for pin in &self.pins {
-            if let Some(i) = self.vertex_of(pin.id) {
-                p[i] = true;
-            }
-        }
-        p
+        pinned_by_id(&self.ids, &self.pins)
     }
 
     /// The vertex with persistent id `id` now, if it is still there.
@@ -870,9 +893,7 @@ impl Stepper {
             if let Some(sizing) = &self.sizing {
                 // The contact pass may have compacted the vertices: the
                 // scripted flags again, by id.
-                let mut ids: Vec<u32> = self.pins.iter().map(|p| p.id).collect();
-                ids.sort_unstable();
-                let flags: Vec<bool> = cloth.ids.iter().map(|id| ids.binary_search(id).is_ok()).collect();
+                let flags = pinned_by_id(cloth.ids, &self.pins);
                 cloth.pinned = &flags;
                 adapt = cloth.adapt(sizing);
                 if adapt != AdaptReport::default() {
