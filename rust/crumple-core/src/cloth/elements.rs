@@ -11,9 +11,9 @@ use rayon::prelude::*;
 use super::hinge;
 use super::material::BendFriction;
 use super::membrane::{self, Strain};
-use super::model::Model;
+use super::model::{ElementParams, Model};
 use super::state::State;
-use super::wrinkle;
+use super::wrinkle::{self, FrictionState, PlasticState};
 use crate::math::{Mat3, Vec3};
 
 /// Contribution of one hinge to the step: gradient, moment, GN coefficient.
@@ -94,8 +94,6 @@ pub(super) fn element_forces(
         .map(|(e, ((((out, pl), fr), dahl_sigma), angle))| {
             let hv = model.hinges[e];
             let gp = garment(model.hinge_garment[e]);
-            let w = &gp.wrinkles;
-            let (kappa_b, kappa_f) = (gp.kappa_b, gp.kappa_f);
             let xs = [
                 x[hv[0] as usize],
                 x[hv[1] as usize],
@@ -103,36 +101,20 @@ pub(super) fn element_forces(
                 x[hv[3] as usize],
             ];
             let (theta, g) = hinge::dihedral_angle_and_gradient(&xs);
-            let theta_bar = model.hinge_theta_bar[e];
-            let s = model.hinge_s[e];
-            let mut yielded = false;
-            if w.bend_plasticity {
-                yielded = wrinkle::plastic_update(pl, &gp.bend_plastic, theta - theta_bar, h);
-            }
-            let theta_p = if w.bend_plasticity { pl.theta_p } else { 0.0 };
-            let mut moment = s * kappa_b * (theta - theta_bar - theta_p);
-            let mut coef = s * kappa_b;
-            let mut slipped = false;
-            match w.bend_friction {
-                BendFriction::Off => {}
-                BendFriction::Dwell => {
-                    let delta = wrinkle::friction_update(fr, &gp.bend_friction, theta, h);
-                    // A slip resets the dwell clock (§4.1).
-                    slipped = fr.t_stick == 0.0;
-                    moment += s * kappa_f * delta;
-                    if w.friction_slip_tangent || !slipped {
-                        coef += s * kappa_f;
-                    }
-                }
-                BendFriction::Dahl => {
-                    let slope = wrinkle::dahl_update(dahl_sigma, &gp.dahl, theta - *angle);
-                    moment += s * *dahl_sigma;
-                    coef += s * slope.max(0.0);
-                }
-            }
-            *angle = theta;
-            *out = HingeOut { g, moment, coef };
-            (slipped as usize, yielded as usize)
+            let r = hinge_response(
+                gp,
+                HingeVars { plastic: pl, friction: fr, dahl: dahl_sigma, angle },
+                theta,
+                model.hinge_theta_bar[e],
+                model.hinge_s[e],
+                h,
+            );
+            *out = HingeOut {
+                g,
+                moment: r.moment,
+                coef: r.coef,
+            };
+            (r.slipped as usize, r.yielded as usize)
         })
         .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
 
@@ -157,4 +139,75 @@ pub(super) fn element_forces(
             });
     }
     (slips, yields)
+}
+
+/// One hinge's internal variables (spec §2.3), borrowed from wherever the
+/// caller keeps them (the cloth's arrays, or an EOL cloth's per-hinge state
+/// that the remesher carries).
+pub(crate) struct HingeVars<'a> {
+    pub(crate) plastic: &'a mut PlasticState,
+    pub(crate) friction: &'a mut FrictionState,
+    /// Dahl moment (baseline E9).
+    pub(crate) dahl: &'a mut f64,
+    /// Dihedral angle at the start of the last step, rad.
+    pub(crate) angle: &'a mut f64,
+}
+
+/// What one hinge's update gives: the bending moment `∂W/∂θ` (J), the
+/// Gauss–Newton coefficient (J/rad), and whether it slipped and yielded.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HingeResponse {
+    pub(crate) moment: f64,
+    pub(crate) coef: f64,
+    pub(crate) slipped: bool,
+    pub(crate) yielded: bool,
+}
+
+/// Spec §4.3 for one hinge at dihedral angle `theta` (rest `theta_bar`,
+/// shape factor `s`), step `h`: plasticity, then friction (or the Dahl
+/// baseline), then the moment `s κ_b (θ − θ̄ − θ_p) + s κ_f δ`. The one
+/// kernel of the cloth module's step and of `crate::eol`'s wrinkles.
+#[inline]
+pub(crate) fn hinge_response(
+    gp: &ElementParams,
+    v: HingeVars<'_>,
+    theta: f64,
+    theta_bar: f64,
+    s: f64,
+    h: f64,
+) -> HingeResponse {
+    let w = &gp.wrinkles;
+    let (kappa_b, kappa_f) = (gp.kappa_b, gp.kappa_f);
+    let mut yielded = false;
+    if w.bend_plasticity {
+        yielded = wrinkle::plastic_update(v.plastic, &gp.bend_plastic, theta - theta_bar, h);
+    }
+    let theta_p = if w.bend_plasticity { v.plastic.theta_p } else { 0.0 };
+    let mut moment = s * kappa_b * (theta - theta_bar - theta_p);
+    let mut coef = s * kappa_b;
+    let mut slipped = false;
+    match w.bend_friction {
+        BendFriction::Off => {}
+        BendFriction::Dwell => {
+            let delta = wrinkle::friction_update(v.friction, &gp.bend_friction, theta, h);
+            // A slip resets the dwell clock (§4.1).
+            slipped = v.friction.t_stick == 0.0;
+            moment += s * kappa_f * delta;
+            if w.friction_slip_tangent || !slipped {
+                coef += s * kappa_f;
+            }
+        }
+        BendFriction::Dahl => {
+            let slope = wrinkle::dahl_update(v.dahl, &gp.dahl, theta - *v.angle);
+            moment += s * *v.dahl;
+            coef += s * slope.max(0.0);
+        }
+    }
+    *v.angle = theta;
+    HingeResponse {
+        moment,
+        coef,
+        slipped,
+        yielded,
+    }
 }

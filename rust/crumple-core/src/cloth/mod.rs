@@ -26,7 +26,7 @@
 mod assemble;
 pub mod checkpoint;
 mod contact;
-mod elements;
+pub(crate) mod elements;
 pub mod hinge;
 mod integrate;
 mod linear_solve;

@@ -93,7 +93,7 @@ pub struct Garment {
 /// The constants the element stages read for one garment, derived once from
 /// its material and switches (so the step does not recompute them per
 /// element, and per-element lookups are one index).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ElementParams {
     /// The garment's switches.
     pub wrinkles: Wrinkles,
@@ -123,7 +123,9 @@ pub struct ElementParams {
 }
 
 impl ElementParams {
-    fn new(mat: &Material, w: &Wrinkles) -> Self {
+    /// The constants of `mat` under the switches `w` (also what an EOL
+    /// cloth's wrinkles run on, `crate::eol::wrinkle`).
+    pub fn new(mat: &Material, w: &Wrinkles) -> Self {
         let k = mat.membrane;
         let mut bend_plastic = mat
             .bend_plastic

@@ -9,6 +9,8 @@ use super::constraints::Feature;
 use super::obstacle::{PointObstacle, Wire};
 use super::step::{Pin, Snapshot, Stepper};
 use super::system::Mesh;
+use super::wrinkle::{HingeState, Wrinkles};
+use crate::cloth::wrinkle::{FrictionState, PlasticState};
 use crate::checkpoint::Arrays;
 use crate::geometry::MeshTopology;
 use crate::math::Vec3;
@@ -132,6 +134,19 @@ impl Stepper {
         a.put_rows("active_rows", &act);
         a.put_u64("step", self.step_count);
         a.put_f64("time", self.time);
+        // The wrinkle model's per-hinge state (the cloth module's names and
+        // layouts), in the order the faces' topology gives the hinges.
+        if let Some(w) = &self.wrinkles {
+            let rows = |f: fn(&HingeState) -> f64| w.hinges.iter().map(f).collect::<Vec<f64>>();
+            let plastic: Vec<PlasticState> = w.hinges.iter().map(|h| h.plastic).collect();
+            let friction: Vec<FrictionState> = w.hinges.iter().map(|h| h.friction).collect();
+            a.put_rows("hinge_plastic", &plastic);
+            a.put_rows("hinge_friction", &friction);
+            a.put_rows("hinge_dahl", &rows(|h| h.dahl));
+            a.put_rows("hinge_angle", &rows(|h| h.angle));
+            a.put_f64("warp_per_step", w.warp_per_step);
+            a.put_u64("warp_steps_left", w.warp_steps);
+        }
         a
     }
 
@@ -239,7 +254,47 @@ impl Stepper {
                 "checkpoint: a wire or point is not finite (or has a negative friction)".into(),
             ));
         }
+        // Wrinkles are the caller's setting: with them on, the states come
+        // from the checkpoint when it has them (fresh otherwise).
+        let wrinkles = match &self.wrinkles {
+            None => None,
+            Some(w) => {
+                let mut fresh = Wrinkles::new(w.params, &mesh);
+                if a.get("hinge_plastic").is_some() {
+                    let nh = mesh.hinges.len();
+                    let plastic = a.rows::<PlasticState>("hinge_plastic", nh)?;
+                    let friction = a.rows::<FrictionState>("hinge_friction", nh)?;
+                    let dahl = a.rows::<f64>("hinge_dahl", nh)?;
+                    let angle = a.rows::<f64>("hinge_angle", nh)?;
+                    for (k, h) in fresh.hinges.iter_mut().enumerate() {
+                        let (p, f) = (plastic[k], friction[k]);
+                        let values = [p.theta_p, p.eps_hp, p.eps_y, p.t_plastic, f.anchor, f.t_stick];
+                        if values.iter().chain([&dahl[k], &angle[k]]).any(|v| !v.is_finite()) {
+                            return Err(Error::InvalidInput(format!(
+                                "checkpoint: the wrinkle state of hinge {k} is not finite"
+                            )));
+                        }
+                        *h = HingeState {
+                            plastic: plastic[k],
+                            friction: friction[k],
+                            dahl: dahl[k],
+                            angle: angle[k],
+                        };
+                    }
+                    let per_step = a.f64("warp_per_step")?;
+                    if !(per_step.is_finite() && per_step >= 0.0) {
+                        return Err(Error::InvalidInput(format!(
+                            "checkpoint: warp_per_step must be ≥ 0 s; got {per_step}"
+                        )));
+                    }
+                    fresh.warp_per_step = per_step;
+                    fresh.warp_steps = a.u64("warp_steps_left")?;
+                }
+                Some(fresh)
+            }
+        };
         self.restore_snapshot(Snapshot {
+            wrinkles,
             mesh,
             xd,
             ud,

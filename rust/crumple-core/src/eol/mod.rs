@@ -19,8 +19,9 @@
 //! checkpoints (`checkpoint`), with Coulomb friction after the QP (§6.7),
 //! and the ARCSim-style sizing remesh (`sizing`, §5.6), which alone is the
 //! non-conformal baseline. The velocity of new collision vertices follows
-//! §5.7 Eq. 13 or the `zero_eulerian` option (`Stepper::eq13`). Not yet:
-//! rotating obstacles.
+//! §5.7 Eq. 13 or the `zero_eulerian` option (`Stepper::eq13`). Beyond the
+//! paper: the cloth module's persistent wrinkles on the hinges, their state
+//! carried through remeshing (`wrinkle`). Not yet: rotating obstacles.
 
 pub mod checkpoint;
 pub mod constraints;
@@ -32,6 +33,7 @@ pub mod sizing;
 pub mod sparse;
 pub mod step;
 pub mod system;
+pub mod wrinkle;
 
 pub use constraints::Feature;
 pub use element::{Grad, Mat2d};

@@ -15,6 +15,8 @@ use super::qp::{Kkt, KktWorkspace, Qp, kkt, polish, solve_active_set, solve_clar
 use super::remesh::{Cloth, Obstacles, RemeshReport, point_over_face, release_vertex, vertex_grad};
 use super::sizing::{AdaptReport, Sizing};
 use super::system::{AssemblyCache, ClothParams, Mesh, assemble_with};
+use super::wrinkle::Wrinkles;
+use crate::cloth::model::ElementParams;
 use crate::math::Vec3;
 use crate::{Error, Result};
 
@@ -47,6 +49,9 @@ pub struct StepReport {
     pub qp_gap_raw: f64,
     /// Sub-steps taken (1, or more when the step had to split itself).
     pub substeps: u32,
+    /// Hinges whose friction slipped and that yielded (the wrinkle model;
+    /// 0 without it).
+    pub wrinkle_events: (usize, usize),
 }
 
 /// How the step's QP is solved (spec §12.2).
@@ -183,6 +188,12 @@ pub struct Stepper {
     pub eq13: bool,
     /// The matrix patterns kept between steps (a copy starts empty).
     pub assembly: AssemblyCache,
+    /// The cloth module's persistent wrinkles on the hinges (beyond the
+    /// paper; none: elastic bending, the paper's model). Set it with
+    /// [`Self::set_wrinkles`] so its states match the hinges.
+    pub wrinkles: Option<Wrinkles>,
+    /// Each hinge's moment and coefficient of the step (kept to reuse).
+    bend: Vec<(f64, f64)>,
 }
 
 /// Per vertex of `ids` (ascending: see [`Stepper::vertex_of`]), whether a
@@ -223,6 +234,8 @@ pub(super) struct Snapshot {
     pub(super) active: std::collections::BTreeSet<(u32, u32)>,
     /// The obstacles (they move with the steps).
     pub(super) obstacles: (Vec<BoxObstacle>, Vec<Wire>, Vec<PointObstacle>),
+    /// The hinges' wrinkle states (they change with the step and the mesh).
+    pub(super) wrinkles: Option<Wrinkles>,
 }
 
 impl StepReport {
@@ -255,6 +268,10 @@ impl StepReport {
             qp_gap: self.qp_gap.max(b.qp_gap),
             qp_gap_raw: self.qp_gap_raw.max(b.qp_gap_raw),
             substeps: self.substeps + b.substeps,
+            wrinkle_events: (
+                self.wrinkle_events.0 + b.wrinkle_events.0,
+                self.wrinkle_events.1 + b.wrinkle_events.1,
+            ),
         }
     }
 }
@@ -393,6 +410,8 @@ impl Stepper {
             sizing: None,
             eq13: false,
             assembly: AssemblyCache::default(),
+            wrinkles: None,
+            bend: Vec::new(),
         })
     }
 
@@ -473,6 +492,7 @@ impl Stepper {
             pins: self.pins.clone(),
             active: self.active.clone(),
             obstacles: (self.boxes.clone(), self.wires.clone(), self.points.clone()),
+            wrinkles: self.wrinkles.clone(),
         }
     }
 
@@ -487,6 +507,14 @@ impl Stepper {
         self.pins = s.pins;
         self.active = s.active;
         (self.boxes, self.wires, self.points) = s.obstacles;
+        self.wrinkles = s.wrinkles;
+    }
+
+    /// Runs the cloth module's persistent wrinkles with the constants
+    /// `params` on the hinges (every hinge fresh at its current angle), or
+    /// turns them off (`None`: elastic bending).
+    pub fn set_wrinkles(&mut self, params: Option<ElementParams>) {
+        self.wrinkles = params.map(|p| Wrinkles::new(p, &self.mesh));
     }
 
     /// Removes box `k` (its index in [`Self::boxes`]): the EOL vertices on
@@ -867,7 +895,15 @@ impl Stepper {
         // leaves them alone.
         let pinned_before = self.pinned_flags();
         let mut adapt = AdaptReport::default();
-        let remesh = if self.remesh || self.sizing.is_some() {
+        let remeshing = self.remesh || self.sizing.is_some();
+        // The hinges before the remesher changes them (their states follow
+        // their edges, `super::wrinkle`).
+        let saved = self
+            .wrinkles
+            .as_ref()
+            .filter(|_| remeshing)
+            .map(|w| w.save(&self.mesh, &self.ids));
+        let remesh = if remeshing {
             let pinned = pinned_before;
             let obstacles = Obstacles {
                 boxes: &self.boxes,
@@ -904,9 +940,25 @@ impl Stepper {
         } else {
             RemeshReport::default()
         };
+        if let (Some(w), Some(saved)) = (self.wrinkles.as_mut(), saved.as_ref()) {
+            w.carry(saved, &self.mesh, &self.ids);
+        }
         timings.rm = clock.elapsed().as_secs_f64();
         let clock = std::time::Instant::now();
-        let sys = assemble_with(&self.mesh, &self.params, &mut self.assembly)?;
+        let mut wrinkle_events = (0, 0);
+        let bend = match self.wrinkles.as_mut() {
+            Some(w) if w.hinges.len() == self.mesh.hinges.len() => {
+                wrinkle_events = w.update(&self.mesh, h, &mut self.bend);
+                Some(self.bend.as_slice())
+            }
+            Some(_) => {
+                return Err(Error::InvalidInput(
+                    "the wrinkle states do not match the hinges; call set_wrinkles again".into(),
+                ));
+            }
+            None => None,
+        };
+        let sys = assemble_with(&self.mesh, &self.params, &mut self.assembly, bend)?;
         let dofs = &sys.dofs;
         let n = dofs.len();
         timings.mf = clock.elapsed().as_secs_f64();
@@ -1085,6 +1137,7 @@ impl Stepper {
             qp_gap,
             qp_gap_raw,
             substeps: 1,
+            wrinkle_events,
         };
         let v = &sol.v;
         let mut xd = self.xd.clone();

@@ -177,7 +177,19 @@ fn emit(dofs: &Dofs, i: usize, j: usize, b: &Block5, out: &mut Vec<Triplet>) {
 /// Assembles `M`, `K` and `f` of `mesh` (spec §3.3–3.5). Errors for a face
 /// that is degenerate in material space.
 pub fn assemble(mesh: &Mesh, p: &ClothParams) -> crate::Result<System> {
-    assemble_with(mesh, p, &mut Default::default())
+    assemble_with(mesh, p, &mut Default::default(), None)
+}
+
+/// The hinge shape factor `s = l̄²/(Ā_0 + Ā_1)` of `h` from the current
+/// material coordinates (they change as EOL vertices slide, §11 item 23).
+pub fn shape_factor(mesh: &Mesh, h: &Hinge) -> f64 {
+    let (u0, u1) = (mesh.u[h.vertices[0] as usize], mesh.u[h.vertices[1] as usize]);
+    let len = ((u1[0] - u0[0]).powi(2) + (u1[1] - u0[1]).powi(2)).sqrt();
+    let area = |f: u32| {
+        let u = mesh.faces[f as usize].map(|i| mesh.u[i as usize]);
+        super::element::material_inverse(&u).map_or(0.0, |(_, a)| a)
+    };
+    hinge::shape_factor(len, area(h.faces[0]), area(h.faces[1]))
 }
 
 /// The patterns [`assemble_with`] and [`System::qp_terms_with`] keep
@@ -190,8 +202,24 @@ pub struct AssemblyCache {
 }
 
 /// [`assemble`], sorting the triplets only when their pattern changed since
-/// the last call with `cache` (the same matrices).
-pub fn assemble_with(mesh: &Mesh, p: &ClothParams, cache: &mut AssemblyCache) -> crate::Result<System> {
+/// the last call with `cache` (the same matrices); `bend`, when given, is
+/// each hinge's moment (J) and Gauss–Newton coefficient (J/rad) in place of
+/// the elastic `κ s θ` and `κ s` (the wrinkle model, `super::wrinkle`).
+pub fn assemble_with(
+    mesh: &Mesh,
+    p: &ClothParams,
+    cache: &mut AssemblyCache,
+    bend: Option<&[(f64, f64)]>,
+) -> crate::Result<System> {
+    if let Some(b) = bend
+        && b.len() != mesh.hinges.len()
+    {
+        return Err(crate::Error::InvalidInput(format!(
+            "{} hinge moments for {} hinges",
+            b.len(),
+            mesh.hinges.len()
+        )));
+    }
     let dofs = Dofs::new(&mesh.eol);
     let n = dofs.len();
     // Per face: F, the rest data, then mass, membrane and gravity.
@@ -257,23 +285,27 @@ pub fn assemble_with(mesh: &Mesh, p: &ClothParams, cache: &mut AssemblyCache) ->
     let hinges: Vec<HingeOut> = mesh
         .hinges
         .par_iter()
-        .map(|h| {
+        .enumerate()
+        .map(|(e, h)| {
             let v = h.vertices.map(|i| i as usize);
             let x = v.map(|i| mesh.x[i]);
             let grad = Grad::mean(&face_grad[h.faces[0] as usize], &face_grad[h.faces[1] as usize]);
-            let (u0, u1) = (mesh.u[v[0]], mesh.u[v[1]]);
-            let len = ((u1[0] - u0[0]).powi(2) + (u1[1] - u0[1]).powi(2)).sqrt();
-            let area = |f: u32| {
-                let u = mesh.faces[f as usize].map(|i| mesh.u[i as usize]);
-                super::element::material_inverse(&u).map_or(0.0, |(_, a)| a)
-            };
-            let s = hinge::shape_factor(len, area(h.faces[0]), area(h.faces[1]));
             let (theta, g) = hinge::dihedral_angle_and_gradient(&x);
-            let forces = hinge::hinge_forces(&g, p.bending * s * theta);
+            // Plain elastic bending toward flat, or the wrinkle model's
+            // moment and Gauss–Newton coefficient computed before assembly
+            // (`super::wrinkle`).
+            let (moment, coef) = match bend {
+                Some(b) => b[e],
+                None => {
+                    let s = shape_factor(mesh, h);
+                    (p.bending * s * theta, p.bending * s)
+                }
+            };
+            let forces = hinge::hinge_forces(&g, moment);
             let mut k = Vec::with_capacity(400);
             for a in 0..4 {
                 for b in 0..4 {
-                    let blk = hinge::hinge_jacobian_block(&g, p.bending * s, a, b);
+                    let blk = hinge::hinge_jacobian_block(&g, coef, a, b);
                     emit(&dofs, v[a], v[b], &pair_block(&blk, &grad, &grad), &mut k);
                 }
             }
