@@ -12,9 +12,10 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _core
-from .._checks import as_points, as_vec3, choice, flag, non_negative, positive, vertex_indices, velocity_field
+from .._checks import (as_points, as_vec3, choice, flag, non_negative, positive, positive_int, vertex_indices,
+                      velocity_field)
 from .._simulation import SimulationBase
-from ..cloth.material import Material
+from ..cloth.material import Material, Wrinkles
 from ..colliders import Box, Collider
 from ..errors import InvalidInputError
 from ..frames import Frame, FrameCollider, FrameMesh, unique_name
@@ -121,12 +122,19 @@ class Cloth:
     edge or collapses vertices into them: index read-outs afresh after a
     step; :attr:`vertex_ids` follow a vertex across steps."""
 
-    def __init__(self, sim: Simulation, name: str, mesh: TriMesh, material: Material) -> None:
+    def __init__(self, sim: Simulation, name: str, mesh: TriMesh, material: Material,
+                 wrinkles: Wrinkles | None = None) -> None:
         self._sim = sim
         self.name = name
         #: The mesh as given (the rest shape; the current one is :attr:`faces`).
         self.mesh = mesh
         self.material = material
+        self._wrinkles = wrinkles
+
+    @property
+    def wrinkles(self) -> Wrinkles | None:
+        """The wrinkle switches the hinges run (None: elastic bending)."""
+        return self._wrinkles
 
     @property
     def _s(self) -> Any:
@@ -197,6 +205,41 @@ class Cloth:
         """Lumped vertex masses ``(N,)`` float64, kg (areal density times a
         third of the material area around each vertex)."""
         return np.asarray(self._s.masses())
+
+    @property
+    def hinges(self) -> npt.NDArray[np.int64]:
+        """Hinges ``(H, 4)`` int64 now: edge (x0, x1) and wing tips (x2,
+        x3), the cloth module's order (the remesher renumbers them)."""
+        return np.asarray(self._s.hinges())
+
+    @property
+    def hinge_angles(self) -> npt.NDArray[np.float64]:
+        """Signed dihedral angle per hinge ``(H,)`` float64, rad, flat = 0."""
+        return np.asarray(self._s.hinge_angles())
+
+    def _hinge_state(self, column: int, what: str) -> npt.NDArray[np.float64]:
+        if self.wrinkles is None:
+            raise InvalidInputError(f"{what} needs the wrinkle model: add the cloth with "
+                                    "wrinkles=crumple.cloth.Wrinkles()")
+        return np.ascontiguousarray(np.asarray(self._s.hinge_states())[:, column])
+
+    @property
+    def plastic_angles(self) -> npt.NDArray[np.float64]:
+        """Plastic rest angle θ_p per hinge ``(H,)`` float64, rad (needs
+        ``wrinkles``)."""
+        return self._hinge_state(0, "plastic_angles")
+
+    @property
+    def anchor_angles(self) -> npt.NDArray[np.float64]:
+        """Friction anchor θ_a per hinge ``(H,)`` float64, rad (needs
+        ``wrinkles``)."""
+        return self._hinge_state(1, "anchor_angles")
+
+    @property
+    def stick_times(self) -> npt.NDArray[np.float64]:
+        """Friction dwell clock per hinge ``(H,)`` float64, s (needs
+        ``wrinkles``)."""
+        return self._hinge_state(2, "stick_times")
 
     @property
     def pinned(self) -> npt.NDArray[np.int64]:
@@ -536,14 +579,20 @@ class Simulation(SimulationBase):
 
     def add_cloth(self, mesh: TriMesh, material: Material | str | None = None, *,
                   material_coordinates: npt.ArrayLike | None = None,
-                  velocity: Vec3Like | npt.ArrayLike = (0.0, 0.0, 0.0), name: str = "cloth") -> Cloth:
+                  velocity: Vec3Like | npt.ArrayLike = (0.0, 0.0, 0.0), name: str = "cloth",
+                  wrinkles: Wrinkles | None = None) -> Cloth:
         """Add the cloth: ``mesh`` its world shape now (m), a manifold
         triangle mesh; ``material`` a :class:`crumple.cloth.Material` or a
         preset name (default ``eol_sheet``); ``material_coordinates (N, 2)``
         m its rest shape in the plane (default: a flat ``mesh`` laid into its
         own plane, see :func:`planar_coordinates`); faces must run
         counter-clockwise in them; ``velocity`` m/s, one 3-vector or
-        ``(N, 3)``; ``name`` its name in frames.
+        ``(N, 3)``; ``name`` its name in frames; ``wrinkles`` a
+        :class:`crumple.cloth.Wrinkles` to run the cloth module's persistent
+        wrinkles on the hinges (beyond the paper: plasticity and friction
+        with dwell, or the Dahl baseline, from ``material``; the state follows the edges through
+        remeshing; the tensile elements are not run here), None for the
+        paper's elastic bending.
 
         One cloth per simulation. Raises :class:`MeshError` for a
         non-manifold or degenerate mesh and :class:`InvalidInputError` for
@@ -555,6 +604,12 @@ class Simulation(SimulationBase):
         if not isinstance(mesh, TriMesh):
             raise InvalidInputError(f"mesh must be a crumple.geometry.TriMesh; got {type(mesh).__name__}")
         material = Material.coerce(material, "eol_sheet", "cloth.Material")
+        if wrinkles is not None:
+            if not isinstance(wrinkles, Wrinkles):
+                raise InvalidInputError(f"wrinkles must be a crumple.cloth.Wrinkles or None; got {wrinkles!r}")
+            if wrinkles.tensile_friction or wrinkles.tensile_plasticity:
+                raise InvalidInputError("crumple.eol runs the hinge elements of Wrinkles only: set "
+                                        "tensile_friction and tensile_plasticity to False")
         if material_coordinates is None:
             u = planar_coordinates(mesh)
         else:
@@ -584,13 +639,15 @@ class Simulation(SimulationBase):
         s.set_mode(p["mode"])
         s.set_sizing(None if p["sizing"] is None else Sizing(**p["sizing"])._tuple())
         s.set_transfer(p.get("transfer", "zero_eulerian"))
+        if wrinkles is not None:
+            s.set_wrinkles(material._dict(), wrinkles._dict())
         for c in self._colliders:
             s.add_collider(c._c)
         for kind, args in self._pending:
             (s.add_wire if kind == "wire" else s.add_point)(*args)
         self._pending = []
         self._s = s
-        obj = Cloth(self, self._unique_name(name), mesh, material)
+        obj = Cloth(self, self._unique_name(name), mesh, material, wrinkles)
         self._objects.append(obj)
         self._cloth_args = dict(material_coordinates=u)
         if np.any(vel != 0):
@@ -603,6 +660,13 @@ class Simulation(SimulationBase):
         """Σ ½ m |ẋ|² over the vertices (lumped masses), J."""
         return float(self._core().kinetic_energy())
 
+    def hold_warp(self, per_step: float, steps: int) -> None:
+        """Hold-time warp (spec persistent_wrinkles §4.6): add ``per_step``
+        s to every hinge's stick and plastic clocks after each of the next
+        ``steps`` steps (a long hold in a few steps). Needs a cloth added
+        with ``wrinkles``."""
+        self._core().set_hold_warp(non_negative(per_step, "per_step"), positive_int(steps, "steps", 0))
+
     def stats(self) -> dict[str, float]:
         """The last step: KKT residuals of its QP (spec §10 test 10),
         solver passes (``qp_iterations``), whether it went to Clarabel
@@ -614,7 +678,10 @@ class Simulation(SimulationBase):
         contacts, EOL vertices made, released and collapsed into, EOL
         vertices now, the sizing remesh's edges split, collapsed and flipped
         (``sizing_split``, ``sizing_collapsed``, ``sizing_flipped``; 0
-        without :class:`Sizing`), and its seconds per Table 1 bucket
+        without :class:`Sizing`), hinge friction slips and plastic yields
+        (``hinge_slips``, ``hinge_yields``, summed over sub-steps; 0 without
+        wrinkles), and its
+        seconds per Table 1 bucket
         (``time_cd``, ``time_rm``, ``time_mf``, ``time_vi``)."""
         return dict(self._core().last_stats())
 
@@ -632,13 +699,16 @@ class Simulation(SimulationBase):
             arrays["cloth_vertices"] = o.mesh.vertices
             arrays["cloth_faces"] = o.mesh.faces
             arrays["cloth_material_coordinates"] = self._cloth_args["material_coordinates"]
-            cloth.append({"name": o.name, "material": dataclasses.asdict(o.material)})
+            cloth.append({"name": o.name, "material": dataclasses.asdict(o.material),
+                          "wrinkles": None if o.wrinkles is None else o.wrinkles._dict()})
         return {"cloth": cloth}
 
     def _load_objects(self, arrays: dict[str, npt.NDArray[Any]], meta: dict[str, Any]) -> None:
         for c in meta["cloth"]:
+            w = c.get("wrinkles")
             self.add_cloth(TriMesh(arrays["cloth_vertices"], arrays["cloth_faces"]), Material(**c["material"]),
-                           material_coordinates=arrays["cloth_material_coordinates"], name=c["name"])
+                           material_coordinates=arrays["cloth_material_coordinates"], name=c["name"],
+                           wrinkles=None if w is None else Wrinkles(**w))
 
     def _restore_handle(self, obj: Any, arrays: dict[str, Any], handle: dict[str, Any]) -> int:
         raise InvalidInputError("EOL cloth has no scripted handles (its pins are in the state)")

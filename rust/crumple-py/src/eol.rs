@@ -13,7 +13,8 @@ use crate::convert::{
     arrays_from_py, arrays_to_py, from_dict, points_to_py, rows_to_py, to_points, to_triples, v3,
 };
 use crate::errors::{IntoPy, SignalCheck, invalid};
-use crumple_core::cloth::material::Material;
+use crumple_core::cloth::material::{Material, Wrinkles};
+use crumple_core::cloth::model::ElementParams;
 use crumple_core::collide as c;
 use crumple_core::eol::obstacle::{PointObstacle, Wire};
 use crumple_core::eol::{BoxObstacle, ClothParams, Conformal, Pin, QpMethod, Sizing, StepReport, Stepper};
@@ -391,6 +392,87 @@ impl PyEolSimulation {
             }
         };
         Ok(())
+    }
+
+    /// The cloth module's persistent wrinkles on the hinges (beyond the
+    /// paper), from the cloth material dict and the switches dict, or off
+    /// (`None`). Every hinge starts fresh at its current angle. The tensile
+    /// elements are not run on an EOL cloth: asking for them is an error.
+    #[pyo3(signature = (material, wrinkles=None))]
+    fn set_wrinkles(
+        &mut self,
+        material: &Bound<'_, PyDict>,
+        wrinkles: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<()> {
+        let Some(w) = wrinkles else {
+            self.s.set_wrinkles(None);
+            return Ok(());
+        };
+        let m: Material = from_dict(material, "cloth material")?;
+        m.validate().py_err()?;
+        let w: Wrinkles = from_dict(w, "wrinkles")?;
+        if w.tensile_friction || w.tensile_plasticity {
+            return Err(invalid(
+                "crumple.eol runs the hinge elements of Wrinkles only: set tensile_friction and \
+                 tensile_plasticity to False",
+            ));
+        }
+        self.s.set_wrinkles(Some(ElementParams::new(&m, &w)));
+        Ok(())
+    }
+
+    /// Hold-time warp (spec §4.6): `per_step` s added to every hinge's
+    /// clocks after each of the next `steps` steps. Needs the wrinkles.
+    fn set_hold_warp(&mut self, per_step: f64, steps: u64) -> PyResult<()> {
+        if !(per_step.is_finite() && per_step >= 0.0) {
+            return Err(invalid(format!(
+                "hold warp must be ≥ 0 s per step; got {per_step}"
+            )));
+        }
+        let Some(w) = self.s.wrinkles.as_mut() else {
+            return Err(invalid(
+                "the hold warp acts on the wrinkle clocks: add the cloth with wrinkles=Wrinkles(...)",
+            ));
+        };
+        w.warp_per_step = per_step;
+        w.warp_steps = steps;
+        Ok(())
+    }
+
+    /// Hinges `(H, 4)` int64: edge (x0, x1) and wing tips (x2, x3), the
+    /// cloth module's order, in the vertex numbering now (the remesher
+    /// changes it).
+    fn hinges<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<i64>>> {
+        let rows: Vec<[u32; 4]> = self.s.mesh.hinges.iter().map(|h| h.vertices).collect();
+        rows_to_py(py, &rows)
+    }
+
+    /// Signed dihedral angle per hinge `(H,)`, rad, flat = 0.
+    fn hinge_angles<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        let m = &self.s.mesh;
+        let a: Vec<f64> = m
+            .hinges
+            .iter()
+            .map(|h| {
+                crumple_core::cloth::hinge::dihedral_angle_and_gradient(&h.vertices.map(|i| m.x[i as usize]))
+                    .0
+            })
+            .collect();
+        PyArray1::from_vec(py, a)
+    }
+
+    /// Per hinge `(H, 3)`: plastic angle θ_p (rad), friction anchor θ_a
+    /// (rad), dwell clock (s); `(0, 3)` without the wrinkles.
+    fn hinge_states<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let flat: Vec<f64> = self
+            .s
+            .wrinkles
+            .iter()
+            .flat_map(|w| &w.hinges)
+            .flat_map(|st| [st.plastic.theta_p, st.friction.anchor, st.friction.t_stick])
+            .collect();
+        let n = flat.len() / 3;
+        PyArray1::from_vec(py, flat).reshape([n, 3])
     }
 
     /// Raises unless `set_sizing` would take this sizing (the checks of
@@ -811,6 +893,8 @@ impl PyEolSimulation {
         d.set_item("sizing_collapsed", r.adapt.collapsed)?;
         d.set_item("sizing_flipped", r.adapt.flipped)?;
         d.set_item("eol_vertices", self.s.mesh.eol.iter().filter(|e| **e).count())?;
+        d.set_item("hinge_slips", r.wrinkle_events.0)?;
+        d.set_item("hinge_yields", r.wrinkle_events.1)?;
         for (k, v) in [
             ("cd", r.timings.cd),
             ("rm", r.timings.rm),

@@ -103,7 +103,12 @@ pub(super) fn element_forces(
             let (theta, g) = hinge::dihedral_angle_and_gradient(&xs);
             let r = hinge_response(
                 gp,
-                HingeVars { plastic: pl, friction: fr, dahl: dahl_sigma, angle },
+                HingeVars {
+                    plastic: pl,
+                    friction: fr,
+                    dahl: dahl_sigma,
+                    angle,
+                },
                 theta,
                 model.hinge_theta_bar[e],
                 model.hinge_s[e],

@@ -10,8 +10,8 @@ use super::obstacle::{PointObstacle, Wire};
 use super::step::{Pin, Snapshot, Stepper};
 use super::system::Mesh;
 use super::wrinkle::{HingeState, Wrinkles};
-use crate::cloth::wrinkle::{FrictionState, PlasticState};
 use crate::checkpoint::Arrays;
+use crate::cloth::wrinkle::{FrictionState, PlasticState};
 use crate::geometry::MeshTopology;
 use crate::math::Vec3;
 use crate::{Error, Result};
@@ -257,6 +257,11 @@ impl Stepper {
         // Wrinkles are the caller's setting: with them on, the states come
         // from the checkpoint when it has them (fresh otherwise).
         let wrinkles = match &self.wrinkles {
+            None if a.get("hinge_plastic").is_some() => {
+                return Err(Error::InvalidInput(
+                    "checkpoint: it has wrinkle states but this cloth runs without wrinkles".into(),
+                ));
+            }
             None => None,
             Some(w) => {
                 let mut fresh = Wrinkles::new(w.params, &mesh);
@@ -269,9 +274,15 @@ impl Stepper {
                     for (k, h) in fresh.hinges.iter_mut().enumerate() {
                         let (p, f) = (plastic[k], friction[k]);
                         let values = [p.theta_p, p.eps_hp, p.eps_y, p.t_plastic, f.anchor, f.t_stick];
-                        if values.iter().chain([&dahl[k], &angle[k]]).any(|v| !v.is_finite()) {
+                        if values.iter().chain([&dahl[k], &angle[k]]).any(|v| !v.is_finite())
+                            || p.eps_hp < 0.0
+                            || p.eps_y < 0.0
+                            || p.t_plastic < 0.0
+                            || f.t_stick < 0.0
+                        {
                             return Err(Error::InvalidInput(format!(
-                                "checkpoint: the wrinkle state of hinge {k} is not finite"
+                                "checkpoint: the wrinkle state of hinge {k} is not finite (or a clock or \
+                                 yield strain is negative)"
                             )));
                         }
                         *h = HingeState {

@@ -49,8 +49,8 @@ pub struct StepReport {
     pub qp_gap_raw: f64,
     /// Sub-steps taken (1, or more when the step had to split itself).
     pub substeps: u32,
-    /// Hinges whose friction slipped and that yielded (the wrinkle model;
-    /// 0 without it).
+    /// Hinge friction slips and plastic yields (the wrinkle model; 0
+    /// without it), summed over the sub-steps.
     pub wrinkle_events: (usize, usize),
 }
 
@@ -464,6 +464,9 @@ impl Stepper {
             Ok(r) => {
                 self.step_count += 1;
                 self.timings.add(&r.timings);
+                if let Some(w) = self.wrinkles.as_mut() {
+                    w.warp_once();
+                }
                 Ok(r)
             }
             Err(e) => Err(match e {
@@ -512,8 +515,12 @@ impl Stepper {
 
     /// Runs the cloth module's persistent wrinkles with the constants
     /// `params` on the hinges (every hinge fresh at its current angle), or
-    /// turns them off (`None`: elastic bending).
+    /// turns them off (`None`: elastic bending). One bending stiffness:
+    /// `params.bending` becomes the wrinkle material's κ_b.
     pub fn set_wrinkles(&mut self, params: Option<ElementParams>) {
+        if let Some(p) = &params {
+            self.params.bending = p.kappa_b;
+        }
         self.wrinkles = params.map(|p| Wrinkles::new(p, &self.mesh));
     }
 

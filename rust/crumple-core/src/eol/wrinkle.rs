@@ -131,8 +131,12 @@ impl Wrinkles {
 
     /// What [`Self::carry`] needs, taken before the remesher runs.
     pub fn save(&self, mesh: &Mesh, ids: &[u32]) -> Saved {
-        let mut keyed: Vec<((u32, u32), usize)> =
-            mesh.hinges.iter().enumerate().map(|(e, h)| (key(ids, h), e)).collect();
+        let mut keyed: Vec<((u32, u32), usize)> = mesh
+            .hinges
+            .iter()
+            .enumerate()
+            .map(|(e, h)| (key(ids, h), e))
+            .collect();
         keyed.sort_unstable();
         Saved {
             keyed,
@@ -170,8 +174,8 @@ impl Wrinkles {
 
     /// Runs every hinge's update for a step of `h` s at the configuration of
     /// `mesh` (the start of the step) into `out` (moment J, Gauss–Newton
-    /// coefficient J/rad per hinge), then the hold-time warp. Returns the
-    /// hinges that slipped and that yielded.
+    /// coefficient J/rad per hinge). Returns the slip and yield events.
+    /// The hold-time warp is [`Self::warp_once`], once per whole step.
     pub fn update(&mut self, mesh: &Mesh, h: f64, out: &mut Vec<(f64, f64)>) -> (usize, usize) {
         let p = self.params;
         out.resize(mesh.hinges.len(), (0.0, 0.0));
@@ -199,6 +203,13 @@ impl Wrinkles {
                 (r.slipped as usize, r.yielded as usize)
             })
             .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        (slips, yields)
+    }
+
+    /// One step of the hold-time warp schedule (spec §4.6): after a whole
+    /// step (however many sub-steps it split into), every hinge's clocks
+    /// advance by `warp_per_step` while `warp_steps` lasts.
+    pub fn warp_once(&mut self) {
         if self.warp_steps > 0 {
             self.warp_steps -= 1;
             let w = self.warp_per_step;
@@ -206,12 +217,14 @@ impl Wrinkles {
                 .par_iter_mut()
                 .for_each(|st| warp_clocks(&mut st.friction, &mut st.plastic, w));
         }
-        (slips, yields)
     }
 
     /// The largest plastic angle |θ_p| of any hinge (rad).
     pub fn max_plastic_angle(&self) -> f64 {
-        self.hinges.iter().map(|s| s.plastic.theta_p.abs()).fold(0.0, f64::max)
+        self.hinges
+            .iter()
+            .map(|s| s.plastic.theta_p.abs())
+            .fold(0.0, f64::max)
     }
 }
 

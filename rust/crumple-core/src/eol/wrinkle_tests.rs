@@ -78,12 +78,17 @@ fn the_crease_state_follows_its_edges_through_the_sizing_remesh() {
     let mut s = Stepper::new(x, u, m.faces().to_vec(), crate::eol::system::strip_params(), 1e-3).unwrap();
     s.set_wrinkles(Some(cotton(Switches::default())));
     let on_line = |s: &Stepper, h: &crate::geometry::Hinge| {
-        h.vertices[..2].iter().all(|&v| (s.mesh.u[v as usize][1] - fold).abs() < 1e-12)
+        h.vertices[..2]
+            .iter()
+            .all(|&v| (s.mesh.u[v as usize][1] - fold).abs() < 1e-12)
     };
     let w = s.wrinkles.as_mut().unwrap();
     let mut marked = 0;
     for (st, h) in w.hinges.iter_mut().zip(&s.mesh.hinges) {
-        if h.vertices[..2].iter().all(|&v| (s.mesh.u[v as usize][1] - fold).abs() < 1e-12) {
+        if h.vertices[..2]
+            .iter()
+            .all(|&v| (s.mesh.u[v as usize][1] - fold).abs() < 1e-12)
+        {
             st.plastic.theta_p = 1.0;
             marked += 1;
         }
@@ -105,7 +110,10 @@ fn the_crease_state_follows_its_edges_through_the_sizing_remesh() {
         on += usize::from(want == 1.0);
         assert_eq!(st.plastic.theta_p, want, "hinge {h:?}");
     }
-    println!("crease: {h0} → {} hinges, {r:?}, {on} on the crease line", s.mesh.hinges.len());
+    println!(
+        "crease: {h0} → {} hinges, {r:?}, {on} on the crease line",
+        s.mesh.hinges.len()
+    );
     assert!(on > marked, "the crease edges were not split ({on} on the line)");
 }
 
@@ -115,7 +123,11 @@ fn line_angles(s: &Stepper, line: &[u32]) -> Vec<f64> {
     s.mesh
         .hinges
         .iter()
-        .filter(|h| h.vertices[..2].iter().all(|&v| line.binary_search(&s.ids[v as usize]).is_ok()))
+        .filter(|h| {
+            h.vertices[..2]
+                .iter()
+                .all(|&v| line.binary_search(&s.ids[v as usize]).is_ok())
+        })
         .map(|h| {
             let x = h.vertices.map(|i| s.mesh.x[i as usize]);
             crate::cloth::hinge::dihedral_angle_and_gradient(&x).0
@@ -148,7 +160,10 @@ fn a_crease_held_longer_stays_sharper() {
             }
             s.step().unwrap();
         }
-        let line: Vec<u32> = (0..s.mesh.x.len()).filter(|&i| s.mesh.eol[i]).map(|i| s.ids[i]).collect();
+        let line: Vec<u32> = (0..s.mesh.x.len())
+            .filter(|&i| s.mesh.eol[i])
+            .map(|i| s.ids[i])
+            .collect();
         let held = mean(&line_angles(&s, &line));
         s.remove_box(0);
         s.params.gravity = Vec3::zero();
@@ -161,7 +176,11 @@ fn a_crease_held_longer_stays_sharper() {
             }
         }
         assert!(s.mesh.x.iter().all(|x| x.is_finite()));
-        (held, mean(&late), late.iter().fold(f64::INFINITY, |a, &b| a.min(b)))
+        (
+            held,
+            mean(&late),
+            late.iter().fold(f64::INFINITY, |a, &b| a.min(b)),
+        )
     };
     let (eh, elastic, emin) = run(Switches::off(), 0.0);
     let (sh, short, smin) = run(Switches::default(), 0.0);
@@ -171,7 +190,10 @@ fn a_crease_held_longer_stays_sharper() {
          last second: elastic {elastic:.3} ({emin:.3}), short hold {short:.3} ({smin:.3}), long hold \
          {long:.3} ({lmin:.3})"
     );
-    assert!(sh.abs() > 0.5 && lh.abs() > 0.5, "the sheet did not fold over the edge");
+    assert!(
+        sh.abs() > 0.5 && lh.abs() > 0.5,
+        "the sheet did not fold over the edge"
+    );
     // Measured: held -1.28 rad; about -0.109 (long), -0.001 (short), 0.004
     // (elastic). The short hold's threshold (0.1 rad, κ_f = 0.42 κ_b) keeps
     // about 0.04 rad at rest, inside this measure's swing: only the long
@@ -201,7 +223,14 @@ fn a_checkpoint_keeps_the_wrinkle_state() {
         b.step().unwrap();
     }
     assert_eq!(bits(&a), bits(&b));
-    assert!(a.wrinkles.as_ref().unwrap().hinges.iter().any(|h| h.friction.t_stick > 0.0));
+    assert!(
+        a.wrinkles
+            .as_ref()
+            .unwrap()
+            .hinges
+            .iter()
+            .any(|h| h.friction.t_stick > 0.0)
+    );
 }
 
 #[test]
