@@ -740,7 +740,8 @@ def eol_crease(*, out_dir: Path, frames: int = 60, backend: str = "cpu", scale: 
     the paper's elastic bending). The last 20 steps before ``release_at`` s
     add ``hold`` s of dwell to every hinge's clocks (the hold-time warp,
     spec persistent_wrinkles §4.6; 0 = a short hold of ``release_at`` s).
-    At ``release_at`` the box is removed and the border let go: the sheet
+    At ``release_at`` (or within 20 steps after it, as frames fall) the box
+    is removed and the border let go: the sheet
     falls freely, so
     gravity does not bend it and only its own moments unfold the crease.
     ``scale`` sets the resolution (1: 16 × 16 quads); dt 2e-3 s.
@@ -773,7 +774,7 @@ def eol_crease(*, out_dir: Path, frames: int = 60, backend: str = "cpu", scale: 
     out.mkdir(parents=True, exist_ok=True)
     line: np.ndarray = np.zeros(0, dtype=np.uint32)
     held = float("nan")
-    released = False
+    released, released_at = False, float("inf")
     series: dict[str, list[float]] = {"time_s": [], "crease_rad": [], "eol_vertices": []}
 
     def crease() -> float:
@@ -789,19 +790,22 @@ def eol_crease(*, out_dir: Path, frames: int = 60, backend: str = "cpu", scale: 
         with _progress_bar(frames, "eol_crease", enabled=progress) as bar:
             for _ in range(max(int(frames), 1)):
                 end = sim.time + FRAME_DT
-                if not released and end > release_at:
+                if not released and end >= release_at - 1e-9:
+                    # The hold's last 20 steps, taken one by one so that the
+                    # warp is spent on them whatever the frame layout (the
+                    # release may come up to 20 steps after release_at).
                     warp_from = release_at - 20 * sim.dt
                     if sim.time < warp_from:
                         sim.advance(warp_from - sim.time)
-                    left = max(1, int(round((release_at - sim.time) / sim.dt)))
                     if wrinkles and hold > 0.0:
-                        sim.hold_warp(hold / left, left)
-                    sim.advance(max(0.0, release_at - sim.time))
+                        sim.hold_warp(hold / 20.0, 20)
+                    for _ in range(20):
+                        sim.step()
                     line = cloth.vertex_ids[cloth.is_eol]
                     held = crease()
                     sim.remove_collider(0)
                     cloth.release()
-                    released = True
+                    released, released_at = True, sim.time
                 sim.advance(max(0.0, end - sim.time))
                 series["time_s"].append(sim.time)
                 series["crease_rad"].append(crease())
@@ -815,10 +819,11 @@ def eol_crease(*, out_dir: Path, frames: int = 60, backend: str = "cpu", scale: 
     # Along the crease line (z): the sheet's profile, the kept angle at its middle.
     viz.screenshot({"cloth": TriMesh(x, cloth.faces)}, out / "eol_crease.png",
                    camera=((c[0], c[1], c[2] + 1.6), tuple(c)), colors=[CLOTH])
-    last = [a for t_, a in zip(series["time_s"], series["crease_rad"]) if t_ > max(sim.time - 1.0, release_at)]
+    last = [a for t_, a in zip(series["time_s"], series["crease_rad"]) if t_ > max(sim.time - 1.0, released_at)]
     write_json(out / "metrics.json", {
         "scene": "eol_crease", "material": material, "wrinkles": bool(wrinkles), "hold_s": hold,
         "faces": int(len(cloth.faces)), "steps": sim.step_count, "crease_line_vertices": int(line.size),
+        "released_at_s": released_at,
         "crease_held_rad": held,
         "crease_kept_rad": float(np.nanmean(last)) if last else float("nan"),
         "plastic_angle_max_rad": float(np.abs(cloth.plastic_angles).max()) if wrinkles else 0.0,
