@@ -868,6 +868,32 @@ impl Cloth<'_> {
     /// mended now (the flow through an EOL line is fast next to a
     /// free-falling hanging part; waiting for it to get thin lets the step
     /// carry it over).
+    /// [D] The material runs out under EOL vertex `i` within this step: the
+    /// material point it would reach, `X + Ẋ h` and τ beyond along `Ẋ`, is
+    /// in no face (a border parallel to the feature arriving at it, as when
+    /// a sheet slides off a table). The vertex is then released: an EOL
+    /// vertex cannot pass the border, and the step's QP has no solution
+    /// that keeps it on the feature while the material it stands on ends.
+    fn runs_out(&self, i: usize, tau: f64, h: f64) -> bool {
+        let (u, ud) = (self.mesh.u[i], self.ud[i]);
+        let speed = ud[0].hypot(ud[1]);
+        if !(speed > 0.0) {
+            return false;
+        }
+        let reach = speed * h + tau;
+        let p = [u[0] + ud[0] / speed * reach, u[1] + ud[1] / speed * reach];
+        !self.mesh.faces.iter().any(|f| {
+            let [a, b, c] = f.map(|k| self.mesh.u[k as usize]);
+            // Inside or within 1e-9 m of a side: a border EOL vertex moves
+            // along its border (spec §5.4), so its point lies on it.
+            let side = |p0: Mat2d, p1: Mat2d| {
+                let d = [p1[0] - p0[0], p1[1] - p0[1]];
+                d[0] * (p[1] - p0[1]) - d[1] * (p[0] - p0[0]) >= -1e-9 * d[0].hypot(d[1])
+            };
+            side(a, b) && side(b, c) && side(c, a)
+        })
+    }
+
     pub fn remesh(&mut self, obstacles: &Obstacles<'_>, thr: f64, tau: f64, h: f64) -> Result<RemeshReport> {
         let mut report = RemeshReport::default();
         // Lift-off (§5.5): an EOL vertex no longer in its obstacle's contact
@@ -878,7 +904,7 @@ impl Cloth<'_> {
             let Some(f) = self.features[i].filter(|_| self.mesh.eol[i]) else {
                 continue;
             };
-            if !obstacles.holds(&f, self.mesh.x[i], thr) {
+            if !obstacles.holds(&f, self.mesh.x[i], thr) || self.runs_out(i, tau, h) {
                 release_vertex(self.mesh, self.xd, self.ud, self.features, i);
                 report.released += 1;
             }
