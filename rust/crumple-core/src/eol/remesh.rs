@@ -877,7 +877,7 @@ impl Cloth<'_> {
     fn runs_out(&self, i: usize, tau: f64, h: f64) -> bool {
         let (u, ud) = (self.mesh.u[i], self.ud[i]);
         let speed = ud[0].hypot(ud[1]);
-        if !(speed > 0.0) {
+        if speed.is_nan() || speed <= 0.0 {
             return false;
         }
         let reach = speed * h + tau;
