@@ -73,6 +73,11 @@ pub struct Site {
     pub feature: Feature,
     /// Locally flat (§6.3).
     pub flat: bool,
+    /// [D] An edge vertex bent less than `step::SOFT_EDGE` but not flat:
+    /// moving it across the edge in the cloth's tangent plane (with `Ẋ`
+    /// following) barely deforms the cloth, a near-null direction of `M̃`
+    /// that the face rows leave open on the lift-off side.
+    pub soft: bool,
     /// `t̄` or `b̄` (unit, material space).
     pub along: Mat2d,
     /// The cloth's vertex normal.
@@ -163,6 +168,7 @@ impl Rows {
         let Site {
             feature,
             flat,
+            soft,
             along,
             vertex_normal,
             v_o,
@@ -187,9 +193,23 @@ impl Rows {
                 self.pinned_point(x, n, v_o);
             }
             Feature::Point { normal, .. } => self.pinned_point(x, normal, v_o),
-            Feature::Edge { normals, .. } if !flat => {
+            Feature::Edge { normals, tangent, .. } if !flat => {
                 for n in normals {
                     self.world(true, x, n, v_o);
+                }
+                if soft {
+                    // [D] Spec §6.1's face rows, and the flat case's in-plane
+                    // row across the edge: without it the QP, nearly flat
+                    // along that direction, sends the vertex off the edge
+                    // sideways at m/s (the remesher then releases it and
+                    // catches it again every few steps: a sheet on two
+                    // boxes with μ = 1.5 never came to rest).
+                    let nv = if vertex_normal.dot(normals[0] + normals[1]) < 0.0 {
+                        -vertex_normal
+                    } else {
+                        vertex_normal
+                    };
+                    self.world(false, x, nv.cross(tangent).normalize_or_zero(), v_o);
                 }
                 eulerian(self);
             }

@@ -281,6 +281,9 @@ impl StepReport {
 const FLAT_EDGE: f64 = 0.1;
 /// … and this for a corner or point vertex.
 const FLAT_CORNER: f64 = 0.5;
+/// [D] Below this (rad) an edge vertex that is not flat still gets the
+/// in-plane row across the edge (`constraints::Site::soft`).
+pub(crate) const SOFT_EDGE: f64 = 0.5;
 
 /// Per vertex: the unit normals of its faces, its neighbours, and the
 /// material normal b̄ of a border edge at it (None inside).
@@ -1030,6 +1033,7 @@ impl Stepper {
             let site = Site {
                 feature,
                 flat,
+                soft: !corner && spread < SOFT_EDGE,
                 along,
                 vertex_normal: vn,
                 v_o: self.obstacles().velocity_of(&feature),
