@@ -819,17 +819,19 @@ def test_a_sheet_slides_off_a_frictionless_table_and_falls() -> None:
     material under the EOL line runs out: the remesher releases the line
     (before this rule the step's QP had no solution there and the run
     stopped with a SolverError at t = 0.325 s). Every step passes its KKT
-    check, the sheet ends below the table top, beside the box."""
+    check, the whole line is released, the sheet ends below the table top,
+    beside the box."""
     sheet = cr.geometry.grid_mesh(size=(0.5, 0.5), resolution=(16, 16), center=(0.0, 0.001, 0.25), normal="y")
     sim = cr.eol.Simulation(dt=5e-3)
     cloth = sim.add_cloth(sheet, "denim")
     sim.add_collider(cr.colliders.Box(center=(0.5, -0.5, 0.25), half_extents=(0.5, 0.5, 0.5), mode="slip"))
-    most = 0
+    most = released = 0
     for _ in range(100):
-        sim.step()
+        sim.step()  # a step whose QP fails its KKT check raises
         most = max(most, int(cloth.is_eol.sum()))
-        assert sim.stats()["kkt_complementarity"] <= 1e-8
+        released += sim.stats()["eol_released"]
     x = cloth.positions
+    assert released >= most, f"only {released} of {most} EOL vertices were released"
     assert most >= 10, "the sheet never folded over the edge"
     assert np.all(np.isfinite(x))
     # It falls along the box's side face (x = 0), within 2·thr of it.
@@ -846,7 +848,9 @@ def test_a_sheet_across_two_boxes_rests_with_friction_and_falls_without(mu: floa
     and falls. [D] Before the in-plane row at softly bent edge vertices
     (``constraints::Site::soft``) the μ = 1.5 sheet never rested: its EOL
     vertices left the edges sideways at 1–1.9 m/s and were caught again
-    every few steps (KE ~2e-4 J, about 30 made and released per 8 steps)."""
+    every few steps (KE ~2e-4 J, about 30 made and released per 8 steps).
+    The resting sheet, lifted by its outer strips at 0.5 m/s, leaves the
+    edges (no EOL vertex left after 0.2 s)."""
     sheet = cr.geometry.grid_mesh(size=(0.5, 0.5), resolution=(16, 16), center=(0.0, 0.01, 0.0), normal="y")
     sim = cr.eol.Simulation(dt=5e-3)
     cloth = sim.add_cloth(sheet, "eol_sheet")
@@ -865,5 +869,13 @@ def test_a_sheet_across_two_boxes_rests_with_friction_and_falls_without(mu: floa
         assert sim.kinetic_energy() < 1e-6
         assert churn == 0 and cloth.is_eol.sum() >= 20
         assert x[:, 1].min() > -0.1, "the sheet slid into the gap"
+        # Lifted by its outer strips (on the box tops), it leaves the edges:
+        # the rows never hold an EOL vertex down.
+        outer = np.flatnonzero(np.abs(x[:, 0]) > 0.2)
+        cloth.set_pin_targets(outer, x[outer], np.tile([0.0, 0.5, 0.0], (len(outer), 1)))
+        for _ in range(40):
+            sim.step()
+        assert not cloth.is_eol.any(), f"{int(cloth.is_eol.sum())} EOL vertices held on the edges"
+        assert cloth.positions[:, 1].min() > 0.0
     else:
         assert x[:, 1].max() < -0.2, "the frictionless sheet did not fall through the gap"

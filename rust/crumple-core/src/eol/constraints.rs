@@ -76,7 +76,8 @@ pub struct Site {
     /// [D] An edge vertex bent less than `step::SOFT_EDGE` but not flat:
     /// moving it across the edge in the cloth's tangent plane (with `Ẋ`
     /// following) barely deforms the cloth, a near-null direction of `M̃`
-    /// that the face rows leave open on the lift-off side.
+    /// that the face rows leave open on the lift-off side. It gets the
+    /// flat case's rows (with the normal clamped into the faces' cone).
     pub soft: bool,
     /// `t̄` or `b̄` (unit, material space).
     pub along: Mat2d,
@@ -84,6 +85,37 @@ pub struct Site {
     pub vertex_normal: Vec3<f64>,
     /// Obstacle velocity `v_o`, m/s.
     pub v_o: Vec3<f64>,
+}
+
+/// The vertex normal `nv` of an edge vertex projected on the plane of the
+/// edge's face normals `n` (⊥ `t`), turned outward and clamped into their
+/// cone `{a n_0 + b n_1 : a, b ≥ 0}`, unit. Parallel to `t` (no direction
+/// in that plane): the cone's bisector.
+fn cone_normal(nv: Vec3<f64>, n: [Vec3<f64>; 2], t: Vec3<f64>) -> Vec3<f64> {
+    let mut p = nv - t * t.dot(nv);
+    let mid = (n[0] + n[1]).normalize_or_zero();
+    if p.norm() <= 1e-6 {
+        return mid;
+    }
+    if p.dot(mid) < 0.0 {
+        p = -p;
+    }
+    // p = a n_0 + b n_1 (both ⊥ t): the 2×2 Gram system.
+    let (g00, g01, g11) = (n[0].dot(n[0]), n[0].dot(n[1]), n[1].dot(n[1]));
+    let (r0, r1) = (p.dot(n[0]), p.dot(n[1]));
+    let det = g00 * g11 - g01 * g01;
+    if det.abs() <= 1e-12 {
+        return mid;
+    }
+    let a = (r0 * g11 - r1 * g01) / det;
+    let b = (r1 * g00 - r0 * g01) / det;
+    if a < 0.0 {
+        n[1]
+    } else if b < 0.0 {
+        n[0]
+    } else {
+        p.normalize_or_zero()
+    }
 }
 
 /// Rows being collected: equalities `aᵀq̇ = b` and inequalities `aᵀq̇ ≥ b`.
@@ -193,34 +225,21 @@ impl Rows {
                 self.pinned_point(x, n, v_o);
             }
             Feature::Point { normal, .. } => self.pinned_point(x, normal, v_o),
-            Feature::Edge { normals, tangent, .. } if !flat => {
+            Feature::Edge { normals, .. } if !flat && !soft => {
                 for n in normals {
                     self.world(true, x, n, v_o);
-                }
-                if soft {
-                    // [D] Spec §6.1's face rows, and the flat case's in-plane
-                    // row across the edge: without it the QP, nearly flat
-                    // along that direction, sends the vertex off the edge
-                    // sideways at m/s (the remesher then releases it and
-                    // catches it again every few steps: a sheet on two
-                    // boxes with μ = 1.5 never came to rest).
-                    let nv = if vertex_normal.dot(normals[0] + normals[1]) < 0.0 {
-                        -vertex_normal
-                    } else {
-                        vertex_normal
-                    };
-                    self.world(false, x, nv.cross(tangent).normalize_or_zero(), v_o);
                 }
                 eulerian(self);
             }
             Feature::Edge { normals, tangent, .. } => {
-                let nv = if vertex_normal.dot(normals[0] + normals[1]) < 0.0 {
-                    -vertex_normal
-                } else {
-                    vertex_normal
-                };
-                self.world(true, x, nv, v_o);
-                self.world(false, x, nv.cross(tangent).normalize_or_zero(), v_o);
+                // Flat (§6.3) or softly bent ([D], `Site::soft`): one row
+                // along the vertex normal, clamped into the cone of the two
+                // face normals (lift-off stays possible, never into a face),
+                // and the in-plane row across the edge (full rank: one
+                // normal for friction).
+                let nc = cone_normal(vertex_normal, normals, tangent);
+                self.world(true, x, nc, v_o);
+                self.world(false, x, nc.cross(tangent).normalize_or_zero(), v_o);
                 eulerian(self);
             }
             Feature::Wire { normal, tangent, .. } => {

@@ -176,3 +176,23 @@ fn t19_constraint_geometry() {
     // The line runs along +u in material space; t̄ from prev → next is ∓ that.
     assert!(t[1].abs() <= 1e-12 && (t[0].abs() - 1.0).abs() <= 1e-12, "{t:?}");
 }
+
+/// [D] The one inequality of a flat or softly bent edge vertex is along its
+/// vertex normal clamped into the cone of the box's two face normals: kept
+/// inside the cone, turned outward, clamped to a face when it leans past
+/// it (lift-off never into a face, and never blocked), the bisector when
+/// the normal has no direction across the edge.
+#[test]
+fn a_soft_edge_vertex_lifts_off_only_inside_the_faces_cone() {
+    let n = [Vec3::new(0.0, 1.0, 0.0), Vec3::new(-1.0, 0.0, 0.0)];
+    let t = Vec3::new(0.0, 0.0, 1.0);
+    let inside = Vec3::new(-0.3, 1.0, 0.2).normalize_or_zero();
+    let across = Vec3::new(-0.3, 1.0, 0.0).normalize_or_zero();
+    assert!((cone_normal(inside, n, t) - across).norm() < 1e-12);
+    assert!((cone_normal(-inside, n, t) - across).norm() < 1e-12);
+    let past = Vec3::new(0.3, 1.0, 0.0).normalize_or_zero();
+    assert!((cone_normal(past, n, t) - n[0]).norm() < 1e-12);
+    let below = Vec3::new(-1.0, -0.2, 0.0).normalize_or_zero();
+    assert!((cone_normal(below, n, t) - n[1]).norm() < 1e-12);
+    assert!((cone_normal(t, n, t) - (n[0] + n[1]).normalize_or_zero()).norm() < 1e-12);
+}

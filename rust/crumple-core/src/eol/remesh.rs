@@ -869,7 +869,8 @@ impl Cloth<'_> {
     /// free-falling hanging part; waiting for it to get thin lets the step
     /// carry it over).
     /// [D] The material runs out under EOL vertex `i` within this step: the
-    /// material point it would reach, `X + Ẋ h` and τ beyond along `Ẋ`, is
+    /// material point it would reach, `X + Ẋ h` and as far again (at most τ)
+    /// beyond along `Ẋ`, is
     /// in no face (a border parallel to the feature arriving at it, as when
     /// a sheet slides off a table). The vertex is then released: an EOL
     /// vertex cannot pass the border, and the step's QP has no solution
@@ -877,10 +878,13 @@ impl Cloth<'_> {
     fn runs_out(&self, i: usize, tau: f64, h: f64) -> bool {
         let (u, ud) = (self.mesh.u[i], self.ud[i]);
         let speed = ud[0].hypot(ud[1]);
-        if speed.is_nan() || speed <= 0.0 {
+        // Slow or still: nothing runs out (and Ẋ's direction would be noise).
+        if speed.is_nan() || speed * h <= 1e-3 * tau {
             return false;
         }
-        let reach = speed * h + tau;
+        // This step's travel and as much again, at most τ: the look-ahead
+        // scales with the speed, so a slow vertex near a border is kept.
+        let reach = speed * h + (speed * h).min(tau);
         let p = [u[0] + ud[0] / speed * reach, u[1] + ud[1] / speed * reach];
         !self.mesh.faces.iter().any(|f| {
             let [a, b, c] = f.map(|k| self.mesh.u[k as usize]);
@@ -896,15 +900,20 @@ impl Cloth<'_> {
 
     pub fn remesh(&mut self, obstacles: &Obstacles<'_>, thr: f64, tau: f64, h: f64) -> Result<RemeshReport> {
         let mut report = RemeshReport::default();
+        // Vertices released because their material ran out: this pass does
+        // not put them back on the feature (their edges still cross it).
+        let ran_out_here: Vec<bool> = (0..self.mesh.x.len())
+            .map(|i| self.mesh.eol[i] && self.runs_out(i, tau, h))
+            .collect();
         // Lift-off (§5.5): an EOL vertex no longer in its obstacle's contact
         // band is released (a vertex that lifts off the feature leaves it;
         // keeping it EOL there would break the on-feature invariant, E1
         // proxy (a)).
-        for i in 0..self.mesh.x.len() {
+        for (i, &ran_out) in ran_out_here.iter().enumerate() {
             let Some(f) = self.features[i].filter(|_| self.mesh.eol[i]) else {
                 continue;
             };
-            if !obstacles.holds(&f, self.mesh.x[i], thr) || self.runs_out(i, tau, h) {
+            if ran_out || !obstacles.holds(&f, self.mesh.x[i], thr) {
                 release_vertex(self.mesh, self.xd, self.ud, self.features, i);
                 report.released += 1;
             }
@@ -946,7 +955,8 @@ impl Cloth<'_> {
         for (line, feature, normal, v_o) in lines {
             for &(p, q) in &edges {
                 let (pi, qi) = (p as usize, q as usize);
-                if self.mesh.eol[pi] || self.mesh.eol[qi] {
+                let ran_out = |k: usize| ran_out_here.get(k).copied().unwrap_or(false);
+                if self.mesh.eol[pi] || self.mesh.eol[qi] || ran_out(pi) || ran_out(qi) {
                     continue;
                 }
                 let (xa, xb) = (self.mesh.x[pi], self.mesh.x[qi]);
