@@ -314,3 +314,33 @@ fn plastic_angles_stay_at_the_fold_through_the_step_with_sizing() {
         "the crease did not keep its plastic angles ({at_crease})"
     );
 }
+
+/// A checkpoint's wrinkle states are refused, the stepper unchanged, for a
+/// cloth without wrinkles and when a clock is negative or a state not
+/// finite; the same checkpoint without the fault restores.
+#[test]
+fn a_checkpoint_with_bad_wrinkle_states_is_refused() {
+    let p = cotton(Switches::default());
+    let mut a = drape(6, &p);
+    a.set_wrinkles(Some(p));
+    for _ in 0..10 {
+        a.step().unwrap();
+    }
+    let good = a.checkpoint();
+    let mut plain = drape(6, &p);
+    assert!(plain.restore(&good).is_err());
+    assert_eq!((plain.step_count, plain.wrinkles.is_none()), (0, true));
+    let mut b = drape(6, &p);
+    b.set_wrinkles(Some(p));
+    let before = b.wrinkles.clone();
+    for fault in [-1.0, f64::NAN] {
+        let mut w = a.wrinkles.clone().unwrap();
+        w.hinges[0].friction.t_stick = fault;
+        let mut bad = a.clone();
+        bad.wrinkles = Some(w);
+        assert!(b.restore(&bad.checkpoint()).is_err(), "t_stick {fault} accepted");
+        assert_eq!(b.wrinkles, before);
+    }
+    b.restore(&good).unwrap();
+    assert_eq!(b.wrinkles, a.wrinkles);
+}
