@@ -845,8 +845,8 @@ def test_a_sheet_across_two_boxes_rests_with_friction_and_falls_without(mu: floa
     friction proxy with two edges): with μ = 1.5 it comes to rest over the
     gap (kinetic energy < 1e-6 J after 0.6 s, the EOL vertices kept: none
     made or released in the last 0.1 s); with μ = 0 it slides into the gap
-    and falls. [D] Before the in-plane row at softly bent edge vertices
-    (``constraints::Site::soft``) the μ = 1.5 sheet never rested: its EOL
+    and falls. [D] Before the flat rows at edge vertices bent up to 0.5 rad
+    (``step::FLAT_EDGE``; the spec's 0.1) the μ = 1.5 sheet never rested: its EOL
     vertices left the edges sideways at 1–1.9 m/s and were caught again
     every few steps (KE ~2e-4 J, about 30 made and released per 8 steps).
     The resting sheet, lifted by its outer strips at 0.5 m/s, leaves the

@@ -450,14 +450,7 @@ impl PyEolSimulation {
     /// Signed dihedral angle per hinge `(H,)`, rad, flat = 0.
     fn hinge_angles<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
         let m = &self.s.mesh;
-        let a: Vec<f64> = m
-            .hinges
-            .iter()
-            .map(|h| {
-                crumple_core::cloth::hinge::dihedral_angle_and_gradient(&h.vertices.map(|i| m.x[i as usize]))
-                    .0
-            })
-            .collect();
+        let a: Vec<f64> = m.hinges.iter().map(|h| m.hinge_angle(h)).collect();
         PyArray1::from_vec(py, a)
     }
 

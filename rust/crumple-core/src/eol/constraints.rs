@@ -6,8 +6,10 @@
 //!   tangential motion is Eulerian;
 //! - corner (flat) and point: `nᵀẋ ≥ nᵀv_o`, `t_kᵀẋ = t_kᵀv_o` (k = 1, 2);
 //! - edge (not flat): `n_1ᵀẋ ≥ n_1ᵀv_o`, `n_2ᵀẋ ≥ n_2ᵀv_o`, `t̄ᵀẊ = 0`;
-//! - edge (flat) and wire: `n_vᵀẋ ≥ n_vᵀv_o`, `(n_v×t_e)ᵀẋ = (n_v×t_e)ᵀv_o`,
-//!   `t̄ᵀẊ = 0` (a border vertex uses the border's normal `b̄` for `t̄`).
+//! - edge (flat: [D] bent less than `step::FLAT_EDGE`) and wire:
+//!   `n_vᵀẋ ≥ n_vᵀv_o`, `(n_v×t_e)ᵀẋ = (n_v×t_e)ᵀv_o`, `t̄ᵀẊ = 0` (at an
+//!   edge `n_v` clamped into the cone of its face normals; a border vertex
+//!   uses the border's normal `b̄` for `t̄`).
 
 use super::element::Mat2d;
 use super::sparse::{Csc, Triplet};
@@ -71,14 +73,8 @@ impl Feature {
 pub struct Site {
     /// The feature.
     pub feature: Feature,
-    /// Locally flat (§6.3).
+    /// Locally flat (§6.3; for edges up to a bend of `step::FLAT_EDGE`).
     pub flat: bool,
-    /// [D] An edge vertex bent less than `step::SOFT_EDGE` but not flat:
-    /// moving it across the edge in the cloth's tangent plane (with `Ẋ`
-    /// following) barely deforms the cloth, a near-null direction of `M̃`
-    /// that the face rows leave open on the lift-off side. It gets the
-    /// flat case's rows (with the normal clamped into the faces' cone).
-    pub soft: bool,
     /// `t̄` or `b̄` (unit, material space).
     pub along: Mat2d,
     /// The cloth's vertex normal.
@@ -200,7 +196,6 @@ impl Rows {
         let Site {
             feature,
             flat,
-            soft,
             along,
             vertex_normal,
             v_o,
@@ -225,18 +220,18 @@ impl Rows {
                 self.pinned_point(x, n, v_o);
             }
             Feature::Point { normal, .. } => self.pinned_point(x, normal, v_o),
-            Feature::Edge { normals, .. } if !flat && !soft => {
+            Feature::Edge { normals, .. } if !flat => {
                 for n in normals {
                     self.world(true, x, n, v_o);
                 }
                 eulerian(self);
             }
             Feature::Edge { normals, tangent, .. } => {
-                // Flat (§6.3) or softly bent ([D], `Site::soft`): one row
-                // along the vertex normal, clamped into the cone of the two
-                // face normals (lift-off stays possible, never into a face),
-                // and the in-plane row across the edge (full rank: one
-                // normal for friction).
+                // Flat (§6.3, [D] up to `step::FLAT_EDGE`): one row along
+                // the vertex normal, clamped into the cone of the two face
+                // normals (lift-off stays possible, never into a face), and
+                // the in-plane row across the edge (full rank: one normal
+                // for friction).
                 let nc = cone_normal(vertex_normal, normals, tangent);
                 self.world(true, x, nc, v_o);
                 self.world(false, x, nc.cross(tangent).normalize_or_zero(), v_o);

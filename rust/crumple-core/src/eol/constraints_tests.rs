@@ -97,7 +97,6 @@ fn t12_strict_convexity_on_the_active_face() {
                 let site = Site {
                     feature,
                     flat,
-                    soft: false,
                     along,
                     vertex_normal: top,
                     v_o: Vec3::zero(),
@@ -141,7 +140,6 @@ fn t19_constraint_geometry() {
     let corner = Site {
         feature: Feature::Corner { normals, obstacle: 0 },
         flat: false,
-        soft: false,
         along: [0.0; 2],
         vertex_normal: normals[0],
         v_o: Vec3::zero(),

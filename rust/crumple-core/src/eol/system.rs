@@ -123,6 +123,12 @@ impl Mesh {
         m
     }
 
+    /// Signed dihedral angle of hinge `h` (rad, flat = 0: the cloth
+    /// module's convention).
+    pub fn hinge_angle(&self, h: &Hinge) -> f64 {
+        hinge::dihedral_angle_and_gradient(&h.vertices.map(|i| self.x[i as usize])).0
+    }
+
     /// Per undirected edge `(smaller, larger)`, the number of faces on it
     /// (1 on the border). Ordered, so every walk over it (the first border
     /// edge found at a vertex, spec §6.1's b̄) is the same on every run, as a

@@ -25,10 +25,8 @@ use rayon::prelude::*;
 
 use super::system::{Mesh, shape_factor};
 use crate::cloth::elements::{HingeVars, hinge_response};
-use crate::cloth::hinge;
 use crate::cloth::model::ElementParams;
 use crate::cloth::wrinkle::{FrictionState, PlasticState, warp_clocks};
-use crate::math::Vec3;
 
 /// One hinge's internal variables (the cloth module's, spec §2.3).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -82,12 +80,6 @@ pub struct Saved {
     states: Vec<HingeState>,
 }
 
-/// Dihedral angle of hinge `h` of `mesh` (rad).
-fn angle(mesh: &Mesh, h: &crate::geometry::Hinge) -> f64 {
-    let x: [Vec3<f64>; 4] = h.vertices.map(|i| mesh.x[i as usize]);
-    hinge::dihedral_angle_and_gradient(&x).0
-}
-
 /// The edge key of hinge `h`: its two vertices' persistent ids, smaller first.
 fn key(ids: &[u32], h: &crate::geometry::Hinge) -> (u32, u32) {
     let (a, b) = (ids[h.vertices[0] as usize], ids[h.vertices[1] as usize]);
@@ -119,7 +111,7 @@ impl Wrinkles {
         let hinges = mesh
             .hinges
             .iter()
-            .map(|h| HingeState::fresh(&params, angle(mesh, h)))
+            .map(|h| HingeState::fresh(&params, mesh.hinge_angle(h)))
             .collect();
         Self {
             params,
@@ -166,7 +158,7 @@ impl Wrinkles {
                 // answer for any thread count).
                 match saved.edges.iter().position(|e| on_segment(e, a, b)) {
                     Some(j) => saved.states[j],
-                    None => HingeState::fresh(&p, angle(mesh, h)),
+                    None => HingeState::fresh(&p, mesh.hinge_angle(h)),
                 }
             })
             .collect();
@@ -184,7 +176,7 @@ impl Wrinkles {
             .zip(self.hinges.par_iter_mut())
             .zip(mesh.hinges.par_iter())
             .map(|((o, st), hg)| {
-                let theta = angle(mesh, hg);
+                let theta = mesh.hinge_angle(hg);
                 // The rest shape is flat in material space (θ̄ = 0).
                 let r = hinge_response(
                     &p,
@@ -217,14 +209,6 @@ impl Wrinkles {
                 .par_iter_mut()
                 .for_each(|st| warp_clocks(&mut st.friction, &mut st.plastic, w));
         }
-    }
-
-    /// The largest plastic angle |θ_p| of any hinge (rad).
-    pub fn max_plastic_angle(&self) -> f64 {
-        self.hinges
-            .iter()
-            .map(|s| s.plastic.theta_p.abs())
-            .fold(0.0, f64::max)
     }
 }
 

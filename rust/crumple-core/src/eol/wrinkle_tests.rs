@@ -11,6 +11,7 @@ use crate::eol::obstacle::BoxObstacle;
 use crate::eol::sizing::Sizing;
 use crate::eol::step::Stepper;
 use crate::geometry::grid_mesh;
+use crate::math::Vec3;
 
 /// Cotton (the cloth module's Table 2 row: κ_f = 2 κ_b, friction threshold
 /// 0.1 rad growing to 1.7 rad with dwell, τ_f = 30 s) with switches `w`.
@@ -31,6 +32,16 @@ fn drape(res: usize, p: &ElementParams) -> Stepper {
         Vec3::new(0.5, 1.0, 0.5),
     )];
     s.tau = 0.005;
+    s
+}
+
+/// [`drape`] with the wrinkle model `p` on, after `steps` steps.
+fn wrinkled(res: usize, p: &ElementParams, steps: usize) -> Stepper {
+    let mut s = drape(res, p);
+    s.set_wrinkles(Some(*p));
+    for _ in 0..steps {
+        s.step().unwrap();
+    }
     s
 }
 
@@ -128,10 +139,7 @@ fn line_angles(s: &Stepper, line: &[u32]) -> Vec<f64> {
                 .iter()
                 .all(|&v| line.binary_search(&s.ids[v as usize]).is_ok())
         })
-        .map(|h| {
-            let x = h.vertices.map(|i| s.mesh.x[i as usize]);
-            crate::cloth::hinge::dihedral_angle_and_gradient(&x).0
-        })
+        .map(|h| s.mesh.hinge_angle(h))
         .collect()
 }
 
@@ -208,14 +216,9 @@ fn a_crease_held_longer_stays_sharper() {
 #[test]
 fn a_checkpoint_keeps_the_wrinkle_state() {
     let p = cotton(Switches::default());
-    let mut a = drape(6, &p);
-    a.set_wrinkles(Some(p));
-    for _ in 0..40 {
-        a.step().unwrap();
-    }
+    let mut a = wrinkled(6, &p, 40);
     let cp = a.checkpoint();
-    let mut b = drape(6, &p);
-    b.set_wrinkles(Some(p));
+    let mut b = wrinkled(6, &p, 0);
     b.restore(&cp).unwrap();
     assert_eq!(a.wrinkles, b.wrinkles);
     for _ in 0..20 {
@@ -236,12 +239,7 @@ fn a_checkpoint_keeps_the_wrinkle_state() {
 #[test]
 fn wrinkled_steps_are_the_same_for_any_thread_count() {
     crate::test_util::same_across_threads(|| {
-        let p = cotton(Switches::default());
-        let mut s = drape(6, &p);
-        s.set_wrinkles(Some(p));
-        for _ in 0..40 {
-            s.step().unwrap();
-        }
+        let s = wrinkled(6, &cotton(Switches::default()), 40);
         let w = s.wrinkles.as_ref().unwrap();
         let st: Vec<u64> = w
             .hinges
@@ -294,8 +292,7 @@ fn plastic_angles_stay_at_the_fold_through_the_step_with_sizing() {
             .iter()
             .map(|e| (*e - mid).norm())
             .fold(f64::INFINITY, f64::min);
-        let x = h.vertices.map(|i| s.mesh.x[i as usize]);
-        let theta = crate::cloth::hinge::dihedral_angle_and_gradient(&x).0;
+        let theta = s.mesh.hinge_angle(h);
         at_crease += usize::from(d < 0.05);
         // At the crease, or bent past the yield angle where it is (the
         // hanging end flaps): and bent the way it yielded.
@@ -321,17 +318,12 @@ fn plastic_angles_stay_at_the_fold_through_the_step_with_sizing() {
 #[test]
 fn a_checkpoint_with_bad_wrinkle_states_is_refused() {
     let p = cotton(Switches::default());
-    let mut a = drape(6, &p);
-    a.set_wrinkles(Some(p));
-    for _ in 0..10 {
-        a.step().unwrap();
-    }
+    let a = wrinkled(6, &p, 10);
     let good = a.checkpoint();
     let mut plain = drape(6, &p);
     assert!(plain.restore(&good).is_err());
     assert_eq!((plain.step_count, plain.wrinkles.is_none()), (0, true));
-    let mut b = drape(6, &p);
-    b.set_wrinkles(Some(p));
+    let mut b = wrinkled(6, &p, 0);
     let before = b.wrinkles.clone();
     for fault in [-1.0, f64::NAN] {
         let mut w = a.wrinkles.clone().unwrap();
