@@ -58,7 +58,13 @@ class Simulation(SimulationBase):
     torque-free, default; "linear": the paper's text); ``resampling`` (True;
     False = the §4.8 baseline with each material's ``plastic_cap``);
     ``cluster_spacing`` and ``cluster_radius`` (in spacings, 3 and 4);
-    ``min_clusters`` / ``max_clusters`` per particle (3 / 10); ``seed``;
+    ``min_clusters`` / ``max_clusters`` per particle (3 / 10);
+    ``deletion_distance`` (in spacings, 0.1: the paper's η; of a pair closer
+    than this the lower index is deleted, spec §5.1) and ``seed_distance``
+    (in spacings, 1: a seeded particle is farther than this from every
+    other, §5.2); the paper's pair doubles the particle density of a body
+    pulled to 5× along one axis, (0.5, 1.35) keeps it within 20 %
+    (``pbd_taffy`` uses it); ``seed``;
     ``conserve_mass_momentum`` (False: the paper); ``surface_level`` (0:
     the surface keeps its connectivity; 2: it tears where no particle
     supports it, :meth:`Body.cut` cuts it, and its pieces become components
@@ -104,6 +110,8 @@ class Simulation(SimulationBase):
         cluster_radius: float = 4.0,
         min_clusters: int = 3,
         max_clusters: int = 10,
+        deletion_distance: float = 0.1,
+        seed_distance: float = 1.0,
         seed: int = 0x5EEDC1A57E25,
         conserve_mass_momentum: bool = False,
         surface_level: int = 0,
@@ -131,6 +139,8 @@ class Simulation(SimulationBase):
             cluster_radius=positive(cluster_radius, "cluster_radius"),
             min_clusters=positive_int(min_clusters, "min_clusters"),
             max_clusters=positive_int(max_clusters, "max_clusters"),
+            deletion_distance=non_negative(deletion_distance, "deletion_distance"),
+            seed_distance=positive(seed_distance, "seed_distance"),
             seed=positive_int(seed, "seed", 0), conserve_mass_momentum=flag(conserve_mass_momentum,
                                                                               "conserve_mass_momentum"),
             surface_level=_surface_level(surface_level),

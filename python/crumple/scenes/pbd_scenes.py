@@ -302,15 +302,17 @@ def bar_mesh(mesh: str | Path | None, center: Sequence[float], half: Sequence[fl
           frames=150, backends=("cpu", "gpu"))
 def pbd_taffy(*, out_dir: Path, frames: int = 150, backend: str = "cpu", scale: float = 1.0,
               progress: bool = False, stretch: float = 5.0, turns: float = 0.5, resampling: bool = True,
-              mesh: str | None = None) -> Path:
+              deletion_distance: float = 0.5, seed_distance: float = 1.35, mesh: str | None = None) -> Path:
     """Spec X7 as a scene: a taffy bar 40r × 4r × 4r (K 0.99, ε_γ 1e-4,
     ν 0.99, volume correction) is gripped at both end layers; the grips
     move apart until the bar is ``stretch`` times its length and turn
     ``turns`` revolutions each about the pull axis, in opposite senses, over
     the run (``frames`` frames of 1/30 s: 5 s by default), like the arms of
     a taffy-pulling machine. Re-sampling (on by default; ``resampling=False``
-    is spec X8) keeps the strand filled. ``scale`` scales the bar's cross
-    section. Metrics per frame: particle count, particles per volume (N r³/V)
+    is spec X8) keeps the strand filled; ``deletion_distance`` and
+    ``seed_distance`` (0.5 and 1.35 spacings here, the paper's 0.1 and 1
+    double the particle density of the strand) are the simulation's options
+    of those names. ``scale`` scales the bar's cross section. Metrics per frame: particle count, particles per volume (N r³/V)
     over its initial value, enclosed volume over its initial value, largest
     ‖F_P‖_F; at the end: the strand's length over the grips' separation and
     the largest gap between neighbouring particles (r)."""
@@ -320,7 +322,8 @@ def pbd_taffy(*, out_dir: Path, frames: int = 150, backend: str = "cpu", scale: 
     sc = positive(scale, "scale")
     half = (20.0 * R, 2.0 * R * sc, 2.0 * R * sc)
     center = (0.0, 1.0, 0.0)
-    sim = pbd.Simulation(spacing=R, gravity=(0, 0, 0), resampling=resampling, backend=backend)
+    sim = pbd.Simulation(spacing=R, gravity=(0, 0, 0), resampling=resampling, backend=backend,
+                         deletion_distance=deletion_distance, seed_distance=seed_distance)
     mat = pbd.Material.preset("taffy")
     bar = sim.add_body(bar_mesh(mesh, center, half), mat, name="taffy")
     x0 = bar.positions.astype(np.float64)
@@ -376,6 +379,7 @@ def pbd_taffy(*, out_dir: Path, frames: int = 150, backend: str = "cpu", scale: 
     surface = bar.surface
     write_json(Path(out_dir) / "metrics.json", {
         "scene": "pbd_taffy", "stretch": stretch, "turns": turns, "resampling": resampling, "spacing_m": R,
+        "deletion_distance": deletion_distance, "seed_distance": seed_distance,
         "particles_initial": n0, "particles_final": bar.num_particles, "clusters_final": bar.num_clusters,
         "length_ratio": span / (stretch * length0),
         "max_gap_r": float(d.min(axis=1).max() / R) if len(d) else 0.0,

@@ -82,6 +82,20 @@ pub struct StepParams {
     pub min_clusters: u32,
     /// M_max: a cluster whose every member is in more than this many others is redundant (10).
     pub max_clusters: u32,
+    /// Deletion distance η, in spacings (0.1, the paper's): the lower index
+    /// of a same-component pair closer than η r dies (spec §5.1 a). At most 1.
+    pub deletion_distance: f64,
+    /// Seeding exclusion, in spacings (1, the paper's): a candidate must be
+    /// farther than this from every particle (spec §5.2 i). In [1, 2): the
+    /// candidates lie in the shell r..2r around their source.
+    ///
+    /// With the paper's pair (0.1, 1) a body pulled along one axis doubles
+    /// its particle density: a stretched cell's centre clears r before its
+    /// sides have thinned, and the sideways spacing, which the pull shrinks
+    /// to r/√stretch, never reaches 0.1 r (measured 2.12× at a 5× pull of
+    /// the 40r × 4r × 4r taffy bar, spec X7). (0.5, 1.35) keeps it within
+    /// 1.19× there and 1.10× on a bar twice as thick; `pbd_taffy` uses it.
+    pub seed_distance: f64,
     /// Seed of the counter-based random numbers of re-sampling.
     pub seed: u64,
     /// Rescale masses and shift velocities after re-sampling so each body's
@@ -127,6 +141,8 @@ impl Default for StepParams {
             cluster_radius: 4.0,
             min_clusters: 3,
             max_clusters: 10,
+            deletion_distance: 0.1,
+            seed_distance: 1.0,
             seed: 0x5eed_c1a5_7e25,
             conserve_mass_momentum: false,
             surface_level: 0,
@@ -202,6 +218,25 @@ impl StepParams {
                 self.max_clusters
             );
         }
+        if !(self.deletion_distance >= 0.0 && self.deletion_distance <= 1.0) {
+            return invalid!(
+                "deletion_distance must lie in [0, 1] spacings, got {}",
+                self.deletion_distance
+            );
+        }
+        if !(self.seed_distance >= 1.0 && self.seed_distance < 2.0) {
+            return invalid!(
+                "seed_distance must lie in [1, 2) spacings (candidates are drawn 1 to 2 spacings from their source), got {}",
+                self.seed_distance
+            );
+        }
+        if !(self.deletion_distance < self.seed_distance) {
+            return invalid!(
+                "deletion_distance ({}) must be below seed_distance ({}), or seeded particles would be deleted at once",
+                self.deletion_distance,
+                self.seed_distance
+            );
+        }
         Ok(())
     }
 
@@ -237,6 +272,8 @@ crate::params!(StepParams, base = StepParams::default(), {
     "cluster_radius": f64 = cluster_radius,
     "min_clusters": int = min_clusters,
     "max_clusters": int = max_clusters,
+    "deletion_distance": f64 = deletion_distance,
+    "seed_distance": f64 = seed_distance,
     "seed": int = seed,
     "conserve_mass_momentum": bool = conserve_mass_momentum,
     "surface_level": int = surface_level,

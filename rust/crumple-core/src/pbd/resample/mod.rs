@@ -36,8 +36,6 @@ use rayon::prelude::*;
 pub const SEED_NORM: f32 = 1.8;
 /// ‖F_P‖_F above which a cluster is removed (spec §6.3).
 pub const REMOVE_NORM: f32 = 2.0;
-/// Deletion distance η, in r (spec §5.1).
-pub const ETA: f32 = 0.1;
 /// Surface inflation for the inside tests, in r (spec §5.1, §5.2).
 pub const INFLATE: f32 = 0.25;
 /// Facing surface triangles closer than this merge, in r (spec §8.6 step 2
@@ -205,7 +203,7 @@ impl Resampler {
             .map(|i| state.memberships.count(i))
             .collect();
         // 14. Deletion, stable compaction; clusters that lost members are recentred.
-        let fates = deletion_marks(&mut self.grid, state, &inside, r);
+        let fates = deletion_marks(&mut self.grid, state, &inside, r, p.deletion_distance as f32);
         stats.crowded = fates.iter().filter(|f| **f == Fate::Crowded).count() as u32;
         stats.outside = fates.iter().filter(|f| **f == Fate::Outside).count() as u32;
         stats.deleted = stats.crowded + stats.outside;

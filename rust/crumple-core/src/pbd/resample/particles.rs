@@ -2,7 +2,7 @@
 //! stray particles with a stable compaction, seeding near strongly deformed
 //! clusters, and the optional mass and momentum fix-up of §5.3.
 
-use super::{ETA, SEED_NORM, TRIES};
+use super::{SEED_NORM, TRIES};
 use crate::collide::Collider;
 use crate::geometry::MeshInside;
 use crate::math::Vec3;
@@ -70,12 +70,15 @@ pub(super) enum Fate {
 
 /// Spec §5.1 for every particle, in parallel (each mark reads only the
 /// state before deletion, so the marks do not depend on the order);
-/// kinematic particles stay.
+/// kinematic particles stay. `eta` is the deletion distance η in r (the
+/// paper's 0.1 unless `StepParams::deletion_distance` says otherwise; at
+/// most 1, so the grid of cell r finds every neighbour within it).
 pub(super) fn deletion_marks(
     grid: &mut Grid,
     state: &State,
     inside: &[Option<MeshInside>],
     r: f32,
+    eta: f32,
 ) -> Vec<Fate> {
     let pt = &state.particles;
     let n = pt.len();
@@ -90,7 +93,7 @@ pub(super) fn deletion_marks(
                 return Fate::Keep;
             }
             let same = |j: usize| pt.body[j] == pt.body[i] && pt.component[j] == pt.component[i];
-            if let Some((j, _)) = grid.nearest(&pt.x, pt.x[i], ETA * r, i)
+            if let Some((j, _)) = grid.nearest(&pt.x, pt.x[i], eta * r, i)
                 && same(j as usize)
                 && (i as u32) < j
             {
@@ -108,9 +111,10 @@ pub(super) fn deletion_marks(
 }
 
 /// Spec §5.2: sources in ascending order, five shell candidates each,
-/// accepted greedily when farther than r from every particle (accepted
-/// ones included), inside the source's inflated surface and outside
-/// every collider. Returns (sources, seeded).
+/// accepted greedily when farther than the seed distance (r in the paper,
+/// `StepParams::seed_distance` · r) from every particle (accepted ones
+/// included), inside the source's inflated surface and outside every
+/// collider. Returns (sources, seeded).
 ///
 /// The tests against the existing particles, the surface and the colliders
 /// do not depend on what was accepted before, so they run for all
@@ -141,7 +145,10 @@ pub(super) fn seed(
     if sources.is_empty() {
         return (0, 0);
     }
-    grid.build(&state.particles.x, r, |_| true);
+    // The exclusion radius is below 2r (validated), so a grid of that cell
+    // size finds every particle the test (i) needs.
+    let exclude = p.seed_distance as f32 * r;
+    grid.build(&state.particles.x, exclude, |_| true);
     let grid = &*grid;
     let d_pw = p.world_distance * p.spacing;
     let (pt, step) = (&state.particles, state.step);
@@ -161,7 +168,7 @@ pub(super) fn seed(
             let s2 = (1.0 - z * z).max(0.0).sqrt();
             let c = pt.x[s] + Vec3::new(s2 * phi.cos(), s2 * phi.sin(), z) * rho;
             // (i) against the existing particles.
-            if grid.any_within(&pt.x, c, r) {
+            if grid.any_within(&pt.x, c, exclude) {
                 return None;
             }
             // (ii) inside the source's inflated surface; no surface, no seeding.
@@ -176,7 +183,7 @@ pub(super) fn seed(
             Some((s, c))
         })
         .collect();
-    let mut accepted = Accepted::new(r);
+    let mut accepted = Accepted::new(exclude);
     let mut seeded = 0;
     for (s, c) in candidates {
         // (i) against the particles accepted before it.

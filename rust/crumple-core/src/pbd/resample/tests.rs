@@ -125,16 +125,23 @@ fn r2_deletion_keeps_one_of_a_close_pair() {
         Vec3::new(0.05 * R, 0.0, 0.0),
         Vec3::new(5.0 * R, 0.0, 0.0),
     ]);
-    let keep = deletion_marks(&mut Grid::default(), &st, &[None], R);
+    let keep = deletion_marks(&mut Grid::default(), &st, &[None], R, 0.1);
     assert_eq!(keep, vec![Fate::Crowded, Fate::Keep, Fate::Keep]);
     st.particles.flags[0] = flag::KINEMATIC;
-    let keep = deletion_marks(&mut Grid::default(), &st, &[None], R);
+    let keep = deletion_marks(&mut Grid::default(), &st, &[None], R, 0.1);
     assert_eq!(keep, vec![Fate::Keep; 3]);
     // A pair of two bodies is not crowded.
     st.particles.flags[0] = 0;
     st.particles.body[1] = 1;
-    let keep = deletion_marks(&mut Grid::default(), &st, &[None, None], R);
+    let keep = deletion_marks(&mut Grid::default(), &st, &[None, None], R, 0.1);
     assert_eq!(keep, vec![Fate::Keep; 3]);
+    // A pair 0.3 r apart is crowded at η = 0.5, not at the paper's 0.1.
+    st.particles.body[1] = 0;
+    st.particles.x[1] = Vec3::new(0.3 * R, 0.0, 0.0);
+    let keep = deletion_marks(&mut Grid::default(), &st, &[None], R, 0.1);
+    assert_eq!(keep, vec![Fate::Keep; 3]);
+    let keep = deletion_marks(&mut Grid::default(), &st, &[None], R, 0.5);
+    assert_eq!(keep, vec![Fate::Crowded, Fate::Keep, Fate::Keep]);
 }
 
 /// A ball after a few steps, then stretched by `stretch` along x (positions,
