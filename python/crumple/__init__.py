@@ -5,7 +5,8 @@ Submodules: :mod:`crumple.geometry` (meshes, strands, sampling),
 :mod:`crumple.viz` (polyscope pictures), :mod:`crumple.mpm`,
 :mod:`crumple.cloth`, :mod:`crumple.pbd` and :mod:`crumple.eol` (the solvers), :mod:`crumple.frames` (what a frame
 shows, read by every exporter and viewer), :mod:`crumple.backend` (CPU/GPU
-choice), :mod:`crumple.gpu` (GPU primitives), :mod:`crumple.scenes`.
+choice), :mod:`crumple.gpu` (GPU primitives), :mod:`crumple.scenes`;
+:func:`crumple.sweep` runs a scene or function over a parameter grid.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from .errors import (
 __version__: str = _core.version()
 
 from . import backend, cloth, colliders, eol, errors, frames, geometry, gpu, io, mpm, pbd, scenes  # noqa: E402
+from ._sweep import SweepResult, grid_points, sweep  # noqa: E402
 
 __all__ = [
     "__version__",
@@ -38,6 +40,9 @@ __all__ = [
     "mpm",
     "pbd",
     "scenes",
+    "sweep",
+    "grid_points",
+    "SweepResult",
 ]
 __all__ += errors.__all__
 

@@ -1,4 +1,4 @@
-"""The ``crumple`` command line: ``info``, ``scenes``, ``run``, ``view``, ``render``, ``demo``.
+"""The ``crumple`` command line: ``info``, ``scenes``, ``run``, ``sweep``, ``view``, ``render``, ``demo``.
 
 Parsing is argparse (standard library); progress bars are tqdm.
 """
@@ -78,6 +78,25 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from ._sweep import parse_grid, sweep
+
+    if not args.grid:
+        raise InvalidInputError("a sweep needs at least one --grid KEY=V1,V2,...")
+    opts = _options(args.set)
+    if args.scale is not None:
+        opts["scale"] = args.scale
+    r = sweep(args.scene, parse_grid(args.grid), out=Path(args.out), executor="ray" if args.ray is not None else "local",
+              address=args.ray or None, workers=args.workers, threads=args.threads, frames=args.frames,
+              options=opts, progress=True)
+    ok = len(r.rows) - len(r.failed)
+    print(f"{len(r.rows)} runs ({r.skipped} finished before, {ok} ok, {len(r.failed)} failed) in {r.wall_s:.1f} s")
+    print(f"wrote {r.csv}" + (f" and {r.parquet}" if r.parquet else " (pip install pyarrow for Parquet)"))
+    for row in r.failed:
+        print(f"  failed {row['run']}: {row['error']}", file=sys.stderr)
+    return 1 if r.failed else 0
+
+
 def _cmd_view(args: argparse.Namespace) -> int:
     from . import io, viz
 
@@ -132,6 +151,22 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="frame stream: ply (OUT/SCENE/*.ply + manifest.json, default) or usd (OUT/SCENE.usdc)")
     s.add_argument("--video", action="store_true", help="also render the run to OUT/SCENE/SCENE.mp4")
     s.set_defaults(fn=_cmd_run)
+
+    s = sub.add_parser("sweep", help="run a built-in scene over a parameter grid (local processes or Ray)")
+    s.add_argument("scene")
+    s.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2",
+                   help="a swept option and its values, e.g. --grid hold=0,200 --grid friction=0,0.5 "
+                        "(repeatable: every combination runs)")
+    s.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="an option for every run (repeatable)")
+    s.add_argument("--out", default="out/sweep", help="output folder (default: out/sweep); a rerun resumes")
+    s.add_argument("--frames", type=int, default=None, help="frames per run (default: the scene's)")
+    s.add_argument("--scale", type=float, default=None, help="the scene's size knob for every run")
+    s.add_argument("--workers", type=int, default=None, help="runs at once (default: one per core locally)")
+    s.add_argument("--threads", type=int, default=None, help="solver threads per run")
+    s.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                   help="run on Ray: alone, a local Ray (or RAY_ADDRESS); with ADDRESS, join that cluster")
+    s.set_defaults(fn=_cmd_sweep)
 
     s = sub.add_parser("view", help="look at a written run: a timeline with play/pause and a frame slider")
     s.add_argument("run", metavar="DIR_OR_USD", help="a run folder (with manifest.json) or a .usd/.usdc/.usda file")

@@ -17,7 +17,8 @@ from typing import Any
 from .. import io
 from ..errors import InvalidInputError
 
-__all__ = ["SceneFn", "register", "names", "describe", "default_frames", "run", "FORMATS", "frame_writer"]
+__all__ = ["SceneFn", "register", "names", "describe", "default_frames", "run", "FORMATS", "frame_writer",
+           "SceneStream"]
 
 #: Frame formats a scene writes: ``"ply"`` (a folder of PLY frames with a
 #: manifest) or ``"usd"`` (one ``.usdc`` next to the scene's folder).
@@ -30,6 +31,7 @@ FRAME_RATE = 24.0
 @dataclass(frozen=True)
 class _Output:
     format: str = "ply"
+    checkpoint: bool = False
 
 
 # The output settings of the scene being run (set by :func:`run`, read by the
@@ -38,14 +40,47 @@ class _Output:
 _OUTPUT: ContextVar[_Output] = ContextVar("crumple_scene_output", default=_Output())
 
 
-def frame_writer(out_dir: Path, name: str, *, fps: float = FRAME_RATE) -> io.PlyWriter | io.UsdWriter:
-    """The writer of a scene's frame stream: PLY frames with a manifest in
-    ``out_dir``, or ``out_dir.parent / f"{name}.usdc"`` when the run asked for
-    USD."""
-    fmt = _OUTPUT.get().format
-    if fmt == "usd":
-        return io.UsdWriter(Path(out_dir).parent / f"{name}.usdc", fps=fps)
-    return io.PlyWriter(out_dir, fps=fps)
+class SceneStream:
+    """A scene's frame stream: :meth:`write` passes each frame to the writer
+    the run asked for; closing it without an error also writes the
+    simulation's checkpoint (``out_dir / "checkpoint.npz"``) when the run
+    asked for one (``run(..., checkpoint=True)``, as sweeps do). A context
+    manager like the writers."""
+
+    def __init__(self, writer: io.PlyWriter | io.UsdWriter, sim: Any, checkpoint: Path | None) -> None:
+        self._writer, self._sim, self._checkpoint = writer, sim, checkpoint
+
+    def write(self, frame: Any) -> int:
+        """Write one :class:`crumple.frames.Frame`; its index."""
+        return self._writer.write(frame)
+
+    def close(self, *, failed: bool = False) -> None:
+        """Finish the stream (the checkpoint first, unless ``failed``)."""
+        try:
+            if not failed and self._checkpoint is not None and self._sim is not None:
+                self._sim.save(self._checkpoint)
+        finally:
+            self._writer.close()
+
+    def __enter__(self) -> SceneStream:
+        return self
+
+    def __exit__(self, exc_type: Any, *_: Any) -> None:
+        self.close(failed=exc_type is not None)
+
+
+def frame_writer(out_dir: Path, name: str, *, fps: float = FRAME_RATE, sim: Any = None) -> SceneStream:
+    """The frame stream of a scene: PLY frames with a manifest in ``out_dir``,
+    or ``out_dir.parent / f"{name}.usdc"`` when the run asked for USD; ``sim``
+    (the scene's simulation) is saved as ``out_dir / "checkpoint.npz"`` when
+    the stream closes, if the run asked for a checkpoint."""
+    out = _OUTPUT.get()
+    writer: io.PlyWriter | io.UsdWriter
+    if out.format == "usd":
+        writer = io.UsdWriter(Path(out_dir).parent / f"{name}.usdc", fps=fps)
+    else:
+        writer = io.PlyWriter(out_dir, fps=fps)
+    return SceneStream(writer, sim, Path(out_dir) / "checkpoint.npz" if out.checkpoint else None)
 
 SceneFn = Callable[..., Path]
 
@@ -105,13 +140,16 @@ def run(
     scale: float = 1.0,
     progress: bool = False,
     format: str = "ply",
+    checkpoint: bool = False,
     **options: Any,
 ) -> Path:
     """Run scene ``name``, writing its picture and metrics under ``out_dir /
     name`` and its frames through the frame stream in ``format`` (``"ply"``:
     PLY frames and ``manifest.json`` in that folder; ``"usd"``: ``out_dir /
-    f"{name}.usdc"``); returns the scene's folder. ``options`` are the
-    scene's own keyword options (see its function)."""
+    f"{name}.usdc"``); with ``checkpoint``, the final state as
+    ``checkpoint.npz`` in the scene's folder (``Simulation.load`` reads it);
+    returns the scene's folder. ``options`` are the scene's own keyword
+    options (see its function)."""
     s = _get(name)
     if frames is not None and (isinstance(frames, bool) or not isinstance(frames, int) or frames < 1):
         raise InvalidInputError(f"frames must be an integer >= 1; got {frames!r}")
@@ -123,7 +161,7 @@ def run(
         backend = "cpu"
     if format not in FORMATS:
         raise InvalidInputError(f"unknown frame format {format!r}; use one of {', '.join(FORMATS)}")
-    token = _OUTPUT.set(_Output(format=format))
+    token = _OUTPUT.set(_Output(format=format, checkpoint=bool(checkpoint)))
     try:
         return s.fn(out_dir=Path(out_dir) / name, frames=frames or s.frames, backend=backend, scale=scale,
                     progress=progress, **options)

@@ -82,7 +82,7 @@ class _Run:
         self.out_dir = Path(self.out_dir)
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self.frame_dt = self.total_time / self.frames if self.frames > 0 else FRAME_DT
-        self._writer = frame_writer(self.out_dir, self.name, fps=1.0 / self.frame_dt)
+        self._writer = frame_writer(self.out_dir, self.name, fps=1.0 / self.frame_dt, sim=self.sim)
         self._frame = 0
         self._t_wall = time.perf_counter()
         self._bar = _progress_bar(max(1, round(self.total_time / self.frame_dt)), self.name,

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from .. import colliders, eol, errors, geometry
-from .._checks import choice, positive
+from .._checks import choice, non_negative, positive
 from .._progress import progress as _progress_bar
 from ..eol.simulation import _material_areas
 from ..geometry import TriMesh
@@ -193,7 +193,7 @@ def eol_edge(*, out_dir: Path, frames: int = 48, backend: str = "cpu", scale: fl
     drift: list[float] = []
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    with frame_writer(out, "eol_edge", fps=1.0 / FRAME_DT) as writer:
+    with frame_writer(out, "eol_edge", fps=1.0 / FRAME_DT, sim=sim) as writer:
         writer.write(sim.frame())
         with _progress_bar(frames, "eol_edge", enabled=progress) as bar:
             for _ in range(max(int(frames), 1)):
@@ -335,7 +335,7 @@ def eol_wire(*, out_dir: Path, frames: int = 12, backend: str = "cpu", scale: fl
                                     "max_stretch_near_wire": [], "eol_line_material_z_m": []}
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    with frame_writer(out, "eol_wire", fps=1.0 / FRAME_DT) as writer:
+    with frame_writer(out, "eol_wire", fps=1.0 / FRAME_DT, sim=sim) as writer:
         writer.write(sim.frame())
         with _progress_bar(frames, "eol_wire", enabled=progress) as bar:
             for _ in range(max(int(frames), 1)):
@@ -416,7 +416,7 @@ def eol_points(*, out_dir: Path, frames: int = 36, backend: str = "cpu", scale: 
     pulling = False
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    with frame_writer(out, "eol_points", fps=1.0 / FRAME_DT) as writer:
+    with frame_writer(out, "eol_points", fps=1.0 / FRAME_DT, sim=sim) as writer:
         writer.write(sim.frame())
         with _progress_bar(frames, "eol_points", enabled=progress) as bar:
             for _ in range(max(int(frames), 1)):
@@ -512,7 +512,7 @@ def eol_moving_box(*, out_dir: Path, frames: int = 36, backend: str = "cpu", sca
                 v = rise_speed if phase == "rise" else -float(drop_speed)
                 sim.colliders[0].set_velocity((0.0, v, 0.0))
 
-    with frame_writer(out, "eol_moving_box", fps=1.0 / FRAME_DT) as writer:
+    with frame_writer(out, "eol_moving_box", fps=1.0 / FRAME_DT, sim=sim) as writer:
         writer.write(sim.frame())
         with _progress_bar(frames, "eol_moving_box", enabled=progress) as bar:
             for _ in range(max(int(frames), 1)):
@@ -614,7 +614,7 @@ def eol_friction(*, out_dir: Path, frames: int = 36, backend: str = "cpu", scale
         a = _material_areas(u, f)
         return float(a[below].sum() / 0.4)
 
-    with frame_writer(out, "eol_friction", fps=1.0 / FRAME_DT) as writer:
+    with frame_writer(out, "eol_friction", fps=1.0 / FRAME_DT, sim=sim) as writer:
         writer.write(sim.frame())
         with _progress_bar(frames, "eol_friction", enabled=progress) as bar:
             for _ in range(max(int(frames), 1)):
@@ -687,7 +687,7 @@ def eol_corner(*, out_dir: Path, frames: int = 14, backend: str = "cpu", scale: 
     failed_at: float | None = None
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    with frame_writer(out, "eol_corner", fps=1.0 / FRAME_DT) as writer:
+    with frame_writer(out, "eol_corner", fps=1.0 / FRAME_DT, sim=sim) as writer:
         writer.write(sim.frame())
         with _progress_bar(frames, "eol_corner", enabled=progress) as bar:
             for _ in range(max(int(frames), 1)):
@@ -730,7 +730,8 @@ def eol_corner(*, out_dir: Path, frames: int = 14, backend: str = "cpu", scale: 
 @register("eol_crease", "beyond the paper: a denim sheet held over a box edge, then let go; a longer hold keeps a "
           "sharper crease (the cloth module's wrinkles on the EOL hinges)", frames=60)
 def eol_crease(*, out_dir: Path, frames: int = 60, backend: str = "cpu", scale: float = 1.0, progress: bool = False,
-               hold: float = 200.0, material: str = "denim", wrinkles: bool = True, release_at: float = 0.5) -> Path:
+               hold: float = 200.0, material: str = "denim", wrinkles: bool = True, release_at: float = 0.5,
+               friction: float = 0.0) -> Path:
     """Issue 16's "beyond the paper" item: a 0.5 m × 0.5 m sheet of
     ``material`` (a :class:`crumple.cloth.Material` preset) lies 1 mm over
     the top of a box, half of it beyond the sharp edge (along z at x = 0);
@@ -745,6 +746,7 @@ def eol_crease(*, out_dir: Path, frames: int = 60, backend: str = "cpu", scale: 
     falls freely, so
     gravity does not bend it and only its own moments unfold the crease.
     ``scale`` sets the resolution (1: 16 × 16 quads); dt 2e-3 s.
+    ``friction`` is the box's Coulomb μ (0: frictionless, the paper's).
 
     Metrics: the crease line (the hinges between the vertices that were EOL
     at release, followed by id) — its mean angle at release
@@ -758,13 +760,15 @@ def eol_crease(*, out_dir: Path, frames: int = 60, backend: str = "cpu", scale: 
     if not (math.isfinite(hold) and hold >= 0.0):
         raise errors.InvalidInputError(f"hold must be >= 0 s; got {hold!r}")
     positive(release_at, "release_at")
+    mu = non_negative(friction, "friction")
     n = max(4, int(round(16 * sc)))
     sheet = geometry.grid_mesh(size=(0.5, 0.5), resolution=(n, n), center=(0.0, 0.001, 0.25), normal="y")
     sim = eol.Simulation(dt=2e-3, gravity=(0.0, -9.8, 0.0), mode="eol")
     from ..cloth import Wrinkles
 
     cloth = sim.add_cloth(sheet, material, wrinkles=Wrinkles() if wrinkles else None)
-    box = colliders.Box(center=(0.5, -0.5, 0.25), half_extents=(0.5, 0.5, 0.5), mode="slip")
+    box = colliders.Box(center=(0.5, -0.5, 0.25), half_extents=(0.5, 0.5, 0.5),
+                        mode="slip" if mu == 0.0 else "separate", friction=mu)
     sim.add_collider(box, name="box")
     # The far border is held on the top (the frictionless box would let the
     # hanging half pull the sheet off) until the release.
@@ -785,7 +789,7 @@ def eol_crease(*, out_dir: Path, frames: int = 60, backend: str = "cpu", scale: 
         on = np.isin(ids[h[:, 0]], line) & np.isin(ids[h[:, 1]], line)
         return float(cloth.hinge_angles[on].mean()) if on.any() else float("nan")
 
-    with frame_writer(out, "eol_crease", fps=1.0 / FRAME_DT) as writer:
+    with frame_writer(out, "eol_crease", fps=1.0 / FRAME_DT, sim=sim) as writer:
         writer.write(sim.frame())
         with _progress_bar(frames, "eol_crease", enabled=progress) as bar:
             for _ in range(max(int(frames), 1)):
@@ -821,7 +825,7 @@ def eol_crease(*, out_dir: Path, frames: int = 60, backend: str = "cpu", scale: 
                    camera=((c[0], c[1], c[2] + 1.6), tuple(c)), colors=[CLOTH])
     last = [a for t_, a in zip(series["time_s"], series["crease_rad"]) if t_ > max(sim.time - 1.0, released_at)]
     write_json(out / "metrics.json", {
-        "scene": "eol_crease", "material": material, "wrinkles": bool(wrinkles), "hold_s": hold,
+        "scene": "eol_crease", "material": material, "wrinkles": bool(wrinkles), "hold_s": hold, "friction": mu,
         "faces": int(len(cloth.faces)), "steps": sim.step_count, "crease_line_vertices": int(line.size),
         "released_at_s": released_at,
         "crease_held_rad": held,

@@ -125,7 +125,7 @@ def _play(name: str, setup: _Setup, *, out_dir: Path, frames: int, progress: boo
     # The frame stream names objects as the scene shows them.
     for s in setup.shown:
         s.obj.name = s.name
-    with frame_writer(out_dir, name, fps=1.0 / FRAME_DT) as writer:
+    with frame_writer(out_dir, name, fps=1.0 / FRAME_DT, sim=sim) as writer:
         writer.write(sim.frame())
         with _progress_bar(frames, name, enabled=progress) as bar:
             for _ in range(1, frames + 1):

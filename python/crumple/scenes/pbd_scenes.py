@@ -84,7 +84,7 @@ def _play(name: str, sim: pbd.Simulation, *, out_dir: Path, frames: int, progres
     move pins), ``after_frame()`` after every frame (to measure)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    with frame_writer(out_dir, name, fps=1.0 / FRAME_DT) as writer:
+    with frame_writer(out_dir, name, fps=1.0 / FRAME_DT, sim=sim) as writer:
         writer.write(sim.frame())
         with _progress_bar(frames, name, enabled=progress) as bar:
             for _ in range(frames):
