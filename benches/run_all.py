@@ -33,6 +33,9 @@ Parts:
   active-set path and by Clarabel, a 30°-turned drape as a second scene
   shape, LO-RES), ms per step and the CD/RM/MF/VI split next to the paper's
   figures, 2 threads (``eol_table1.py``).
+- ``sweep_ray``: a 24-run sweep of the EOL crease scene (hold time ×
+  friction) through Ray and through the local process pool: the table and
+  both wall times (``sweep_ray.py``).
 
 The shared plumbing (worker processes, RESULT lines, timing, JSON, peer
 environments) is ``_common.py``.
@@ -51,6 +54,7 @@ import mpm_cloth
 import mpm_gpu
 import mpm_vs_peers
 import pbd_table1
+import sweep_ray
 from _common import ROOT, crumple_info, write_json
 
 
@@ -109,6 +113,7 @@ def main() -> int:
         "cloth_wrinkles": cloth_wrinkles.run(),
         "pbd_table1": pbd_table1.run(),
         "eol_table1": eol_table1.run(),
+        "sweep_ray": sweep_ray.run(),
     }
     write_json("summary", summary)
     print(json.dumps(summary, indent=2))
