@@ -27,3 +27,16 @@ def pytest_report_header(config: pytest.Config) -> str:
     if info is None:
         return f"crumple GPU tests: no adapter ({reason})"
     return f"crumple GPU tests run on: {info['name']} ({info['device_type']}, {info['backend']})"
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The fuzzed input tests' case counts per module (issue 17), when they ran."""
+    import sys
+
+    fuzz = sys.modules.get("fuzz")
+    if fuzz is None or not fuzz.CASES:
+        return
+    terminalreporter.section("fuzzed inputs: calls per module (refused with a crumple error)")
+    for module, n in sorted(fuzz.CASES.items()):
+        terminalreporter.write_line(f"{module:12s} {n:7d} ({fuzz.REFUSED[module]} refused)")
+    terminalreporter.write_line(f"{'total':12s} {sum(fuzz.CASES.values()):7d}")

@@ -17,6 +17,7 @@ import numpy.typing as npt
 from .errors import InvalidInputError
 
 __all__ = [
+    "as_array",
     "as_points",
     "as_faces",
     "as_vec3",
@@ -38,6 +39,21 @@ def _describe(a: Any) -> str:
     if isinstance(a, np.ndarray):
         return f"array of shape {a.shape} and dtype {a.dtype}"
     return f"{type(a).__name__}"
+
+
+def as_array(a: Any, name: str, dtype: Any = np.float64, what: str = "numbers") -> npt.NDArray[Any]:
+    """``np.asarray(a, dtype)``, with what numpy refuses (text, dicts,
+    ragged lists, complex into real, numbers out of range) raised as
+    :class:`InvalidInputError` naming ``name``."""
+    if isinstance(a, (str, bytes, dict)):
+        raise InvalidInputError(f"{name} must be {what}; got {_describe(a)}")
+    try:
+        arr = np.asarray(a)
+        if arr.dtype.kind in "cOUSV" or (arr.dtype.kind == "M"):
+            raise TypeError(f"dtype {arr.dtype}")
+        return arr if dtype is None else np.asarray(arr, dtype=dtype)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise InvalidInputError(f"{name} must be {what}; got {_describe(a)} ({e})") from e
 
 
 def as_points(

@@ -19,6 +19,8 @@ frame that returns the pose).
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
@@ -228,7 +230,10 @@ class Capsule(Collider):
                  friction: float = 0.3) -> None:
         pa, pb = np.asarray(as_vec3(a, "a")), np.asarray(as_vec3(b, "b"))
         axis = pb - pa
-        length = float(np.linalg.norm(axis))
+        with np.errstate(over="ignore"):
+            length = float(np.linalg.norm(axis))
+        if not math.isfinite(length):
+            raise InvalidInputError(f"capsule end points a and b are too far apart to measure ({length} m)")
         if length == 0.0:
             raise InvalidInputError("capsule end points a and b must differ (use a Sphere for a ball)")
         self._c = _core.Collider.capsule(tuple(0.5 * (pa + pb)), 0.5 * length, positive(radius, "radius"),

@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from ._checks import as_faces, as_points, as_vec3, choice, positive, positive_int
+from ._checks import as_array, as_faces, as_points, as_vec3, choice, positive, positive_int
 from .errors import InvalidInputError
 
 __all__ = [
@@ -143,7 +143,7 @@ class Curves:
     __slots__ = ("_c",)
 
     def __init__(self, points: npt.ArrayLike, offsets: npt.ArrayLike) -> None:
-        off = np.asarray(offsets)
+        off = as_array(offsets, "offsets", None, "a 1-D integer array")
         if off.ndim != 1 or off.dtype.kind not in "iu":
             raise InvalidInputError(f"offsets must be a 1-D integer array; got {off.dtype} shape {off.shape}")
         self._c = _core.Curves(as_points(points, "points"), np.ascontiguousarray(off, dtype=np.int64))
@@ -186,7 +186,7 @@ def _axis(normal: str | int) -> int:
 
 
 def _pair(v: Any, name: str) -> tuple[float, float]:
-    a = np.asarray(v, dtype=np.float64).reshape(-1)
+    a = as_array(v, name, np.float64, "two numbers").reshape(-1)
     if a.shape != (2,):
         raise InvalidInputError(f"{name} must be two numbers; got {v!r}")
     return positive(a[0], f"{name}[0]"), positive(a[1], f"{name}[1]")
@@ -205,7 +205,7 @@ def grid_mesh(
     normals point along +``normal``. ``size`` is the extent in metres along
     the two in-plane axes (for ``normal='y'``: x then z)."""
     sx, sy = _pair(size, "size")
-    r = np.asarray(resolution).reshape(-1)
+    r = as_array(resolution, "resolution", None, "two integers").reshape(-1)
     if r.shape != (2,):
         raise InvalidInputError(f"resolution must be two integers; got {resolution!r}")
     rx, ry = positive_int(r[0], "resolution[0]"), positive_int(r[1], "resolution[1]")
@@ -231,7 +231,7 @@ def box_mesh(*, center: Vec3Like = (0, 0, 0), half_extents: Vec3Like = (0.5, 0.5
         n = positive_int(subdivisions, "subdivisions")
         sub = (n, n, n)
     else:
-        parts = list(subdivisions)
+        parts = list(as_array(subdivisions, "subdivisions", None, "one int or three (nx, ny, nz)").reshape(-1))
         if len(parts) != 3:
             raise InvalidInputError(f"subdivisions must be one int or three (nx, ny, nz); got {subdivisions!r}")
         sub = (positive_int(parts[0], "subdivisions[0]"), positive_int(parts[1], "subdivisions[1]"),
@@ -267,7 +267,7 @@ def helix_curves(*, center: Vec3Like = (0, 0, 0), count: tuple[int, int] = (4, 4
     """``count[0] x count[1]`` helical strands (curly hair) whose roots lie on a
     grid of ``spacing`` around ``center``, winding along ``axis``. Helix
     ``radius`` and ``pitch`` (advance per turn) in metres."""
-    c = np.asarray(count).reshape(-1)
+    c = as_array(count, "count", None, "two integers").reshape(-1)
     if c.shape != (2,):
         raise InvalidInputError(f"count must be two integers; got {count!r}")
     return Curves._wrap(_core.helix_curves(
