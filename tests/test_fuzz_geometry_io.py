@@ -16,7 +16,7 @@ import crumple as cr
 from crumple import colliders, geometry, io
 from fuzz import all_finite, arrays, attempt, floats, ints, kwargs_for, wild
 
-FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                         HealthCheck.function_scoped_fixture])
 SMALL = geometry.box_mesh(half_extents=(0.2, 0.2, 0.2))
 

@@ -24,6 +24,7 @@ __all__ = [
     "positive",
     "non_negative",
     "finite",
+    "real",
     "positive_int",
     "in_range",
     "flag",
@@ -114,6 +115,17 @@ def as_vec3(v: Any, name: str) -> tuple[float, float, float]:
     if not np.isfinite(arr).all():
         raise InvalidInputError(f"{name} must be finite; got {v!r}")
     return (float(arr[0]), float(arr[1]), float(arr[2]))
+
+
+def real(x: Any, name: str) -> float:
+    """``x`` as a float (inf and NaN pass: the caller decides), or
+    :class:`InvalidInputError` when it is not a number."""
+    if isinstance(x, (str, bytes)):
+        raise InvalidInputError(f"{name} must be a number; got {x!r}")
+    try:
+        return float(x)
+    except (TypeError, ValueError) as e:
+        raise InvalidInputError(f"{name} must be a number; got {x!r}") from e
 
 
 def finite(x: Any, name: str) -> float:

@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _core
-from .._checks import choice, finite, flag, in_range, non_negative, positive
+from .._checks import as_array, choice, finite, flag, in_range, non_negative, positive
 from .._presets import Presets
 from ..errors import InvalidInputError
 
@@ -23,7 +23,7 @@ Triple = tuple[float, float, float]
 
 
 def _triple(x: Any, name: str) -> Triple:
-    v = np.asarray(x, dtype=np.float64).reshape(-1)
+    v = as_array(x, name, np.float64, "3 numbers (uu, vv, uv) or one for all").reshape(-1)
     if v.size == 1:
         v = np.repeat(v, 3)
     if v.size != 3 or not np.all(np.isfinite(v)):

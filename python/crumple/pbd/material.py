@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from .. import _core
-from .._checks import flag, in_range, non_negative, positive
+from .._checks import flag, in_range, non_negative, positive, real
 from .._presets import Presets
 from ..errors import InvalidInputError
 
@@ -45,13 +45,14 @@ class Material(Presets):
 
     def __post_init__(self) -> None:
         in_range(self.stiffness, "Material.stiffness K", 0.0, 1.0)
-        y = float(self.yield_strain)
+        y = real(self.yield_strain, "Material.yield_strain")
         if math.isnan(y) or y < 0:
             raise InvalidInputError(f"Material.yield_strain must be ≥ 0 (log strain; inf = elastic); got {self.yield_strain!r}")
         object.__setattr__(self, "yield_strain", y)
         in_range(self.flow_rate, "Material.flow_rate ν", 0.0, 1.0)
         non_negative(self.hardening, "Material.hardening κ (1/s)")
-        if not float(self.plastic_cap) > math.sqrt(3.0) or not math.isfinite(float(self.plastic_cap)):
+        cap = real(self.plastic_cap, "Material.plastic_cap")
+        if not cap > math.sqrt(3.0) or not math.isfinite(cap):
             raise InvalidInputError(f"Material.plastic_cap must be finite and > √3 (the paper uses 2.0); got {self.plastic_cap!r}")
         flag(self.volume_correction, "Material.volume_correction")
         positive(self.density, "Material.density (kg/m³)")

@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _core
-from .._checks import as_points, as_vec3, choice, finite, flag, non_negative, positive, positive_int
+from .._checks import as_points, as_vec3, choice, finite, flag, non_negative, positive, positive_int, real
 from .._simulation import SimulationBase
 from ..backend import Backend, resolve_backend
 from ..errors import InvalidInputError
@@ -118,7 +118,7 @@ class Simulation(SimulationBase):
         max_edge: float = 2.0,
         backend: str = "cpu",
     ) -> None:
-        ms = float(max_speed)
+        ms = real(max_speed, "max_speed (m/s, inf for none)")
         if not ms > 0:
             raise InvalidInputError(f"max_speed must be > 0 m/s (inf for none); got {max_speed!r}")
         super().__init__(dict(
