@@ -12,12 +12,12 @@ CARGO_FLAGS := --release --locked
 export PYO3_PYTHON := $(abspath $(VPY))
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: demo test bench build sysdeps lint rust-test py-test stubtest clean
+.PHONY: demo test bench build sysdeps lint rust-test py-test stubtest docs clean
 
 demo: build sysdeps
 	$(VBIN)/crumple demo
 
-test: build sysdeps lint rust-test stubtest py-test
+test: build sysdeps lint rust-test stubtest py-test docs
 	@echo "make test: all checks passed"
 
 $(VPY):
@@ -28,7 +28,8 @@ $(VENV)/.deps: pyproject.toml | $(VPY)
 	$(VPY) -m pip install -q --upgrade pip
 	$(VPY) -m pip install -q "maturin>=1.9,<2" "numpy>=1.26" "trimesh>=4" "tqdm>=4.66" \
 		"pytest>=8" "mypy>=1.10" "polyscope>=2.3" "pillow>=10" "matplotlib>=3.8" \
-		"usd-core>=24" "imageio>=2.31" "imageio-ffmpeg>=0.4.9" "ray>=2.9" "pyarrow>=14" "hypothesis>=6.100"
+		"usd-core>=24" "imageio>=2.31" "imageio-ffmpeg>=0.4.9" "ray>=2.9" "pyarrow>=14" "hypothesis>=6.100" \
+		"mkdocs>=1.6" "mkdocstrings[python]>=0.26"
 	touch $@
 
 sysdeps:
@@ -54,6 +55,11 @@ stubtest: build
 py-test: build sysdeps
 	CRUMPLE_REQUIRE_GPU=1 $(VPY) -m pytest
 
+# The documentation site (mkdocs.yml): pages under docs/, the API reference
+# from the docstrings and the typed stubs (mkdocstrings); warnings are errors.
+docs: $(VENV)/.deps
+	$(VBIN)/mkdocs build --strict -q
+
 # The bench extra's peers (pyproject.toml [bench]); a peer that cannot be
 # installed is reported unavailable by benches/mpm_vs_peers.py, not fatal.
 bench: build sysdeps
@@ -62,4 +68,4 @@ bench: build sysdeps
 	$(VPY) benches/run_all.py
 
 clean:
-	rm -rf target $(VENV) out
+	rm -rf target $(VENV) out site

@@ -1,0 +1,126 @@
+"""Soak test (issue 17, not in ``make test``): every built-in scene, then its
+simulation continued from the scene's checkpoint until 10,000 steps in all,
+checking every 100 steps that the state is finite and that the energy stays
+bounded.
+
+The energy checked is the kinetic plus the gravitational potential energy,
+E = KE − Σ mᵢ g·xᵢ. Nothing in a scene adds energy once its kinematic
+motions have ended (they hold their last pose), so E may only fall, up to
+what stored elastic energy gives back; the bound is
+E(t) ≤ E(0) + 0.1 (|E(0)| + M |g| L) with L the objects' bounding-box
+diagonal at the start of the soak. A step that raises (SimulationDiverged,
+SolverError) fails the scene.
+
+    .venv/bin/python scripts/soak.py [--steps 10000] [--scale 0.5] [--only NAME ...] [--out out/soak]
+
+Prints one row per scene and writes ``OUT/soak.json``; exits 1 when a scene
+failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import crumple as cr
+from crumple import scenes
+
+MODULES = {"mpm": cr.mpm.Simulation, "cloth": cr.cloth.Simulation, "pbd": cr.pbd.Simulation,
+           "eol": cr.eol.Simulation}
+
+
+def _gravity(sim: Any) -> np.ndarray:
+    params = getattr(sim, "_params", None)
+    g = params.get("gravity") if isinstance(params, dict) else None
+    if g is None:
+        g = getattr(sim, "gravity", (0.0, -9.81, 0.0))
+    return np.asarray(g, dtype=np.float64)
+
+
+def _masses(o: Any, total: float | None, count: int) -> np.ndarray:
+    m = getattr(o, "masses", None)
+    if m is not None:
+        return np.asarray(m, dtype=np.float64)
+    # MPM particles: the simulation's mass spread evenly (a soak bound, not a measurement).
+    return np.full(count, (total or 0.0) / max(count, 1))
+
+
+def _energy(sim: Any) -> tuple[float, float, float, bool]:
+    """(E, M, L, finite): kinetic + gravitational energy (J), mass (kg),
+    bounding-box diagonal (m) of every object."""
+    g = _gravity(sim)
+    xs = [np.asarray(o.positions, dtype=np.float64) for o in sim.objects]
+    n = sum(len(x) for x in xs)
+    total = sim.total_mass() if hasattr(sim, "total_mass") else None
+    pe, mass = 0.0, 0.0
+    finite = all(np.isfinite(x).all() for x in xs)
+    for o, x in zip(sim.objects, xs, strict=True):
+        m = _masses(o, total * len(x) / max(n, 1) if total is not None else None, len(x))
+        pe -= float((m[:, None] * x * g).sum())
+        mass += float(m.sum())
+    ke = float(sim.kinetic_energy())
+    allx = np.concatenate(xs) if xs else np.zeros((0, 3))
+    diag = float(np.linalg.norm(np.ptp(allx, axis=0))) if len(allx) else 0.0
+    return ke + pe, mass, diag, finite and np.isfinite(ke)
+
+
+def soak(name: str, steps: int, scale: float, out: Path) -> dict[str, Any]:
+    row: dict[str, Any] = {"scene": name, "scale": scale}
+    t0 = time.perf_counter()
+    try:
+        folder = scenes.run(name, out_dir=out, scale=scale, backend="cpu", checkpoint=True)
+        ckpt = folder / "checkpoint.npz"
+        solver = cr.io.load_checkpoint(ckpt)[1]["solver"]
+        sim = MODULES[solver].load(ckpt)
+        row.update(module=solver, scene_steps=int(sim.step_count), scene_s=time.perf_counter() - t0)
+        e0, mass, diag, finite = _energy(sim)
+        bound = e0 + 0.1 * (abs(e0) + mass * float(np.linalg.norm(_gravity(sim))) * diag) + 1e-9
+        worst = e0
+        t1 = time.perf_counter()
+        while sim.step_count < steps and finite:
+            for _ in range(min(100, steps - sim.step_count)):
+                sim.step()
+            e, _, _, finite = _energy(sim)
+            worst = max(worst, e)
+        row.update(steps=int(sim.step_count), soak_s=time.perf_counter() - t1, finite=bool(finite),
+                   energy_start_j=e0, energy_max_j=worst, energy_bound_j=bound,
+                   energy_rise_j=worst - e0, bounded=bool(worst <= bound),
+                   status="ok" if finite and worst <= bound else "failed")
+    except Exception as e:  # a failed scene is a row, the soak goes on
+        row.update(status="failed", error=f"{type(e).__name__}: {e}", traceback=traceback.format_exc(limit=6))
+    row["wall_s"] = time.perf_counter() - t0
+    return row
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--steps", type=int, default=10_000)
+    p.add_argument("--scale", type=float, default=0.5, help="the scenes' size knob (1 = their default)")
+    p.add_argument("--only", nargs="*", default=None, metavar="NAME")
+    p.add_argument("--out", default="out/soak")
+    args = p.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for name in args.only or scenes.names():
+        r = soak(name, args.steps, args.scale, out)
+        rows.append(r)
+        print(f"{name:24s} {r.get('module', '?'):6s} {r['status']:7s} steps {r.get('steps', '-')!s:>6} "
+              f"E0 {r.get('energy_start_j', float('nan')):11.4g} J  rise {r.get('energy_rise_j', float('nan')):10.3g} J"
+              f"  bound {r.get('energy_bound_j', float('nan')):11.4g} J  {r['wall_s']:7.1f} s"
+              + (f"  {r['error']}" if "error" in r else ""), flush=True)
+        (out / "soak.json").write_text(json.dumps(rows, indent=1, default=float))
+    failed = [r["scene"] for r in rows if r["status"] != "ok"]
+    print(f"{len(rows)} scenes, {len(failed)} failed" + (f": {', '.join(failed)}" if failed else ""))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
