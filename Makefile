@@ -26,7 +26,7 @@ $(VPY):
 # Python dependencies, reinstalled when pyproject.toml changes.
 $(VENV)/.deps: pyproject.toml | $(VPY)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q "maturin>=1.9,<2" "numpy>=1.26" "trimesh>=4" "tqdm>=4.66" \
+	$(VPY) -m pip install -q "maturin>=1.9,<2" "numpy>=1.26" "trimesh>=4" "tqdm>=4.66" "jsonschema>=4.18" \
 		"pytest>=8" "mypy>=1.10" "polyscope>=2.3" "pillow>=10" "matplotlib>=3.8" \
 		"usd-core>=24" "imageio>=2.31" "imageio-ffmpeg>=0.4.9" "ray>=2.9" "pyarrow>=14" "hypothesis>=6.100" \
 		"mkdocs>=1.6" "mkdocstrings[python]>=0.26"

@@ -36,8 +36,18 @@ def _cmd_info(args: argparse.Namespace) -> int:
 
 
 def _cmd_scenes(args: argparse.Namespace) -> int:
-    from . import scenes
+    from . import scenefile, scenes
 
+    if args.schema:
+        print(json.dumps(scenefile.schema(), indent=1))
+        return 0
+    if args.export:
+        text = scenefile.export(args.export, args.out)
+        if args.out:
+            print(f"wrote {args.out}")
+        else:
+            print(text)
+        return 0
     names = scenes.names()
     if not names:
         print("no built-in scenes yet")
@@ -66,6 +76,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from . import scenes
 
     t0 = time.perf_counter()
+    if args.scene.endswith(".toml") or Path(args.scene).is_file():
+        from . import scenefile
+
+        out = scenefile.run(args.scene, out_dir=args.out if args.out != "out" else None, progress=True)
+        print(f"wrote {out} in {time.perf_counter() - t0:.1f} s")
+        return 0
     out = scenes.run(args.scene, out_dir=Path(args.out), frames=args.frames, backend=args.backend,
                      scale=args.scale, progress=True, format=args.format, **_options(args.set))
     stream = out.parent / f"{args.scene}.usdc" if args.format == "usd" else out
@@ -136,11 +152,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     s.add_argument("--json", action="store_true", help="print JSON")
     s.set_defaults(fn=_cmd_info)
 
-    s = sub.add_parser("scenes", help="list the built-in scenes")
+    s = sub.add_parser("scenes", help="list the built-in scenes; write one as a scene file; print the schema")
+    s.add_argument("--export", metavar="NAME", help="write scene NAME as a TOML scene file (stdout or --out)")
+    s.add_argument("--out", metavar="FILE", help="where --export writes")
+    s.add_argument("--schema", action="store_true", help="print the scene files' JSON Schema")
     s.set_defaults(fn=_cmd_scenes)
 
-    s = sub.add_parser("run", help="run a built-in scene and write its frames")
-    s.add_argument("scene")
+    s = sub.add_parser("run", help="run a built-in scene or a scene file (.toml) and write its frames")
+    s.add_argument("scene", help="a built-in scene's name (crumple scenes) or a scene file")
     s.add_argument("--frames", type=int, default=None, help="number of frames (default: the scene's)")
     s.add_argument("--out", default="out", help="output folder (default: out)")
     s.add_argument("--backend", default="auto", choices=["auto", "cpu", "gpu"])
