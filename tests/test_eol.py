@@ -893,9 +893,14 @@ def test_a_checkpoint_after_the_box_moved_loads_and_continues(tmp_path: Path) ->
     sim.advance(0.1)
     box.set_velocity((0.0, 0.2, 0.0))
     sim.advance(0.3)
+    # Saved mid-rise (the box's top above where the sheet started) and
+    # after the drop (below it): both load where they were.
+    mid = sim.save(tmp_path / "rising.npz")
     box.set_velocity((0.0, -0.5, 0.0))
     sim.advance(0.2)
     path = sim.save(tmp_path / "moved.npz")
+    risen = cr.eol.Simulation.load(mid)
+    assert risen.colliders[0].translation[1] > -0.5 + 0.05 and risen.objects[0].positions[:, 1].max() > 0.05
     again = cr.eol.Simulation.load(path)
     assert np.allclose(again.colliders[0].translation, sim.colliders[0].translation)
     for _ in range(10):

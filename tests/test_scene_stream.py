@@ -99,3 +99,28 @@ def test_run_with_video_writes_a_movie(tmp_path: Path) -> None:
 
     frames = list(iio.imiter(movie))
     assert len(frames) == 3 and frames[0].std() > 5
+
+
+def test_the_stream_saves_a_checkpoint_on_a_clean_close_only(tmp_path: Path) -> None:
+    """scenes.run(checkpoint=True): the frame stream saves the simulation
+    when it closes, not when the scene raised; a stream opened without its
+    simulation cannot promise a checkpoint."""
+    from crumple import scenes
+
+    class Sim:
+        saved: list[Path] = []
+
+        def save(self, p: Path) -> Path:
+            self.saved.append(p)
+            return p
+
+    sim = Sim()
+    with scenes.SceneStream(cr.io.PlyWriter(tmp_path / "a"), sim, tmp_path / "a" / "checkpoint.npz"):
+        pass
+    assert sim.saved == [tmp_path / "a" / "checkpoint.npz"]
+    with pytest.raises(RuntimeError):
+        with scenes.SceneStream(cr.io.PlyWriter(tmp_path / "b"), sim, tmp_path / "b" / "checkpoint.npz"):
+            raise RuntimeError("the scene failed")
+    assert len(sim.saved) == 1
+    with pytest.raises(cr.InvalidInputError, match="without its simulation"):
+        scenes.SceneStream(cr.io.PlyWriter(tmp_path / "c"), None, tmp_path / "c" / "checkpoint.npz")

@@ -90,8 +90,8 @@ def test_an_exported_builtin_runs_through_the_cli(tmp_path: Path) -> None:
     ('module = "fem"', "module: 'fem' is not allowed; use one of 'mpm', 'cloth', 'pbd', 'eol'"),
     ('material = { preset = "silk" }', "objects[0].material.preset: 'silk' is not allowed; use one of 'cotton'"),
     ('material = { overrides = { bendin = 1.0 } }', "unknown key(s) 'bendin'; allowed here: areal_density"),
-    ('mesh = { generator = "grid_mesh", resolution = "16" }', "objects[0].mesh"),
-    ('pin = { lower = [0, 0] , upper = [1, 1, 1] }', "objects[0].pin"),
+    ('mesh = { generator = "grid_mesh", resolution = "16" }', "objects[0].mesh.resolution: '16' is not of type 'array'"),
+    ('pin = { lower = [0, 0] , upper = [1, 1, 1] }', "objects[0].pin.lower: [0, 0] is too short"),
     ('[simulation]\ndt = "fast"', "simulation.dt: 'fast' is not of type 'number'"),
     ('[simulation]\nlinear_solver = "lu"', "simulation.linear_solver: 'lu' is not allowed; use one of 'lagged'"),
     ("colour = 3", "unknown key(s) 'colour'"),
@@ -113,6 +113,18 @@ def test_errors_name_the_key_path_and_what_is_allowed(tmp_path: Path, edit: str,
     with pytest.raises(scenefile.SceneFileError) as e:
         scenefile.load(p)
     assert expect in str(e.value), str(e.value)
+
+
+def test_a_builtin_scenes_options_are_checked(tmp_path: Path) -> None:
+    p = tmp_path / "b.toml"
+    p.write_text('scene = "eol_crease"\n[options]\nhold = 1.0\nhld = 2.0\n')
+    with pytest.raises(scenefile.SceneFileError, match="options: unknown key.s. 'hld'; allowed here: friction, hold"):
+        scenefile.load(p)
+    p.write_text('scene = "eol_crease"\n[options]\nhold = "long"\n')
+    with pytest.raises(scenefile.SceneFileError, match="options.hold: 'long' is not of type 'number'"):
+        scenefile.load(p)
+    p.write_text('scene = "eol_crease"\n')
+    assert main(["run", str(p), "--frames", "3"]) == 2  # flags that belong in the file are refused
 
 
 def test_files_that_are_not_scenes(tmp_path: Path) -> None:

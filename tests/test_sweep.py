@@ -30,18 +30,22 @@ def test_the_same_grid_gives_the_same_metrics_locally_and_on_ray(tmp_path: Path)
     """Eight runs through the process pool and through a Ray started (and
     stopped) for the sweep: the same rows, bit for bit; every run moved the
     sheet (a finite crease angle at release)."""
-    local = cr.sweep("eol_crease", GRID, out=tmp_path / "local", frames=30, options=OPTIONS, workers=2)
+    # Local: one worker with 2 solver threads; Ray: 1 thread a task (CPU
+    # results do not depend on the thread count).
+    local = cr.sweep("eol_crease", GRID, out=tmp_path / "local", frames=30, options=OPTIONS, workers=1, threads=2)
     assert not ray.is_initialized()
     on_ray = cr.sweep("eol_crease", GRID, out=tmp_path / "ray", executor="ray", frames=30, options=OPTIONS)
     assert not ray.is_initialized(), "the sweep must stop the Ray it started"
     assert len(local.rows) == 8 and not local.failed and not on_ray.failed
+    assert {r["threads"] for r in local.rows} == {2} and {r["threads"] for r in on_ray.rows} == {1}
     assert _metrics(local.rows) == _metrics(on_ray.rows)
     held = [r["crease_held_rad"] for r in local.rows]
     assert all(math.isfinite(h) and h < -0.5 for h in held), held
     # Each run's folder: its parameters, status, the scene's frames, metrics and checkpoint.
     for r in on_ray.rows:
         folder = tmp_path / "ray" / r["folder"]
-        assert json.loads((folder / "params.json").read_text()) == {"hold": r["hold"], "friction": r["friction"]}
+        cfg = json.loads((folder / "params.json").read_text())
+        assert cfg["params"] == {"hold": r["hold"], "friction": r["friction"]} and cfg["target"] == "eol_crease"
         assert json.loads((folder / "status.json").read_text())["status"] == "ok"
         scene = folder / "eol_crease"
         assert (scene / "metrics.json").exists() and (scene / "manifest.json").exists()
@@ -70,6 +74,9 @@ def test_a_rerun_resumes_and_failed_runs_are_rows(tmp_path: Path) -> None:
     assert again.skipped == 2
     assert [r["status"] for r in again.rows] == ["ok", "failed", "ok"]
     assert again.rows[0]["time_s"] == first.rows[0]["time_s"], "a finished run was run again"
+    # Other fixed options (or frames) are other runs: nothing is reused.
+    other = cr.sweep("eol_crease", grid[:1], out=tmp_path, frames=12, options={"scale": 0.3}, workers=1)
+    assert other.skipped == 0 and other.rows[0]["crease_held_rad"] != first.rows[0]["crease_held_rad"]
 
 
 def scaled_sum(*, out_dir: Path, a: float, b: float, factor: float = 1.0) -> dict[str, Any]:
@@ -77,9 +84,17 @@ def scaled_sum(*, out_dir: Path, a: float, b: float, factor: float = 1.0) -> dic
     return {"value": factor * (a + b), "series": [a, b]}
 
 
+def numpy_metrics(*, out_dir: Path, a: float) -> dict[str, Any]:
+    return {"n": np.int64(3), "x": np.float32(a), "ok": np.bool_(True), "v": np.arange(3.0)}
+
+
 def test_a_function_target_and_fixed_options(tmp_path: Path) -> None:
     r = cr.sweep(scaled_sum, {"a": [1, 2], "b": [10.0]}, out=tmp_path, options={"factor": 2.0}, workers=1)
     assert [row["value"] for row in r.rows] == [22.0, 24.0]
+    # numpy values are JSON values in the table, fresh and resumed alike.
+    n1 = cr.sweep(numpy_metrics, {"a": [0.5]}, out=tmp_path / "np", workers=1).rows[0]
+    n2 = cr.sweep(numpy_metrics, {"a": [0.5]}, out=tmp_path / "np", workers=1).rows[0]
+    assert (n1["n"], n1["x"], n1["ok"], n1["v_last"]) == (3, 0.5, True, 2.0) == (n2["n"], n2["x"], n2["ok"], n2["v_last"])
     assert [row["series_last"] for row in r.rows] == [10.0, 10.0]
     assert json.loads((tmp_path / r.rows[0]["folder"] / "metrics.json").read_text())["value"] == 22.0
 

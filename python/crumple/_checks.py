@@ -124,16 +124,16 @@ def real(x: Any, name: str) -> float:
         raise InvalidInputError(f"{name} must be a number; got {x!r}")
     try:
         return float(x)
-    except (TypeError, ValueError) as e:
-        raise InvalidInputError(f"{name} must be a number; got {x!r}") from e
+    except (TypeError, ValueError, OverflowError) as e:
+        raise InvalidInputError(f"{name} must be a number a float can hold; got {x!r}") from e
 
 
 def finite(x: Any, name: str) -> float:
     """Return ``x`` as a finite float."""
     try:
         f = float(x)
-    except (TypeError, ValueError) as e:
-        raise InvalidInputError(f"{name} must be a number; got {x!r}") from e
+    except (TypeError, ValueError, OverflowError) as e:
+        raise InvalidInputError(f"{name} must be a number a float can hold; got {x!r}") from e
     if not math.isfinite(f):
         raise InvalidInputError(f"{name} must be finite; got {x!r}")
     return f

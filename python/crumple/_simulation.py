@@ -44,9 +44,6 @@ class SimulationBase(abc.ABC):
         self._objects: list[Any] = []
         self._colliders: list[Collider] = []
         self._collider_names: list[str] = []
-        # While `load` adds the saved colliders: the saved time, at which they
-        # go in (the core's clock is still 0 then).
-        self._restoring_time: float | None = None
         # Scripted handles as made, for checkpoints (core id order).
         self._handles: list[dict[str, Any]] = []
 
@@ -82,7 +79,7 @@ class SimulationBase(abc.ABC):
         if not isinstance(collider, Collider):
             raise InvalidInputError(f"collider must be a crumple.colliders.Collider; got {type(collider).__name__}")
         nm = self._unique_name(name or type(collider).__name__.lower())
-        collider.advance_to(self.time if self._restoring_time is None else self._restoring_time)
+        collider.advance_to(self.time)
         core = self._core_or_none()
         if core is not None:
             core.add_collider(collider._c)
@@ -217,26 +214,21 @@ class SimulationBase(abc.ABC):
         arrays, meta = _checkpoint.load(path, cls._solver)
         try:
             sim = cls(**meta["params"])
-            names = meta.get("collider_names") or [None] * len(meta["colliders"])
-            # The colliders go in first, each at its pose at the saved time,
-            # and the objects after them as they were first added (the state
-            # arrays below put them where they were): a solver that checks
-            # objects against colliders as they are added (eol: no cloth
-            # vertex inside a box) would otherwise compare the cloth's first
-            # shape with a box that has moved since (eol_moving_box).
-            t_saved = float(np.asarray(arrays["state_time"])) if "state_time" in arrays else 0.0
-            sim._restoring_time = t_saved
-            try:
-                for c, n in zip(meta["colliders"], names):
-                    sim.add_collider(_from_spec(c["spec"], [tuple(m) for m in c["motions"]]), name=n)
-            finally:
-                sim._restoring_time = None
             sim._load_objects(arrays, meta)
             _handles.restore(sim, meta.get("handles", []), arrays, sim._restore_handle)
             # 0-d arrays (time, step, ...) as Python scalars; the core checks every name and shape.
             state = {k[len("state_"):]: (v.item() if np.ndim(v) == 0 else v)
                      for k, v in arrays.items() if k.startswith("state_")}
             sim._core().set_state_arrays(state)
+            # The colliders go in last, once the objects are where they were
+            # and the clock is the saved time, so each is added at its pose
+            # then: a solver that checks objects against a new collider (eol:
+            # no cloth vertex inside a box) would otherwise compare the
+            # objects' first shape, or a box's first pose, with the other's
+            # saved one (eol_moving_box, found by the soak).
+            names = meta.get("collider_names") or [None] * len(meta["colliders"])
+            for c, n in zip(meta["colliders"], names):
+                sim.add_collider(_from_spec(c["spec"], [tuple(m) for m in c["motions"]]), name=n)
         except CheckpointError:
             raise
         except (KeyError, TypeError, ValueError, IndexError, OverflowError, AttributeError) as e:

@@ -33,12 +33,15 @@ import json
 import math
 import multiprocessing
 import os
+import shutil
 import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+import numpy as np
 
 from ._progress import progress as _progress_bar
 from .errors import CrumpleError, InvalidInputError
@@ -108,8 +111,22 @@ def grid_points(grid: Mapping[str, Sequence[Any]] | Sequence[Mapping[str, Any]])
     return points
 
 
-def _run_id(index: int, params: Mapping[str, Any]) -> str:
-    h = hashlib.sha1(json.dumps(params, sort_keys=True).encode()).hexdigest()[:8]
+def _config(target: Target, params: Mapping[str, Any], options: Mapping[str, Any],
+            frames: int | None) -> dict[str, Any]:
+    """Everything that decides a run's result: a finished run is reused
+    only when all of it matches (a rerun with other options, frames or
+    another target runs again)."""
+    from . import __version__
+
+    name = target if isinstance(target, str) else f"{getattr(target, '__module__', '?')}.{target.__qualname__}"
+    # Numbers by value (hold=0 from the CLI and hold=0.0 from Python are one run).
+    norm = {k: (float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v) for k, v in params.items()}
+    return {"target": name, "params": norm, "options": json.loads(json.dumps(dict(options), default=str)),
+            "frames": frames, "crumple": __version__}
+
+
+def _run_id(index: int, config: Mapping[str, Any]) -> str:
+    h = hashlib.sha1(json.dumps(config, sort_keys=True).encode()).hexdigest()[:8]
     return f"{index:04d}-{h}"
 
 
@@ -136,14 +153,14 @@ def _run_one(job: dict[str, Any]) -> dict[str, Any]:
     runs the scene or function into its folder, writes ``status.json``;
     never raises for the run's own errors."""
     _set_threads(int(job["threads"]))
-    from . import _core, scenes  # after the thread count is set
-
-    folder = Path(job["folder"])
-    folder.mkdir(parents=True, exist_ok=True)
     params: dict[str, Any] = job["params"]
+    status: dict[str, Any] = {"run": job["run"], "params": params, "config": job["config"]}
+    folder = Path(job["folder"])
     t0 = time.perf_counter()
-    status: dict[str, Any] = {"run": job["run"], "params": params}
     try:
+        from . import scenes  # after the thread count is set
+
+        folder.mkdir(parents=True, exist_ok=True)
         target = job["target"]
         if isinstance(target, str):
             kw = dict(job["options"])
@@ -155,8 +172,10 @@ def _run_one(job: dict[str, Any]) -> dict[str, Any]:
         else:
             got = target(out_dir=folder, **job["options"], **params)
             if isinstance(got, Mapping):
-                metrics = dict(got)
-                (folder / "metrics.json").write_text(json.dumps(metrics, indent=1, default=float))
+                # numpy scalars and arrays as JSON values: a fresh row and a
+                # resumed one (read back from JSON) are then the same.
+                metrics = json.loads(json.dumps(dict(got), default=_to_json))
+                (folder / "metrics.json").write_text(json.dumps(metrics, indent=1))
             else:
                 metrics = json.loads((Path(got) / "metrics.json").read_text())
         status.update(status="ok", error=None, metrics=metrics)
@@ -164,46 +183,73 @@ def _run_one(job: dict[str, Any]) -> dict[str, Any]:
         status.update(status="failed", error=f"{type(e).__name__}: {e}", metrics={},
                       traceback=traceback.format_exc(limit=8))
     status["time_s"] = time.perf_counter() - t0
-    status["threads"] = _core.num_threads()
-    (folder / _STATUS).write_text(json.dumps(status, indent=1, default=float))
+    try:
+        from . import _core
+
+        status["threads"] = _core.num_threads()
+        (folder / _STATUS).write_text(json.dumps(status, indent=1, default=_to_json))
+    except Exception:  # the driver writes the status again from the returned dict
+        status.setdefault("threads", job["threads"])
     return status
+
+
+def _to_json(o: Any) -> Any:
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    return str(o)
 
 
 def _init_local_worker(threads: int) -> None:
     _set_threads(threads)
 
 
-def _finished(folder: Path, params: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The status of an earlier run of the same parameters that succeeded."""
+def _finished(folder: Path, config: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The status of an earlier run of the same configuration that succeeded."""
     try:
         st = json.loads((folder / _STATUS).read_text())
     except (OSError, ValueError):
         return None
-    if st.get("status") == "ok" and st.get("params") == dict(params):
+    if st.get("status") == "ok" and st.get("config") == json.loads(json.dumps(dict(config))):
         return dict(st)
     return None
+
+
+def _failed_status(job: Mapping[str, Any], error: str) -> dict[str, Any]:
+    """The status of a run whose worker died (the run could not say so itself)."""
+    return {"run": job["run"], "params": job["params"], "config": job["config"], "status": "failed",
+            "error": error, "metrics": {}, "time_s": None, "threads": job["threads"]}
 
 
 def _local(jobs: list[dict[str, Any]], workers: int, threads: int) -> Iterator[dict[str, Any]]:
     # spawn: the parent already runs rayon threads, which a fork would copy
     # half-way; spawned workers start clean and set the thread count first.
     ctx = multiprocessing.get_context("spawn")
-    with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_local_worker,
-                                initargs=(threads,)) as pool:
-        futures = [pool.submit(_run_one, j) for j in jobs]
-        try:
-            for f in cf.as_completed(futures):
-                try:
-                    yield f.result()
-                except cf.process.BrokenProcessPool as e:
-                    raise CrumpleError(
-                        "a sweep worker process died: out of memory, a crash in the run, or a script that "
-                        "calls crumple.sweep without `if __name__ == \"__main__\":` around it (the local "
-                        "executor's worker processes import the script again)") from e
-        except BaseException:
-            for f in futures:
-                f.cancel()
-            raise
+    pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_local_worker,
+                                  initargs=(threads,))
+    futures = {pool.submit(_run_one, j): j for j in jobs}
+    broken = False
+    try:
+        for f in cf.as_completed(futures):
+            try:
+                yield f.result()
+            except cf.process.BrokenProcessPool:
+                # A worker died (out of memory, a crash inside a run) or the
+                # script has no `if __name__ == "__main__":` guard: the pool is
+                # gone, so this and every run still pending fail with the reason.
+                broken = True
+                yield _failed_status(futures[f], _DIED)
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        for p in list(getattr(pool, "_processes", {}).values()):
+            p.terminate()
+        raise
+    pool.shutdown(wait=not broken, cancel_futures=True)
+
+
+_DIED = ("the worker process died: out of memory, a crash in the run, or a script that calls crumple.sweep "
+         "without `if __name__ == \"__main__\":` around it (the local executor's workers import the script again)")
 
 
 def _ray(jobs: list[dict[str, Any]], workers: int | None, threads: int,
@@ -215,21 +261,35 @@ def _ray(jobs: list[dict[str, Any]], workers: int | None, threads: int,
     started = not ray.is_initialized()
     if started:
         # address None starts a local Ray on this machine unless RAY_ADDRESS names a cluster.
-        ray.init(address=address or os.environ.get("RAY_ADDRESS"), include_dashboard=False,
-                 log_to_driver=False, configure_logging=False)
+        try:
+            ray.init(address=address or os.environ.get("RAY_ADDRESS"), include_dashboard=False,
+                     log_to_driver=False, configure_logging=False)
+        except Exception as e:
+            raise CrumpleError(f"Ray could not start or connect (address={address!r}): {type(e).__name__}: {e}") from e
+    pending: dict[Any, dict[str, Any]] = {}
     try:
+        cpus = float(ray.cluster_resources().get("CPU", 0.0))
+        if threads > cpus:
+            raise InvalidInputError(f"threads={threads} per run, but the Ray cluster has {cpus:g} CPUs; "
+                                    "no task could be scheduled")
         task = ray.remote(_run_one).options(
             num_cpus=threads, runtime_env={"env_vars": {"RAYON_NUM_THREADS": str(threads)}})
         limit = workers or len(jobs)
-        pending: list[Any] = []
         queue = list(jobs)
         while queue or pending:
             while queue and len(pending) < limit:
-                pending.append(task.remote(queue.pop(0)))
-            done, pending = ray.wait(pending, num_returns=1)
+                job = queue.pop(0)
+                pending[task.remote(job)] = job
+            done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:
-                yield ray.get(ref)
+                job = pending.pop(ref)
+                try:
+                    yield ray.get(ref)
+                except ray.exceptions.RayError as e:  # the task's worker died: a failed row
+                    yield _failed_status(job, f"the Ray task failed: {type(e).__name__}: {e}")
     finally:
+        for ref in pending:
+            ray.cancel(ref, force=True)
         if started:
             ray.shutdown()
 
@@ -351,31 +411,42 @@ def sweep(
     statuses: dict[str, dict[str, Any]] = {}
     folders: dict[str, Path] = {}
     jobs: list[dict[str, Any]] = []
+    ids: list[str] = []
     for i, p in enumerate(points):
-        rid = _run_id(i, p)
+        config = _config(target, p, opts, frames)
+        rid = _run_id(i, config)
+        ids.append(rid)
         folder = root / "runs" / rid
         folders[rid] = folder
-        done = _finished(folder, p)
+        done = _finished(folder, config)
         if done is not None:
             statuses[rid] = done
             continue
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / _PARAMS).write_text(json.dumps(p, indent=1))
-        jobs.append(dict(run=rid, folder=str(folder), params=p, target=target, options=opts, frames=frames,
-                         threads=threads))
+        if folder.exists():  # a failed or unfinished attempt: start clean
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True)
+        (folder / _PARAMS).write_text(json.dumps(config, indent=1))
+        jobs.append(dict(run=rid, folder=str(folder), params=p, config=json.loads(json.dumps(config)),
+                         target=target, options=opts, frames=frames, threads=threads))
     skipped = len(points) - len(jobs)
     name = target if isinstance(target, str) else getattr(target, "__name__", "sweep")
-    with _progress_bar(len(points), f"sweep {name}", unit="run", enabled=progress, initial=skipped) as bar:
-        if jobs:
-            results = (_local(jobs, min(n_workers or 1, len(jobs)), threads) if executor == "local"
-                       else _ray(jobs, n_workers, threads, address))
-            for st in results:
-                statuses[st["run"]] = st
-                # A cluster's worker may not share this disk: the driver writes the status too.
-                (folders[st["run"]] / _STATUS).write_text(json.dumps(st, indent=1, default=float))
-                bar.update(1)
-    rows = [_row(statuses[_run_id(i, p)], folders[_run_id(i, p)], root) for i, p in enumerate(points)]
-    columns, csv_path, pq_path = _write_tables(root, rows)
+    try:
+        with _progress_bar(len(points), f"sweep {name}", unit="run", enabled=progress, initial=skipped) as bar:
+            if jobs:
+                results = (_local(jobs, min(n_workers or 1, len(jobs)), threads) if executor == "local"
+                           else _ray(jobs, n_workers, threads, address))
+                for st in results:
+                    statuses[st["run"]] = st
+                    # A cluster's worker may not share this disk: the driver writes the status too.
+                    (folders[st["run"]] / _STATUS).write_text(json.dumps(st, indent=1, default=_to_json))
+                    bar.update(1)
+    finally:
+        # Interrupted or not, the table holds every run so far (the rest as not run).
+        for j in jobs:
+            statuses.setdefault(j["run"], {**_failed_status(j, "not run: the sweep was interrupted"),
+                                           "status": "not run"})
+        rows = [_row(statuses[rid], folders[rid], root) for rid in ids]
+        columns, csv_path, pq_path = _write_tables(root, rows)
     return SweepResult(out=root, rows=rows, csv=csv_path, parquet=pq_path, skipped=skipped,
                        wall_s=time.perf_counter() - t0, columns=columns)
 

@@ -79,6 +79,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.scene.endswith(".toml") or Path(args.scene).is_file():
         from . import scenefile
 
+        given = [f for f, on in (("--frames", args.frames is not None), ("--backend", args.backend != "auto"),
+                                 ("--scale", args.scale != 1.0), ("--set", bool(args.set)),
+                                 ("--format", args.format != "ply"), ("--video", args.video)) if on]
+        if given:
+            raise InvalidInputError(f"{', '.join(given)} do not apply to a scene file: set them in the file "
+                                    "(frames, scale, backend, [options], [output] format)")
+
         out = scenefile.run(args.scene, out_dir=args.out if args.out != "out" else None, progress=True)
         print(f"wrote {out} in {time.perf_counter() - t0:.1f} s")
         return 0

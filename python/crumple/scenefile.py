@@ -266,9 +266,15 @@ def schema() -> dict[str, Any]:
         "dir": {"type": "string"}, "format": {"enum": list(scenes.FORMATS)}, "picture": {"type": "boolean"},
         "checkpoint": {"type": "boolean"}}}
     frames = {"type": "integer", "minimum": 1}
+    # Each built-in scene's own options, from its function's signature.
+    per_scene = [{"if": {"properties": {"scene": {"const": n}}, "required": ["scene"]},
+                  "then": {"properties": {"options": _options_schema(
+                      scenes._get(n).fn, skip=("out_dir", "frames", "backend", "scale", "progress"))}}}
+                 for n in scenes.names()]
     builtin = {"type": "object", "required": ["scene"], "additionalProperties": False, "properties": {
         "scene": {"enum": scenes.names()}, "frames": frames, "scale": {"type": "number", "exclusiveMinimum": 0},
-        "backend": {"enum": ["auto", "cpu", "gpu"]}, "options": {"type": "object"}, "output": output}}
+        "backend": {"enum": ["auto", "cpu", "gpu"]}, "options": {"type": "object"}, "output": output},
+        "allOf": per_scene}
     declared_variants = []
     for name, mod in mods.items():
         props: dict[str, Any] = {
@@ -313,6 +319,19 @@ def _path(e: Any) -> str:
 
 def _explain(e: Any) -> str:
     """One line per error: where, what is wrong, and what is allowed."""
+    if e.validator in ("oneOf", "anyOf") and e.context:
+        # Explain the alternative the file meant: one whose own keys are
+        # there (a mesh with a "generator" is not a mesh "file" missing its
+        # key); among those, the deepest error says the most.
+        import jsonschema  # type: ignore[import-untyped, unused-ignore]
+
+        by_alt: dict[Any, list[Any]] = {}
+        for c in e.context:
+            by_alt.setdefault(c.schema_path[0] if c.schema_path else None, []).append(c)
+        meant = [errs for errs in by_alt.values()
+                 if not any(c.validator in ("required", "type") and not list(c.relative_path) for c in errs)]
+        pool = meant[0] if len(meant) == 1 else list(e.context)
+        return _explain(jsonschema.exceptions.best_match(sorted(pool, key=lambda c: -len(list(c.absolute_path)))))
     where = _path(e)
     s = e.schema if isinstance(e.schema, dict) else {}
     if e.validator == "enum":
@@ -334,9 +353,9 @@ def validate(doc: Mapping[str, Any]) -> None:
     import jsonschema  # type: ignore[import-untyped, unused-ignore]
 
     validator = jsonschema.Draft202012Validator(schema())
-    errors = sorted(validator.iter_errors(dict(doc)), key=lambda e: (len(list(e.absolute_path)), _path(e)))
+    errors = sorted(validator.iter_errors(dict(doc)), key=lambda e: (-len(list(e.absolute_path)), _path(e)))
     if errors:
-        # The deepest errors say the most; if/then nesting repeats them higher up.
+        # The deepest errors first: they say the most (if/then nesting repeats them higher up).
         lines = list(dict.fromkeys(_explain(e) for e in errors))
         raise SceneFileError("the scene file does not match the schema:\n  " + "\n  ".join(lines[:8]))
 
@@ -453,8 +472,12 @@ def run(path: str | Path, *, out_dir: str | Path | None = None, progress: bool =
     """Run a scene file: a built-in scene through :func:`crumple.scenes.run`
     with the file's options, or a declared scene built by :func:`build`
     stepped ``frames`` frames of ``1 / frame_rate`` s; writes the frames
-    through the frame stream, a PNG, ``metrics.json`` and (unless
-    ``output.checkpoint = false``) ``checkpoint.npz``; returns the folder."""
+    through the frame stream, a PNG (a built-in scene always writes its
+    own; ``output.picture`` is for declared scenes), ``metrics.json`` and
+    (unless ``output.checkpoint = false``) ``checkpoint.npz``; returns the
+    folder. ``output.dir`` (default ``out``) is relative to the working
+    directory, like ``--out``; mesh and point files are relative to the
+    scene file."""
     from . import scenes
     from ._progress import progress as bar
 

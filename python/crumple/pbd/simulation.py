@@ -63,7 +63,7 @@ class Simulation(SimulationBase):
     than this the lower index is deleted, spec §5.1) and ``seed_distance``
     (in spacings, 1: a seeded particle is farther than this from every
     other, §5.2); the paper's pair doubles the particle density of a body
-    pulled to 5× along one axis, (0.5, 1.35) keeps it within 20 %
+    pulled to 5× along one axis, (0.5, 1.35) keeps it to about 1.2×
     (``pbd_taffy`` uses it); ``seed``;
     ``conserve_mass_momentum`` (False: the paper); ``surface_level`` (0:
     the surface keeps its connectivity; 2: it tears where no particle

@@ -48,6 +48,9 @@ class SceneStream:
     manager like the writers."""
 
     def __init__(self, writer: io.PlyWriter | io.UsdWriter, sim: Any, checkpoint: Path | None) -> None:
+        if checkpoint is not None and sim is None:
+            raise InvalidInputError("this run asks for a checkpoint, but the scene's frame stream was opened "
+                                    "without its simulation (frame_writer(..., sim=sim))")
         self._writer, self._sim, self._checkpoint = writer, sim, checkpoint
 
     def write(self, frame: Any) -> int:

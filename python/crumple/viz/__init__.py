@@ -8,6 +8,8 @@
 Written runs (:func:`crumple.io.open_run`, streams of
 :class:`~crumple.frames.Frame`):
 
+- :func:`play_scene` runs a built-in scene and opens it in that window
+  when a display exists (the gallery scripts, ``examples/gallery/``);
 - :func:`view_run` opens a window with a timeline (frame slider, play/pause,
   step buttons);
 - :func:`screenshot_run` renders one frame to a PNG without a window;
@@ -21,8 +23,8 @@ to any of these.
 
 from __future__ import annotations
 
-from .runs import screenshot_run, view_run
+from .runs import has_display, play_scene, screenshot_run, view_run
 from .video import render_video
 from .window import Item, screenshot, show
 
-__all__ = ["show", "screenshot", "Item", "view_run", "screenshot_run", "render_video"]
+__all__ = ["show", "screenshot", "Item", "view_run", "screenshot_run", "render_video", "play_scene", "has_display"]

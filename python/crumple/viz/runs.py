@@ -384,3 +384,27 @@ def screenshot_run(run: Run | str | os.PathLike[str], path: str | os.PathLike[st
     p.parent.mkdir(parents=True, exist_ok=True)
     ps.screenshot(str(p), transparent_bg=False)
     return p
+
+
+def has_display() -> bool:
+    """Whether a window can open here (an X11 or Wayland display is set)."""
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def play_scene(name: str, *, out: str | os.PathLike[str] = "out/gallery", frames: int | None = None,
+               scale: float = 1.0, window: bool | None = None, **options: Any) -> Path:
+    """Run built-in scene ``name`` (its frames, metrics and PNG under
+    ``out / name``) and show it: with a display (``window=None`` asks
+    :func:`has_display`), a window on the run with play/pause and a frame
+    slider (:func:`view_run`, blocking until closed); without one, nothing
+    more (the scene wrote its picture). Returns the scene's PNG. The
+    gallery scripts in ``examples/gallery/`` are this call, one per paper
+    figure."""
+    from .. import scenes
+
+    options.setdefault("backend", "cpu")
+    folder = scenes.run(name, out_dir=Path(out), frames=frames, scale=scale, **options)
+    png = folder / f"{name}.png"
+    if window if window is not None else has_display():
+        view_run(folder)
+    return png
