@@ -23,6 +23,8 @@ from hypothesis.extra import numpy as hnp
 import crumple as cr
 
 CASES: Counter[str] = Counter()
+# CRUMPLE_FUZZ_TRACE=file: every call appended to it before it runs (to find a hang).
+_TRACE = __import__("os").environ.get("CRUMPLE_FUZZ_TRACE")
 #: Calls that ended in a typed crumple error, per module.
 REFUSED: Counter[str] = Counter()
 
@@ -103,6 +105,9 @@ def attempt(module: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> A
     """Call ``fn``: its result, or None when it raised a crumple error.
     Any other exception propagates (the test fails)."""
     CASES[module] += 1
+    if _TRACE:
+        with open(_TRACE, "a") as f:
+            f.write(f"{module} {getattr(fn, '__qualname__', fn)} {args!r:.200} {kwargs!r:.300}\n")
     try:
         return fn(*args, **kwargs)
     except cr.CrumpleError as e:

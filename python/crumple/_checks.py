@@ -161,7 +161,13 @@ def positive_int(x: Any, name: str, minimum: int = 1) -> int:
         raise InvalidInputError(f"{name} must be an integer >= {minimum}; got {x!r}")
     if int(x) < minimum:
         raise InvalidInputError(f"{name} must be an integer >= {minimum}; got {x!r}")
+    if int(x) > _INT_MAX:
+        raise InvalidInputError(f"{name} must be at most {_INT_MAX} (a 64-bit integer); got {x!r}")
     return int(x)
+
+
+# The largest integer the core takes (i64; counts, seeds and indices).
+_INT_MAX = 2**63 - 1
 
 
 def choice(x: Any, name: str, options: Sequence[str]) -> str:
@@ -180,6 +186,8 @@ def index(x: Any, name: str, count: int | None = None) -> int:
     i = int(x)
     if i < 0:
         raise InvalidInputError(f"{name} must be >= 0; got {i}")
+    if i > _INT_MAX:
+        raise InvalidInputError(f"{name} must be at most {_INT_MAX}; got {i}")
     if count is not None and i >= count:
         raise InvalidInputError(f"{name} {i} is out of range: there are {count} (valid: 0..{count - 1})")
     return i

@@ -42,12 +42,22 @@ def keyframes(times: Sequence[float], translations: npt.ArrayLike | None,
     return ts, tr, rot
 
 
+#: Largest total turn of one rotate_handle, rad (about 1,600 turns: 6,400 keyframes).
+MAX_ANGLE = 1e4
+
+
 def rotation_path(axis: Any, angle: float, duration: float) -> tuple[list[float], F64]:
     """Keyframes turning by ``angle`` rad about ``axis`` over ``duration`` s at
     constant angular speed: keys at most 90° apart, because keyframe rotation
     follows the shortest arc between keys."""
     dur = positive(duration, "duration")
     a = finite(angle, "angle")
+    rotation(axis, 0.0)  # a bad axis fails here, before any keyframe is made
+    # One key per quarter turn: a limit keeps the key list bounded (a fuzzed
+    # angle of 2e15 rad asked for 1e15 keys and hung).
+    if abs(a) > MAX_ANGLE:
+        raise InvalidInputError(f"angle must be within ±{MAX_ANGLE:g} rad ({MAX_ANGLE / (2 * np.pi):.0f} turns); "
+                                f"got {angle!r}; for a longer spin add several handles one after the other")
     nseg = max(1, int(np.ceil(abs(a) / (np.pi / 2))))
     times = [dur * i / nseg for i in range(nseg + 1)]
     rots = np.stack([rotation(axis, np.degrees(a * i / nseg)) for i in range(nseg + 1)])

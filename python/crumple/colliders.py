@@ -267,8 +267,8 @@ class MeshSDF(Collider):
                  friction: float = 0.3) -> None:
         if not isinstance(mesh, TriMesh):
             raise InvalidInputError(f"mesh must be a crumple.geometry.TriMesh; got {type(mesh).__name__}")
-        if isinstance(padding, bool) or not isinstance(padding, int) or padding < 0:
-            raise InvalidInputError(f"padding must be a non-negative integer; got {padding!r}")
+        if isinstance(padding, bool) or not isinstance(padding, int) or not 0 <= padding < 2**32:
+            raise InvalidInputError(f"padding must be a non-negative integer (cells, below 2**32); got {padding!r}")
         self._c = _core.Collider.mesh(mesh._m, positive(dx, "dx"), padding, *_mode(mode, friction))
         self._spec = dict(type="MeshSDF", vertices=mesh.vertices.tolist(), faces=mesh.faces.tolist(), dx=dx,
                           padding=padding, mode=mode, friction=friction)

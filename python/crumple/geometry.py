@@ -287,8 +287,8 @@ def straight_curves(roots: npt.ArrayLike, *, direction: Vec3Like = (0, -1, 0), l
 def _sample(region: Any, method: str, spacing: float, seed: int) -> F64:
     m = choice(method, "sampling method", ("lattice", "poisson"))
     h = positive(spacing, "spacing")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise InvalidInputError(f"seed must be a non-negative integer; got {seed!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**64:
+        raise InvalidInputError(f"seed must be an integer in [0, 2**64); got {seed!r}")
     return _core.sample_region(region, m, h, int(seed))
 
 

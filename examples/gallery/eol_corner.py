@@ -1,0 +1,24 @@
+"""Weidner et al. 2018 (crumple.eol): eol_corner.
+
+A sheet sliding over the upturned corner of a box; the corner vertex stays
+on the tip.
+
+Opens a window with play/pause and a frame slider where a display exists;
+otherwise writes the picture. ``python examples/gallery/eol_corner.py [FRAMES]``
+(frames, picture and metrics under ``out/gallery/eol_corner/``).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from crumple.viz import play_scene
+
+
+def main(out: str = "out/gallery", frames: int | None = None, scale: float = 1.0, window: bool | None = None) -> Path:
+    return play_scene("eol_corner", out=out, frames=frames, scale=scale, window=window)
+
+
+if __name__ == "__main__":
+    print(main(frames=int(sys.argv[1]) if len(sys.argv) > 1 else None))

@@ -1,0 +1,23 @@
+"""Jiang, Gast, Teran 2017 (crumple.mpm): hair_tubes.
+
+Fig. 13 (E7): a tube of hair strands dropped onto another (Hair Tubes).
+
+Opens a window with play/pause and a frame slider where a display exists;
+otherwise writes the picture. ``python examples/gallery/hair_tubes.py [FRAMES]``
+(frames, picture and metrics under ``out/gallery/hair_tubes/``).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from crumple.viz import play_scene
+
+
+def main(out: str = "out/gallery", frames: int | None = None, scale: float = 1.0, window: bool | None = None) -> Path:
+    return play_scene("hair_tubes", out=out, frames=frames, scale=scale, window=window)
+
+
+if __name__ == "__main__":
+    print(main(frames=int(sys.argv[1]) if len(sys.argv) > 1 else None))

@@ -1,0 +1,23 @@
+"""Chentanez, Müller, Macklin 2016 (crumple.pbd): pbd_shot.
+
+Fig. 1/4: a ball dented by projectiles that cross its surface and withdraw.
+
+Opens a window with play/pause and a frame slider where a display exists;
+otherwise writes the picture. ``python examples/gallery/pbd_shot.py [FRAMES]``
+(frames, picture and metrics under ``out/gallery/pbd_shot/``).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from crumple.viz import play_scene
+
+
+def main(out: str = "out/gallery", frames: int | None = None, scale: float = 1.0, window: bool | None = None) -> Path:
+    return play_scene("pbd_shot", out=out, frames=frames, scale=scale, window=window)
+
+
+if __name__ == "__main__":
+    print(main(frames=int(sys.argv[1]) if len(sys.argv) > 1 else None))
