@@ -820,9 +820,11 @@ def eol_crease(*, out_dir: Path, frames: int = 60, backend: str = "cpu", scale: 
 
     x = cloth.positions
     c = x.mean(axis=0)
-    # Along the crease line (z): the sheet's profile, the kept angle at its middle.
+    # Nearly along the crease line (z), a little from above and the side:
+    # the sheet's profile shows the kept angle and its surface the crease
+    # (straight along z, the sheet was a line at this distance).
     viz.screenshot({"cloth": TriMesh(x, cloth.faces)}, out / "eol_crease.png",
-                   camera=((c[0], c[1], c[2] + 1.6), tuple(c)), colors=[CLOTH])
+                   camera=((c[0] + 0.35, c[1] + 0.3, c[2] + 0.9), tuple(c)), colors=[CLOTH])
     last = [a for t_, a in zip(series["time_s"], series["crease_rad"]) if t_ > max(sim.time - 1.0, released_at)]
     write_json(out / "metrics.json", {
         "scene": "eol_crease", "material": material, "wrinkles": bool(wrinkles), "hold_s": hold, "friction": mu,
