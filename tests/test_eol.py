@@ -908,3 +908,17 @@ def test_a_checkpoint_after_the_box_moved_loads_and_continues(tmp_path: Path) ->
         again.step()
     assert np.array_equal(again.objects[0].positions, sheet.positions)
     assert np.isfinite(sheet.positions).all() and sheet.positions[:, 1].min() < -0.05
+
+
+def test_the_corner_scene_continued_stays_solvable(tmp_path: Path) -> None:
+    """Found by the soak: the corner scene (scale 0.5, 294 steps) continued
+    from its checkpoint failed §10's KKT check at step 558, Clarabel's
+    complementarity 1.6e-8 against 1e-8 (its gap tolerance was met in the
+    scaled QP, whose multipliers come back ×1/scale ≈ 1.7e3). Both gap
+    tolerances are now in the caller's units; the run goes on."""
+    out = cr.scenes.run("eol_corner", out_dir=tmp_path, scale=0.5, checkpoint=True)
+    sim = cr.eol.Simulation.load(out / "checkpoint.npz")
+    assert sim.step_count == 294
+    while sim.step_count < 700:
+        sim.step()
+    assert np.isfinite(sim.objects[0].positions).all()
