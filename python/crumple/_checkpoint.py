@@ -5,6 +5,9 @@ names the file, never in an exception of the zip or JSON libraries."""
 
 from __future__ import annotations
 
+import struct
+import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +17,10 @@ from . import io
 from .errors import CheckpointError, InvalidInputError
 
 __all__ = ["load"]
+
+
+_READER_ERRORS = (zipfile.BadZipFile, zlib.error, NotImplementedError, struct.error, MemoryError, EOFError, OSError,
+                  ValueError, KeyError, UnicodeDecodeError)
 
 
 def load(path: Any, solver: str) -> tuple[dict[str, npt.NDArray[Any]], dict[str, Any]]:
@@ -28,11 +35,12 @@ def load(path: Any, solver: str) -> tuple[dict[str, npt.NDArray[Any]], dict[str,
         raise
     except InvalidInputError as e:
         raise CheckpointError(str(e)) from e
-    # A damaged zip or .npy header can fail in any of the readers' own ways
-    # (BadZipFile, zlib.error, NotImplementedError for a "newer" zip version,
-    # struct.error, MemoryError for a huge claimed shape, ...): this is the
-    # file boundary, so every one of them becomes the typed error.
-    except Exception as e:
+    # What the zip, zlib, .npy and JSON readers raise on a damaged file: a
+    # zip header claiming a newer version (NotImplementedError), a packed
+    # field cut short (struct.error), a .npy header claiming a shape no
+    # memory holds (MemoryError). Named, so a bug of ours is not reported
+    # as a corrupt file.
+    except _READER_ERRORS as e:
         raise CheckpointError(
             f"{str(p)!r} cannot be read as a crumple checkpoint (truncated or corrupt?): {type(e).__name__}: {e}"
         ) from e

@@ -130,10 +130,7 @@ def real(x: Any, name: str) -> float:
 
 def finite(x: Any, name: str) -> float:
     """Return ``x`` as a finite float."""
-    try:
-        f = float(x)
-    except (TypeError, ValueError, OverflowError) as e:
-        raise InvalidInputError(f"{name} must be a number a float can hold; got {x!r}") from e
+    f = real(x, name)
     if not math.isfinite(f):
         raise InvalidInputError(f"{name} must be finite; got {x!r}")
     return f

@@ -451,18 +451,23 @@ def sweep(
                        wall_s=time.perf_counter() - t0, columns=columns)
 
 
+def parse_value(text: str) -> Any:
+    """A command-line value: read as JSON when it parses (numbers,
+    true/false, null, lists), else kept as text (``--set``, ``--grid``)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
 def _parse_values(text: str) -> list[Any]:
-    """``V1,V2,...`` of the CLI's ``--grid KEY=V1,V2``: each value read as
-    JSON when it parses (numbers, true/false, null), else kept as text."""
+    """``V1,V2,...`` of the CLI's ``--grid KEY=V1,V2``, each by :func:`parse_value`."""
     out: list[Any] = []
     for v in text.split(","):
         v = v.strip()
         if not v:
             raise InvalidInputError(f"empty value in {text!r}")
-        try:
-            out.append(json.loads(v))
-        except json.JSONDecodeError:
-            out.append(v)
+        out.append(parse_value(v))
     return out
 
 

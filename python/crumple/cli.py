@@ -60,15 +60,14 @@ def _cmd_scenes(args: argparse.Namespace) -> int:
 def _options(items: list[str]) -> dict[str, Any]:
     """``KEY=VALUE`` strings as scene options; values are read as JSON when
     they parse (numbers, true/false, lists) and kept as text otherwise."""
+    from ._sweep import parse_value
+
     out: dict[str, Any] = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise InvalidInputError(f"--set expects KEY=VALUE; got {item!r}")
-        try:
-            out[key] = json.loads(value)
-        except json.JSONDecodeError:
-            out[key] = value
+        out[key] = parse_value(value)
     return out
 
 

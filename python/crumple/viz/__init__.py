@@ -23,8 +23,8 @@ to any of these.
 
 from __future__ import annotations
 
-from .runs import has_display, play_scene, screenshot_run, view_run
+from .runs import play_scene, screenshot_run, view_run
 from .video import render_video
-from .window import Item, screenshot, show
+from .window import Item, has_display, screenshot, show
 
 __all__ = ["show", "screenshot", "Item", "view_run", "screenshot_run", "render_video", "play_scene", "has_display"]

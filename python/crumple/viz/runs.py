@@ -15,7 +15,7 @@ import numpy as np
 from ..errors import CrumpleError, InvalidInputError
 from ..frames import Frame, FrameCollider, FrameCurves, FrameMesh, FramePoints
 from . import window as _window
-from .window import _PALETTE, _look, _polyscope
+from .window import _PALETTE, _look, _polyscope, has_display
 
 
 if TYPE_CHECKING:
@@ -384,11 +384,6 @@ def screenshot_run(run: Run | str | os.PathLike[str], path: str | os.PathLike[st
     p.parent.mkdir(parents=True, exist_ok=True)
     ps.screenshot(str(p), transparent_bg=False)
     return p
-
-
-def has_display() -> bool:
-    """Whether a window can open here (an X11 or Wayland display is set)."""
-    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
 def play_scene(name: str, *, out: str | os.PathLike[str] = "out/gallery", frames: int | None = None,

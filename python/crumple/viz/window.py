@@ -32,6 +32,11 @@ _PALETTE = [
 _initialised: str | None = None
 
 
+def has_display() -> bool:
+    """Whether a window can open here (an X11 or Wayland display is set)."""
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
 def _polyscope(headless: bool) -> Any:
     """Import and initialise polyscope once per process."""
     global _initialised
@@ -44,7 +49,7 @@ def _polyscope(headless: bool) -> Any:
         # there is no runtime dir (a server, a container): give it a private one.
         _ensure_runtime_dir()
         backend: Any = ""
-        if headless or not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        if headless or not has_display():
             ps.set_allow_headless_backends(True)
             backend = "openGL3_egl"
         try:
