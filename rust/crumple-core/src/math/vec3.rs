@@ -13,6 +13,13 @@ pub struct Vec3<T> {
     pub z: T,
 }
 
+// SAFETY: `#[repr(C)]` of three f32 (no padding, every bit pattern valid):
+// what `bytemuck::Pod` requires. The shape-matching loop reads positions
+// through an `&[f32]` view (`pbd/sm_kernels.rs`).
+unsafe impl bytemuck::Zeroable for Vec3<f32> {}
+// SAFETY: as above.
+unsafe impl bytemuck::Pod for Vec3<f32> {}
+
 impl<T: Real> Vec3<T> {
     #[inline]
     pub const fn new(x: T, y: T, z: T) -> Self {

@@ -78,73 +78,103 @@ impl Contacts {
         // if i and j of different bodies are within h, each lies in the
         // other's grown box, so the filter loses no pair. A lone body, or
         // bodies apart, cost nothing here.
+        // Boxes per fixed chunk of particles, merged in chunk order (min and
+        // max are exact, so any order gives the same boxes).
+        let bodies = particles.body.iter().map(|&b| b as usize + 1).max().unwrap_or(0);
+        let empty = (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY));
         self.boxes.clear();
-        for (i, &x) in xs.iter().enumerate() {
-            let b = particles.body[i] as usize;
-            if b >= self.boxes.len() {
-                self.boxes.resize(
-                    b + 1,
-                    (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY)),
-                );
+        self.boxes.resize(bodies, empty);
+        if bodies == 1 {
+            self.boxes[0] = xs
+                .par_chunks(4096)
+                .map(|c| {
+                    c.iter()
+                        .fold(empty, |(lo, hi), &x| (lo.component_min(x), hi.component_max(x)))
+                })
+                .reduce(|| empty, |a, b| (a.0.component_min(b.0), a.1.component_max(b.1)));
+        } else {
+            for (i, &x) in xs.iter().enumerate() {
+                let bx = &mut self.boxes[particles.body[i] as usize];
+                *bx = (bx.0.component_min(x), bx.1.component_max(x));
             }
-            let bx = &mut self.boxes[b];
-            *bx = (bx.0.component_min(x), bx.1.component_max(x));
         }
         for bx in &mut self.boxes {
             *bx = (bx.0 - Vec3::splat(h), bx.1 + Vec3::splat(h));
         }
         let boxes = &self.boxes;
+        // Whether any two bodies' grown boxes overlap: if none do, no
+        // particle is exposed (a lone body, or bodies apart) and the grid
+        // and neighbour lists are skipped.
+        let overlap = |a: &(Vec3<f32>, Vec3<f32>), b: &(Vec3<f32>, Vec3<f32>)| {
+            a.0.x <= b.1.x
+                && b.0.x <= a.1.x
+                && a.0.y <= b.1.y
+                && b.0.y <= a.1.y
+                && a.0.z <= b.1.z
+                && b.0.z <= a.1.z
+        };
+        let any_overlap =
+            (0..boxes.len()).any(|a| (a + 1..boxes.len()).any(|b| overlap(&boxes[a], &boxes[b])));
         self.exposed.clear();
-        self.exposed.extend(xs.iter().enumerate().map(|(i, x)| {
-            let b = particles.body[i] as usize;
-            boxes.iter().enumerate().any(|(k, (lo, hi))| {
-                k != b
-                    && x.x >= lo.x
-                    && x.y >= lo.y
-                    && x.z >= lo.z
-                    && x.x <= hi.x
-                    && x.y <= hi.y
-                    && x.z <= hi.z
-            })
-        }));
+        if any_overlap {
+            self.exposed.par_extend(xs.par_iter().enumerate().map(|(i, x)| {
+                let b = particles.body[i] as usize;
+                boxes.iter().enumerate().any(|(k, (lo, hi))| {
+                    k != b
+                        && x.x >= lo.x
+                        && x.y >= lo.y
+                        && x.z >= lo.z
+                        && x.x <= hi.x
+                        && x.y <= hi.y
+                        && x.z <= hi.z
+                })
+            }));
+        } else {
+            self.exposed.resize(n, false);
+        }
         let exposed = &self.exposed;
         self.grid.build(xs, h, |i| exposed[i]);
         self.neighbors.resize(n * capacity, 0);
         self.neighbor_count.resize(n, 0);
+        if self.grid.is_empty() {
+            self.neighbor_count.fill(0);
+        }
         let grid = &self.grid;
         let reach2 = h * h;
-        self.neighbors
-            .par_chunks_mut(capacity.max(1))
-            .zip(self.neighbor_count.par_iter_mut())
-            .enumerate()
-            .for_each(|(i, (slots, count))| {
-                *count = 0;
-                if !exposed[i] {
-                    return;
-                }
-                let xi = xs[i];
-                let bi = particles.body[i];
-                // Gather candidates cell by cell, then keep the nearest-index-first order.
-                let mut found = 0usize;
-                let mut found_sorted = true;
-                grid.scan(xi, |j| {
-                    let j = j as usize;
-                    if j == i || particles.body[j] == bi || (xs[j] - xi).norm_squared() >= reach2 {
+        if !grid.is_empty() {
+            self.neighbors
+                .par_chunks_mut(capacity.max(1))
+                .zip(self.neighbor_count.par_iter_mut())
+                .enumerate()
+                .for_each(|(i, (slots, count))| {
+                    *count = 0;
+                    if !exposed[i] {
                         return;
                     }
-                    if found < slots.len() {
-                        if found > 0 && slots[found - 1] > j as u32 {
-                            found_sorted = false;
+                    let xi = xs[i];
+                    let bi = particles.body[i];
+                    // Gather candidates cell by cell, then keep the nearest-index-first order.
+                    let mut found = 0usize;
+                    let mut found_sorted = true;
+                    grid.scan(xi, |j| {
+                        let j = j as usize;
+                        if j == i || particles.body[j] == bi || (xs[j] - xi).norm_squared() >= reach2 {
+                            return;
                         }
-                        slots[found] = j as u32;
-                        found += 1;
+                        if found < slots.len() {
+                            if found > 0 && slots[found - 1] > j as u32 {
+                                found_sorted = false;
+                            }
+                            slots[found] = j as u32;
+                            found += 1;
+                        }
+                    });
+                    if !found_sorted {
+                        slots[..found].sort_unstable();
                     }
+                    *count = found as u32;
                 });
-                if !found_sorted {
-                    slots[..found].sort_unstable();
-                }
-                *count = found as u32;
-            });
+        }
         // World candidates, in (particle, collider) order.
         // In parallel, one bit per collider and particle (at most 64
         // colliders per pass), then flattened in (particle, collider) order.

@@ -5,7 +5,8 @@
 //! yield, and a surface mesh is skinned to the particles.
 //!
 //! One file per stage of the spec's step (§9): [`contacts`] (grid and
-//! contact projections), [`shape_match`] (cluster fit, goals), [`plasticity`]
+//! contact projections), [`shape_match`] (cluster fit, goals; the inner
+//! loops in `sm_kernels`), [`plasticity`]
 //! (the end-of-step plastic update), [`resample`] (particle and cluster
 //! re-sampling), [`skin`] (orientations, skinning,
 //! normals, volume correction), ordered by [`solver`]; [`clusters`] builds
@@ -25,6 +26,7 @@ pub mod resample;
 pub mod shape_match;
 pub mod sim;
 pub mod skin;
+mod sm_kernels;
 pub mod solver;
 pub mod state;
 pub mod topology;

@@ -9,8 +9,8 @@
 use rayon::prelude::*;
 
 use super::params::RotationFit;
-use super::shape_match::{ClusterFit, aqq, elastic_stretch, is_degenerate, rotation_source, weight};
-use super::state::{Clusters, Memberships, Particles};
+use super::shape_match::{ClusterScratch, aqq, elastic_stretch, fit_sums, is_degenerate, rotation_source};
+use super::state::{Clusters, Particles};
 use crate::math::{Mat3, Vec3, extract_rotation, sym_eigen3};
 
 /// The per-step clamp of F_P's change (spec §4.4: entries of diag d in [0.8, 1.2]).
@@ -137,15 +137,16 @@ pub struct PlasticCounts {
 
 /// Spec §1.3 step 9 / §9 step 8 for every cluster: fit (c, A_pq, A_qq, R
 /// with `rotation_iterations` warm-started Müller steps), elastic stretch,
-/// plastic update, hardening, degeneracy flag and snapshot.
+/// plastic update, hardening, degeneracy flag and snapshot. The sums are
+/// the solver loop's ([`fit_sums`] over `scratch`, prepared for these
+/// clusters and memberships).
 #[allow(clippy::too_many_arguments)]
 pub fn end_of_step(
     particles: &Particles,
     clusters: &mut Clusters,
-    memberships: &Memberships,
+    scratch: &ClusterScratch,
     plastic: &[PlasticParams],
     fit: RotationFit,
-    weights: super::params::Weights,
     rotation_iterations: u32,
     dt: f32,
     snapshot: &mut Snapshot,
@@ -158,7 +159,6 @@ pub fn end_of_step(
     let Clusters {
         offset,
         member,
-        rest,
         fp,
         yield_strain,
         quat,
@@ -179,21 +179,23 @@ pub fn end_of_step(
         .map(|(c, ((((((fp, ys), q), deg), sc), sa), sy))| {
             let range = offset[c] as usize..offset[c + 1] as usize;
             let count = range.len();
-            let members = range.map(|e| {
-                let i = member[e] as usize;
-                (i, rest[e], weight(weights, particles.m[i], memberships.count(i)))
-            });
-            let f = ClusterFit::compute(x, members, fp);
+            let (centre, b) = fit_sums(
+                x,
+                &member[range.clone()],
+                &scratch.weighted[range],
+                scratch.sums[c],
+            );
+            let apq = b * fp.transpose();
             let a_qq = aqq(fp, &qsum[c]);
             *deg = is_degenerate(count, &a_qq);
-            let src = rotation_source(fit, &f.apq, &a_qq, *deg);
+            let src = rotation_source(fit, &apq, &a_qq, *deg);
             extract_rotation(&src, q, rotation_iterations);
             let r = q.to_mat3();
             let mut flowed = 0;
             let mut capped = 0;
             // An infinite yield never flows: skip the two eigen-solves (same result).
             if !*deg && ys.is_finite() {
-                let s = elastic_stretch(&r, &f.apq, &a_qq);
+                let s = elastic_stretch(&r, &apq, &a_qq);
                 let step = plastic_update(&s, fp, *ys, &plastic[c], dt);
                 flowed = u32::from(step.gamma > 0.0);
                 capped = u32::from(step.capped);
@@ -201,13 +203,13 @@ pub fn end_of_step(
                 *ys = step.yield_strain;
             }
             // Snapshot with the updated F_P: A_snap = B Qsum⁻¹ F_P⁻¹ (spec §4.1).
-            *sc = f.c.cast::<f32>();
+            *sc = centre.cast::<f32>();
             *sa = match (
                 *deg,
                 qsum[c].try_inverse(f32::MIN_POSITIVE),
                 fp.try_inverse(f32::MIN_POSITIVE),
             ) {
-                (false, Some(qi), Some(fi)) => f.b * qi * fi,
+                (false, Some(qi), Some(fi)) => b * qi * fi,
                 _ => r,
             };
             *sy = *ys;

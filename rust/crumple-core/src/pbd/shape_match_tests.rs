@@ -167,7 +167,7 @@ fn u4_split_jacobi_pass_conserves_momentum() {
     let mut scratch = ClusterScratch::default();
     scratch.prepare(&pt, &cl, &ms, params.weights);
     fit_clusters(&xs0, &mut cl, &params, &mut scratch);
-    apply_goals(&mut xs, &pt, &ms, &stiffness, 1.0, &scratch);
+    apply_goals(&mut xs, &pt, &ms, 1.0, &scratch);
     let mut lin = Vec3::<f64>::zero();
     let mut ang = Vec3::<f64>::zero();
     let mut scale = 0.0;

@@ -23,16 +23,22 @@ pub fn orientations(particles: &mut Particles, clusters: &Clusters, memberships:
 /// [`orientations`] of the particles where `mask` is true (the others keep
 /// theirs): without re-sampling only the particles the surfaces are bound
 /// to need an orientation every step, since nothing rebinds (spec §8.1
-/// defines Q_i only for skinning and binding).
+/// defines Q_i only for skinning and binding). `cluster_of` is each
+/// membership's cluster in the order of `Memberships::entry` (the solver
+/// loop's copy, [`super::shape_match::ClusterScratch::goal`]): one read per
+/// membership instead of two dependent ones.
 pub fn orientations_masked(
     particles: &mut Particles,
     clusters: &Clusters,
     memberships: &Memberships,
+    cluster_of: &[super::shape_match::GoalEntry],
     mask: &[bool],
 ) {
+    let quat = &clusters.quat;
     particles.q.par_iter_mut().enumerate().for_each(|(i, q)| {
         if mask[i] {
-            *q = orientation(i, *q, clusters, memberships);
+            let range = memberships.offset[i] as usize..memberships.offset[i + 1] as usize;
+            *q = average(*q, cluster_of[range].iter().map(|e| quat[e.cluster as usize]));
         }
     });
 }
@@ -64,10 +70,21 @@ pub fn orientations_of_changed(particles: &mut Particles, clusters: &Clusters, m
 }
 
 fn orientation(i: usize, prev: Quat<f32>, clusters: &Clusters, memberships: &Memberships) -> Quat<f32> {
+    average(
+        prev,
+        (memberships.offset[i]..memberships.offset[i + 1]).map(|k| {
+            let e = memberships.entry[k as usize] as usize;
+            clusters.quat[memberships.entry_cluster[e] as usize]
+        }),
+    )
+}
+
+/// The sign-aligned average of the clusters' quaternions `qs` (spec §8.1),
+/// `prev` when the sum is tiny.
+#[inline]
+fn average(prev: Quat<f32>, qs: impl Iterator<Item = Quat<f32>>) -> Quat<f32> {
     let mut sum = Quat::new(0.0, 0.0, 0.0, 0.0);
-    for k in memberships.offset[i]..memberships.offset[i + 1] {
-        let e = memberships.entry[k as usize] as usize;
-        let qc = clusters.quat[memberships.entry_cluster[e] as usize];
+    for qc in qs {
         let s = if qc.dot(prev) < 0.0 { -1.0 } else { 1.0 };
         sum = sum + qc.scale(s);
     }
@@ -189,19 +206,32 @@ pub fn bind_all(surface: &mut Surface, particles: &Particles, body: u32, r: f32,
 
 /// Spec §8.4: area-weighted vertex normals (counter-clockwise outward faces).
 pub fn normals(surface: &mut Surface) {
+    normals_with(surface, &mut Vec::new());
+}
+
+/// [`normals`] with the face normals' scratch `faces` (reused by the
+/// solver from step to step): the cross products in parallel, then each
+/// vertex's sum in face order on one thread (the same sums as a serial
+/// pass, for any thread count).
+pub fn normals_with(surface: &mut Surface, faces: &mut Vec<Vec3<f32>>) {
     let n = surface.y.len();
+    let y = &surface.y;
+    faces.clear();
+    faces.par_extend(surface.faces.par_iter().map(|f| {
+        let [a, b, c] = f.map(|i| y[i as usize]);
+        (b - a).cross(c - a)
+    }));
     surface.normals.clear();
     surface.normals.resize(n, Vec3::zero());
-    for f in &surface.faces {
-        let [a, b, c] = f.map(|i| surface.y[i as usize]);
-        let nrm = (b - a).cross(c - a);
+    for (f, &nrm) in surface.faces.iter().zip(faces.iter()) {
         for &i in f {
             surface.normals[i as usize] += nrm;
         }
     }
-    for v in &mut surface.normals {
-        *v = v.normalize_or_zero();
-    }
+    surface
+        .normals
+        .par_iter_mut()
+        .for_each(|v| *v = v.normalize_or_zero());
 }
 
 /// Enclosed volume `(1/6) Σ y_a · (y_b × y_c)` and area of a closed surface, m³ and m².

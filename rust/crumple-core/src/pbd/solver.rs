@@ -67,6 +67,8 @@ pub struct Solver {
     resampler: Resampler,
     /// Particles a surface is bound to (orientations without re-sampling).
     skinned: Vec<bool>,
+    /// Face normals' scratch of the vertex normals.
+    face_normals: Vec<Vec3<f32>>,
     /// What `scratch` was prepared for (memberships id, weights, sizes).
     prepared: Option<(u64, super::params::Weights, usize, usize)>,
     /// Stage timings.
@@ -104,6 +106,24 @@ impl Solver {
         }
     }
 
+    /// The weights and particle-ordered copies of the memberships for the
+    /// coming step. They change only with the memberships (a rebuild gives
+    /// a new id) or, with re-sampling on, with the clusters' rest shapes:
+    /// without re-sampling they are prepared once and reused.
+    fn prepare_scratch(&mut self, state: &State, p: &super::params::StepParams) {
+        let key = (
+            state.memberships.id,
+            p.weights,
+            state.particles.len(),
+            state.clusters.len(),
+        );
+        if p.resampling || key.0 == 0 || self.prepared != Some(key) {
+            self.scratch
+                .prepare(&state.particles, &state.clusters, &state.memberships, p.weights);
+            self.prepared = Some(key);
+        }
+    }
+
     /// Advances `state` by `dt` (spec §9 steps 1–10). `colliders` must be at
     /// their pose at `t + dt`. Errors with [`Error::Diverged`] (step and time
     /// filled in by the caller) when a position or velocity is not finite.
@@ -124,21 +144,7 @@ impl Solver {
             contact: cp,
         } = LoopParams::new(p, dt);
         let mut stats = StepStats::default();
-        // The weights and particle-ordered copies change only with the
-        // memberships (a rebuild gives a new id) or, with re-sampling on,
-        // with the clusters' rest shapes: without re-sampling they are
-        // prepared once and reused.
-        let key = (
-            state.memberships.id,
-            p.weights,
-            state.particles.len(),
-            state.clusters.len(),
-        );
-        if p.resampling || key.0 == 0 || self.prepared != Some(key) {
-            self.scratch
-                .prepare(&state.particles, &state.clusters, &state.memberships, p.weights);
-            self.prepared = Some(key);
-        }
+        self.prepare_scratch(state, p);
         for _ in 0..p.substeps {
             let pt = &mut state.particles;
             // Steps 1–2: forces, damping, speed clamp, prediction (kinematic: the target).
@@ -187,7 +193,6 @@ impl Solver {
                         &mut self.xs,
                         &state.particles,
                         &state.memberships,
-                        &self.stiffness,
                         cp.sor,
                         &self.scratch,
                     );
@@ -231,6 +236,7 @@ impl Solver {
         stats: &mut StepStats,
     ) {
         self.cluster_materials(model, state);
+        self.prepare_scratch(state, &model.params);
         self.finish(state, model, colliders, dt, stats);
     }
 
@@ -248,10 +254,9 @@ impl Solver {
             end_of_step(
                 &state.particles,
                 &mut state.clusters,
-                &state.memberships,
+                &self.scratch,
                 &self.plastic,
                 p.rotation_fit,
-                p.weights,
                 p.rotation_iterations[1],
                 dt as f32,
                 &mut self.snapshot,
@@ -268,12 +273,13 @@ impl Solver {
                     &mut state.particles,
                     &state.clusters,
                     &state.memberships,
+                    &self.scratch.goal,
                     &self.skinned,
                 );
             }
             for surface in &mut state.surfaces {
                 skin::skin_vertices(surface, &state.particles);
-                skin::normals(surface);
+                skin::normals_with(surface, &mut self.face_normals);
             }
         });
         // Steps 13–20 and 22: re-sampling, once per step.
@@ -287,7 +293,7 @@ impl Solver {
             for (b, surface) in state.surfaces.iter_mut().enumerate() {
                 if model.bodies[b].material.volume_correction {
                     skin::correct_volume(surface, &state.particles);
-                    skin::normals(surface);
+                    skin::normals_with(surface, &mut self.face_normals);
                 }
             }
         });

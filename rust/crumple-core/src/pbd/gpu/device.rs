@@ -87,6 +87,8 @@ pub(super) struct Device {
     recs: Vec<f32>,
     /// Reused host scratch of the vec4 arrays an upload packs.
     pack: Vec<V4>,
+    /// Reused host scratch of the memberships' clusters in particle order.
+    m_cluster_ids: Vec<u32>,
     /// The CPU loop's per-membership weights and particle-ordered copies.
     scratch: ClusterScratch,
     /// Any buffer was reallocated since the bind groups were made.
@@ -151,6 +153,7 @@ impl Device {
             sdf_ids: Vec::new(),
             recs: Vec::new(),
             pack: Vec::new(),
+            m_cluster_ids: Vec::new(),
             scratch: ClusterScratch::default(),
             rebind: true,
         })
@@ -260,9 +263,11 @@ impl Device {
         put4(
             &mut self.m_rest,
             pack,
-            sc.rest_by_particle.iter().map(|&q| v4(q, 0.0)),
+            sc.goal.iter().map(|g| [g.q[0], g.q[1], g.q[2], 0.0]),
         )?;
-        self.m_cluster.upload(&sc.cluster_by_particle)?;
+        self.m_cluster_ids.clear();
+        self.m_cluster_ids.extend(sc.goal.iter().map(|g| g.cluster));
+        self.m_cluster.upload(&self.m_cluster_ids)?;
         let lens = [n, n, nc, nc * CL_STRIDE, n];
         for (b, len) in self.backup.iter_mut().zip(lens) {
             b.resize_uninit(len)?;
