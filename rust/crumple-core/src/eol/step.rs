@@ -466,8 +466,13 @@ impl Stepper {
                 "the time step must be > 0 s; got {h}"
             )));
         }
-        // `split_step` leaves the state as it found it when it fails.
-        match self.split_step(h, 0) {
+        // `split_step` leaves the state as it found it when it fails. It
+        // runs on one of rayon's workers, so that its parallel loops fork
+        // and join inside the pool rather than each being injected from
+        // the caller's thread (which sleeps until a woken worker is done);
+        // the same loops and chunks, so the same bits.
+        let this = &mut *self;
+        match rayon::scope(|_| this.split_step(h, 0)) {
             Ok(r) => {
                 self.step_count += 1;
                 self.timings.add(&r.timings);
