@@ -77,22 +77,12 @@ impl Contacts {
         // needs the grid only inside another body's box grown by the reach:
         // if i and j of different bodies are within h, each lies in the
         // other's grown box, so the filter loses no pair. A lone body, or
-        // bodies apart, cost nothing here.
-        // Boxes per fixed chunk of particles, merged in chunk order (min and
-        // max are exact, so any order gives the same boxes).
+        // bodies apart, cost nothing here (a lone body: no boxes at all).
         let bodies = particles.body.iter().map(|&b| b as usize + 1).max().unwrap_or(0);
         let empty = (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY));
         self.boxes.clear();
-        self.boxes.resize(bodies, empty);
-        if bodies == 1 {
-            self.boxes[0] = xs
-                .par_chunks(4096)
-                .map(|c| {
-                    c.iter()
-                        .fold(empty, |(lo, hi), &x| (lo.component_min(x), hi.component_max(x)))
-                })
-                .reduce(|| empty, |a, b| (a.0.component_min(b.0), a.1.component_max(b.1)));
-        } else {
+        if bodies > 1 {
+            self.boxes.resize(bodies, empty);
             for (i, &x) in xs.iter().enumerate() {
                 let bx = &mut self.boxes[particles.body[i] as usize];
                 *bx = (bx.0.component_min(x), bx.1.component_max(x));
@@ -129,17 +119,18 @@ impl Contacts {
                         && x.z <= hi.z
                 })
             }));
+            let exposed = &self.exposed;
+            self.grid.build(xs, h, |i| exposed[i]);
         } else {
             self.exposed.resize(n, false);
+            self.grid.build(&[], h, |_| false);
         }
-        let exposed = &self.exposed;
-        self.grid.build(xs, h, |i| exposed[i]);
         self.neighbors.resize(n * capacity, 0);
         self.neighbor_count.resize(n, 0);
         if self.grid.is_empty() {
             self.neighbor_count.fill(0);
         }
-        let grid = &self.grid;
+        let (grid, exposed) = (&self.grid, &self.exposed);
         let reach2 = h * h;
         if !grid.is_empty() {
             self.neighbors
