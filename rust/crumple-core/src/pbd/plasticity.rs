@@ -139,9 +139,9 @@ pub struct PlasticCounts {
 /// with `rotation_iterations` warm-started Müller steps), elastic stretch,
 /// plastic update, hardening, degeneracy flag and snapshot. The sums are
 /// the solver loop's ([`fit_sums`] over `scratch`, prepared for these
-/// clusters and memberships).
+/// clusters and memberships: crate-private, as only the solver holds one).
 #[allow(clippy::too_many_arguments)]
-pub fn end_of_step(
+pub(crate) fn end_of_step(
     particles: &Particles,
     clusters: &mut Clusters,
     scratch: &ClusterScratch,

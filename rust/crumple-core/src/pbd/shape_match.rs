@@ -3,10 +3,12 @@
 //! each particle by the average of its clusters' corrections.
 //!
 //! The math is written as pure functions of a cluster's members
-//! ([`ClusterFit::compute`], [`elastic_stretch`]) so that the tests check it
-//! directly and the GPU twin can follow it; the stage functions apply it to
-//! every cluster (in parallel: clusters are independent) and gather the
-//! corrections per particle through the reverse map (no scatter, so the
+//! ([`ClusterFit::compute`], all in f64, the reference the tests and the
+//! GPU twin follow; [`elastic_stretch`]). The solver loop and the
+//! end-of-step plasticity compute the same c and B with `fit_sums` over
+//! packed entries (four lanes, `sm_kernels.rs`); the stage functions apply
+//! it to every cluster (in parallel: clusters are independent) and gather
+//! the corrections per particle through the reverse map (no scatter, so the
 //! result does not depend on the thread count).
 
 use rayon::prelude::*;
@@ -146,11 +148,11 @@ pub fn elastic_stretch(r: &Mat3<f32>, apq: &Mat3<f32>, aqq: &Mat3<f32>) -> Mat3<
 /// twice the instructions in both passes; 4.4 → 3.3 ms of shape matching
 /// per step on the 39.3K-particle SM-block). Only add, sub and mul: no
 /// fused multiply-add, so the result is the same on every CPU.
-pub type F4 = wide::f32x4;
+pub(crate) type F4 = wide::f32x4;
 
 /// `(v, w)` as four lanes.
 #[inline(always)]
-pub fn f4(v: Vec3<f32>, w: f32) -> F4 {
+pub(crate) fn f4(v: Vec3<f32>, w: f32) -> F4 {
     F4::new([v.x, v.y, v.z, w])
 }
 
@@ -181,11 +183,11 @@ pub struct GoalEntry {
 /// are few and its neighbours share them.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[repr(C, align(16))]
-pub struct GoalBlock {
+pub(crate) struct GoalBlock {
     /// K·T columns 0–2 (lane 3 zero) and K·(c − a) (lane 3 zero).
-    pub cols: [F4; 4],
+    pub(crate) cols: [F4; 4],
     /// The goals' offset rounded to f32, a, and K in lane 3.
-    pub anchor: F4,
+    pub(crate) anchor: F4,
 }
 
 /// Scratch of the shape-matching stage: each cluster's goal block of the
@@ -196,11 +198,11 @@ pub struct GoalBlock {
 #[derive(Clone, Debug, Default)]
 pub struct ClusterScratch {
     /// The goal block per cluster.
-    pub block: Vec<GoalBlock>,
+    pub(crate) block: Vec<GoalBlock>,
     /// μ per entry (indexed like `Clusters::member`).
     pub mu: Vec<f32>,
     /// (μ q, μ) per entry (indexed like `Clusters::member`).
-    pub weighted: Vec<F4>,
+    pub(crate) weighted: Vec<F4>,
     /// Rest position and cluster of each membership, in the order of `Memberships::entry`.
     pub goal: Vec<GoalEntry>,
     /// Per cluster, Σμ and Σμq (f64): fixed within a step.
@@ -322,10 +324,13 @@ pub fn fit_clusters(
 
 /// The solver loop's [`ClusterFit`]: the same c and B from one pass with
 /// Σμ and Σμq given, the centre sum in f64 (the goals' momentum balance
-/// rests on it) and the moment B in f32 about the first member (it only
-/// feeds the rotation; relative rounding ~1e-6 of a cluster's extent).
-/// Row k of B accumulates `d_k (μq)` ([`moments`]). The end-of-step fit
-/// (plasticity) uses it too.
+/// rests on it) and the moment B in f32 about the first member (relative
+/// rounding ~1e-6 of a cluster's extent; the test
+/// `fit_sums_match_the_f64_fit` bounds it). Row k of B accumulates
+/// `d_k (μq)` ([`moments`]). The end-of-step fit uses it too, where B also
+/// feeds the elastic stretch, the yield test and the re-sampling snapshot:
+/// 1e-6 of a cluster's extent is far below any yield strain the presets use
+/// (≥ 1e-3).
 #[inline]
 pub(crate) fn fit_sums(
     xs: &[Vec3<f32>],

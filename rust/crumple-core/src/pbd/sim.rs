@@ -439,7 +439,9 @@ impl Simulation {
             // being injected from the caller's thread, which sleeps until
             // a woken worker finishes it (the SM-block's 13.8K-particle
             // step spent ~15 % of its time in those wake-ups). Same loops,
-            // same chunks: the same bits.
+            // same chunks: the same bits. The step's serial code then runs
+            // on a worker's stack (rayon's default, 2 MiB): nothing in it
+            // recurses deeper than a few levels.
             None => {
                 let (solver, state) = (&mut self.solver, &mut self.state);
                 let (model, colliders) = (&self.model, &self.colliders);

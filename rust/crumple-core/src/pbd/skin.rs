@@ -25,9 +25,10 @@ pub fn orientations(particles: &mut Particles, clusters: &Clusters, memberships:
 /// to need an orientation every step, since nothing rebinds (spec §8.1
 /// defines Q_i only for skinning and binding). `cluster_of` is each
 /// membership's cluster in the order of `Memberships::entry` (the solver
-/// loop's copy, [`super::shape_match::ClusterScratch::goal`]): one read per
-/// membership instead of two dependent ones.
-pub fn orientations_masked(
+/// loop's copy, [`super::shape_match::ClusterScratch::goal`], prepared for
+/// these memberships: crate-private, as only the solver holds one): one
+/// read per membership instead of two dependent ones.
+pub(crate) fn orientations_masked(
     particles: &mut Particles,
     clusters: &Clusters,
     memberships: &Memberships,

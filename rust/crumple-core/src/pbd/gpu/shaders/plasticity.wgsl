@@ -58,7 +58,7 @@ fn end_of_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     var yield_strain = r0.w;
     let qsum = rows_to_mat(clusters[base + 3u], clusters[base + 4u], clusters[base + 5u]);
     let mat = clusters[base + 7u];
-    // `ClusterFit::compute`: one pass about the first member.
+    // The sums of `ClusterFit::compute` (the CPU's `fit_sums`): one pass about the first member.
     var o = vec3<f32>(0.0);
     if (end > start) {
         o = x[member[start]].xyz;
