@@ -405,7 +405,13 @@ impl Simulation {
         self.backup_dv.clear();
         self.backup_dv.extend_from_slice(self.solver.warm_start());
         let warp_left = self.warp_steps_left;
-        let result = self.step_unchecked(dt);
+        // On one of rayon's workers, so that the step's parallel loops (many
+        // short ones per CG iteration) fork and join inside the pool rather
+        // than each being injected from the caller's thread, which sleeps
+        // until a woken worker is done (as pbd's and eol's steps do). Same
+        // loops and chunks: the same bits.
+        let this = &mut *self;
+        let result = rayon::scope(|_| this.step_unchecked(dt));
         if let Err(e) = &result {
             core::mem::swap(&mut self.state, &mut self.backup);
             let (time, step) = (self.state.time, self.state.step);
