@@ -127,12 +127,11 @@ impl Contacts {
         }
         self.neighbors.resize(n * capacity, 0);
         self.neighbor_count.resize(n, 0);
-        if self.grid.is_empty() {
-            self.neighbor_count.fill(0);
-        }
         let (grid, exposed) = (&self.grid, &self.exposed);
         let reach2 = h * h;
-        if !grid.is_empty() {
+        if grid.is_empty() {
+            self.neighbor_count.fill(0);
+        } else {
             self.neighbors
                 .par_chunks_mut(capacity.max(1))
                 .zip(self.neighbor_count.par_iter_mut())

@@ -158,7 +158,7 @@ pub(crate) fn f4(v: Vec3<f32>, w: f32) -> F4 {
 
 /// The first three lanes.
 #[inline(always)]
-fn xyz(a: F4) -> Vec3<f32> {
+pub(crate) fn xyz(a: F4) -> Vec3<f32> {
     let a = a.to_array();
     Vec3::new(a[0], a[1], a[2])
 }

@@ -13,7 +13,7 @@
 //! 2.69 ms of shape matching per step at 39.3K particles): the loops wait
 //! on their loads as much as on arithmetic, so it was not kept.
 
-use super::shape_match::{F4, GoalBlock, GoalEntry, f4};
+use super::shape_match::{F4, GoalBlock, GoalEntry, f4, xyz};
 use crate::math::Vec3;
 
 /// Point `i` of a flat `[x, y, z, x, y, z, ...]` view as four lanes in one
@@ -69,8 +69,7 @@ fn moment_term(x: F4, o: F4, w: F4, rows: &mut [F4; 3], part: &mut F4) {
 /// eight saved 0.2 ms per step on the 39.3K-particle SM-block.
 #[inline(always)]
 fn flush(s: &mut Vec3<f64>, even: F4, odd: F4) {
-    let p = (even + odd).to_array();
-    *s += Vec3::new(p[0], p[1], p[2]).cast::<f64>();
+    *s += xyz(even + odd).cast::<f64>();
 }
 
 /// The moment sums of one cluster: `member` indexes the points of `flat`
@@ -151,8 +150,7 @@ pub(crate) fn goal_sum(goal: &[GoalEntry], block: &[GoalBlock], x: Vec3<f32>) ->
     if let [e] = pairs.remainder() {
         even += goal_term(&block[e.cluster as usize], e, x);
     }
-    let d = (even + odd).to_array();
-    Vec3::new(d[0], d[1], d[2])
+    xyz(even + odd)
 }
 
 #[cfg(test)]
@@ -210,8 +208,7 @@ mod tests {
             }
             assert!((m.s - s).norm() < 1e-5, "n={n}: {:?} vs {s:?}", m.s);
             for (k, (got, want)) in m.rows.iter().zip(&rows).enumerate() {
-                let a = got.to_array();
-                let got = Vec3::new(a[0], a[1], a[2]).cast::<f64>();
+                let got = xyz(*got).cast::<f64>();
                 assert!((got - *want).norm() < 1e-5, "n={n}: row {k} {got:?} vs {want:?}");
             }
             let x = xs[7];
@@ -220,12 +217,8 @@ mod tests {
             for e in &goal {
                 let b = &blocks[e.cluster as usize];
                 let k = f64::from(b.anchor.to_array()[3]);
-                let col = |j: usize| {
-                    let a = b.cols[j].to_array();
-                    Vec3::new(a[0], a[1], a[2]).cast::<f64>()
-                };
-                let a = b.anchor.to_array();
-                let anchor = Vec3::new(a[0], a[1], a[2]).cast::<f64>();
+                let col = |j: usize| xyz(b.cols[j]).cast::<f64>();
+                let anchor = xyz(b.anchor).cast::<f64>();
                 want += col(0) * f64::from(e.q[0])
                     + col(1) * f64::from(e.q[1])
                     + col(2) * f64::from(e.q[2])
