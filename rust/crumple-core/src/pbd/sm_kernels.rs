@@ -51,15 +51,16 @@ pub(crate) struct Moments {
     pub s: Vec3<f64>,
 }
 
-/// One member's share of the sums, into one of the two accumulator sets.
+/// One member's share of the moment rows (into one of the two accumulator
+/// sets); returns its share `μ d` of the centre sum.
 #[inline(always)]
-fn moment_term(x: F4, o: F4, w: F4, rows: &mut [F4; 3], part: &mut F4) {
+fn moment_term(x: F4, o: F4, w: F4, rows: &mut [F4; 3]) -> F4 {
     let d = x - o;
     let [dx, dy, dz, _] = d.to_array();
-    *part += d * F4::splat(w.to_array()[3]);
     rows[0] += w * F4::splat(dx);
     rows[1] += w * F4::splat(dy);
     rows[2] += w * F4::splat(dz);
+    d * F4::splat(w.to_array()[3])
 }
 
 /// The centre sum adds its f32 partial sums (two members each, one per
@@ -74,36 +75,23 @@ fn flush(s: &mut Vec3<f64>, even: F4, odd: F4) {
 
 /// The moment sums of one cluster: `member` indexes the points of `flat`
 /// (`[x, y, z, ...]`), `weighted` is `(μq, μ)` per member, `o` the first
-/// member's position.
+/// member's position. Pairs of members come as chunks of two, so the loop
+/// bounds-checks nothing but the positions' loads.
 pub(crate) fn moments(flat: &[f32], member: &[u32], weighted: &[F4], o: Vec3<f32>) -> Moments {
     let o = f4(o, 0.0);
     let (mut even, mut odd) = ([F4::default(); 3], [F4::default(); 3]);
-    let (mut pe, mut po) = (F4::default(), F4::default());
     let mut s = Vec3::zero();
     let n = member.len().min(weighted.len());
-    for p in 0..n / 2 {
-        let (a, b) = (2 * p, 2 * p + 1);
-        moment_term(
-            load4(flat, member[a] as usize),
-            o,
-            weighted[a],
-            &mut even,
-            &mut pe,
-        );
-        moment_term(load4(flat, member[b] as usize), o, weighted[b], &mut odd, &mut po);
-        flush(&mut s, pe, po);
-        (pe, po) = (F4::default(), F4::default());
+    let (mut mpairs, mut wpairs) = (member[..n].chunks_exact(2), weighted[..n].chunks_exact(2));
+    for (m, w) in (&mut mpairs).zip(&mut wpairs) {
+        let pa = moment_term(load4(flat, m[0] as usize), o, w[0], &mut even);
+        let pb = moment_term(load4(flat, m[1] as usize), o, w[1], &mut odd);
+        flush(&mut s, pa, pb);
     }
-    if n % 2 == 1 {
-        moment_term(
-            load4(flat, member[n - 1] as usize),
-            o,
-            weighted[n - 1],
-            &mut even,
-            &mut pe,
-        );
+    if let (&[a], &[wa]) = (mpairs.remainder(), wpairs.remainder()) {
+        let pa = moment_term(load4(flat, a as usize), o, wa, &mut even);
+        flush(&mut s, pa, F4::default());
     }
-    flush(&mut s, pe, po);
     Moments {
         rows: [even[0] + odd[0], even[1] + odd[1], even[2] + odd[2]],
         s,
