@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -56,3 +57,34 @@ def test_run_passes_scene_options(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert m["protocol"]["hold"] == "immediate" and m["protocol"]["material"] == "polyester"
     assert main(["run", "cylinder_twist", "--set", "hold"]) == 2
     assert "KEY=VALUE" in capsys.readouterr().err
+
+
+def test_sweep_ray_before_the_scene_is_read_as_the_scene(monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """``--ray`` takes an optional address: ``sweep --ray SCENE`` used to
+    read the scene's name as the address and fail on the missing scene; a
+    built-in scene's name there is the scene (local Ray), an address after
+    the scene stays the address, and no scene at all is a clear error."""
+    import crumple._sweep as sw
+
+    seen: list[tuple[Any, str, Any]] = []
+
+    def fake(target: Any, grid: Any, **kw: Any) -> Any:
+        seen.append((target, kw["executor"], kw["address"]))
+        raise cr.InvalidInputError("stop here")
+
+    monkeypatch.setattr(sw, "sweep", fake)
+    assert main(["sweep", "--ray", "eol_crease", "--grid", "hold=0,100"]) == 2
+    assert main(["sweep", "eol_crease", "--ray", "ray://head:10001", "--grid", "hold=0,100"]) == 2
+    assert main(["sweep", "eol_crease", "--grid", "hold=0,100"]) == 2
+    assert seen == [("eol_crease", "ray", None), ("eol_crease", "ray", "ray://head:10001"),
+                    ("eol_crease", "local", None)]
+    assert main(["sweep", "--ray", "ray://head:10001", "--grid", "hold=0,100"]) == 2
+    assert "a sweep needs a scene" in capsys.readouterr().err
+
+
+def test_scenes_out_without_export_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``scenes --out FILE`` alone used to list the scenes and write nothing."""
+    assert main(["scenes", "--out", str(tmp_path / "x.toml")]) == 2
+    assert "give --export NAME" in capsys.readouterr().err
+    assert not (tmp_path / "x.toml").exists()

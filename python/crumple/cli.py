@@ -41,6 +41,8 @@ def _cmd_scenes(args: argparse.Namespace) -> int:
     if args.schema:
         print(json.dumps(scenefile.schema(), indent=1))
         return 0
+    if args.out and not args.export:
+        raise InvalidInputError("scenes --out FILE writes an exported scene: give --export NAME with it")
     if args.export:
         text = scenefile.export(args.export, args.out)
         if args.out:
@@ -103,6 +105,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from ._sweep import parse_grid, sweep
 
+    if args.scene is None:
+        # `--ray` takes an optional address, so `sweep --ray SCENE ...` reads
+        # SCENE as the address: a built-in scene's name there is the scene.
+        from . import scenes
+
+        if args.ray and args.ray in scenes.names():
+            args.scene, args.ray = args.ray, ""
+        else:
+            raise InvalidInputError("a sweep needs a scene: crumple sweep SCENE --grid KEY=V1,V2 ...")
     if not args.grid:
         raise InvalidInputError("a sweep needs at least one --grid KEY=V1,V2,...")
     opts = _options(args.set)
@@ -178,7 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     s.set_defaults(fn=_cmd_run)
 
     s = sub.add_parser("sweep", help="run a built-in scene over a parameter grid (local processes or Ray)")
-    s.add_argument("scene")
+    s.add_argument("scene", nargs="?", help="a built-in scene's name (crumple scenes)")
     s.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2",
                    help="a swept option and its values, e.g. --grid hold=0,200 --grid friction=0,0.5 "
                         "(repeatable: every combination runs)")
