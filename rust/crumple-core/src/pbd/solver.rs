@@ -145,6 +145,7 @@ impl Solver {
         } = LoopParams::new(p, dt);
         let mut stats = StepStats::default();
         self.prepare_scratch(state, p);
+        let mut finite = true;
         for _ in 0..p.substeps {
             let pt = &mut state.particles;
             // Steps 1–2: forces, damping, speed clamp, prediction (kinematic: the target).
@@ -204,20 +205,27 @@ impl Solver {
                         .project_world(&mut self.xs, &state.particles, colliders, &cp, h);
                 });
             }
-            // Step 8: velocities from the positions (kinematic ones from their motion).
+            // Step 8: velocities from the positions (kinematic ones from
+            // their motion), and whether all stayed finite (a boolean `all`:
+            // the same for any grouping; the serial search for the first bad
+            // particle runs only when one is not).
             let pt = &mut state.particles;
-            timed(&mut self.times.integrate, || {
+            finite &= timed(&mut self.times.integrate, || {
                 let inv = 1.0 / h;
                 pt.x.par_iter_mut()
                     .zip(pt.v.par_iter_mut())
                     .zip(self.xs.par_iter())
-                    .for_each(|((x, v), xs)| {
+                    .map(|((x, v), xs)| {
                         *v = (*xs - *x) * inv;
                         *x = *xs;
-                    });
+                        x.is_finite() && v.is_finite()
+                    })
+                    .reduce(|| true, |a, b| a && b)
             });
         }
-        check_finite(state)?;
+        if !finite {
+            check_finite(state)?;
+        }
         self.finish(state, model, colliders, dt, &mut stats);
         Ok(stats)
     }
