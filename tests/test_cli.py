@@ -84,7 +84,9 @@ def test_sweep_ray_before_the_scene_is_read_as_the_scene(monkeypatch: pytest.Mon
 
 
 def test_scenes_out_without_export_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """``scenes --out FILE`` alone used to list the scenes and write nothing."""
-    assert main(["scenes", "--out", str(tmp_path / "x.toml")]) == 2
-    assert "give --export NAME" in capsys.readouterr().err
-    assert not (tmp_path / "x.toml").exists()
+    """``scenes --out FILE`` alone (or with ``--schema``) used to list the
+    scenes (print the schema) and write nothing."""
+    for extra in ([], ["--schema"]):
+        assert main(["scenes", "--out", str(tmp_path / "x.toml"), *extra]) == 2
+        assert "give --export NAME" in capsys.readouterr().err
+        assert not (tmp_path / "x.toml").exists()

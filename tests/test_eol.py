@@ -948,8 +948,8 @@ def test_e8_four_turned_boxes_hold_the_sheet_with_friction() -> None:
     """E8 with μ = 0.8: EOL vertices on the turned boxes' edges around the
     gap, and the sheet comes to rest (kinetic energy < 1e-6 J within
     2 s: 1.2 s here) without falling into the gap (lowest point above
-    −0.1 m; its centre of mass is a few mm below the tops, where it sags
-    into the gap, not above them as the spec words it for its unstated
+    −0.1 m; its centre of mass is 5 mm below the tops, where it sags into
+    the gap, not above them as the spec words it for its unstated
     spacing), and no bending artefact away from the features (every
     hinge with no EOL vertex bends less than 30°)."""
     sim, cloth = _four_turned_boxes(0.8)
@@ -959,21 +959,22 @@ def test_e8_four_turned_boxes_hold_the_sheet_with_friction() -> None:
     assert np.all(np.isfinite(x))
     assert sim.kinetic_energy() < 1e-6, sim.kinetic_energy()
     assert cloth.is_eol.sum() >= 20, int(cloth.is_eol.sum())
-    assert x[:, 1].min() > -0.1 and x[:, 1].mean() > -0.01, (x[:, 1].min(), x[:, 1].mean())
+    com = float(np.average(x[:, 1], weights=cloth.masses))
+    assert x[:, 1].min() > -0.1 and com > -0.01, (x[:, 1].min(), com)
     away = ~cloth.is_eol[cloth.hinges].any(axis=1)
     assert np.abs(cloth.hinge_angles[away]).max() < np.radians(30.0)
 
 
 def test_e8_four_turned_boxes_let_the_frictionless_sheet_fall() -> None:
     """E8 with μ = 0: the sheet slides off the corners into the gap and
-    falls: after it lands its centre of mass goes down, up to rebounds
-    below 1 mm per step (0.6 mm measured, where it snaps off an edge), and
-    ends well below the box tops, its EOL vertices all released."""
+    falls: after it lands its centre of mass (mass-weighted) only goes
+    down, step after step, and ends well below the box tops, its EOL
+    vertices all released."""
     sim, cloth = _four_turned_boxes(0.0)
     com = []
     for _ in range(300):
         sim.step()
-        com.append(float(cloth.positions[:, 1].mean()))
+        com.append(float(np.average(cloth.positions[:, 1], weights=cloth.masses)))
     landed = int(np.argmax(np.asarray(com) < 0.0))
-    assert np.all(np.diff(com[landed:]) <= 1e-3), np.diff(com[landed:]).max()
+    assert np.all(np.diff(com[landed:]) <= 0.0), np.diff(com[landed:]).max()
     assert com[-1] < -0.5 and not cloth.is_eol.any(), (com[-1], int(cloth.is_eol.sum()))

@@ -38,11 +38,11 @@ def _cmd_info(args: argparse.Namespace) -> int:
 def _cmd_scenes(args: argparse.Namespace) -> int:
     from . import scenefile, scenes
 
+    if args.out and not args.export:
+        raise InvalidInputError("scenes --out FILE writes an exported scene: give --export NAME with it")
     if args.schema:
         print(json.dumps(scenefile.schema(), indent=1))
         return 0
-    if args.out and not args.export:
-        raise InvalidInputError("scenes --out FILE writes an exported scene: give --export NAME with it")
     if args.export:
         text = scenefile.export(args.export, args.out)
         if args.out:
@@ -189,7 +189,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     s.set_defaults(fn=_cmd_run)
 
     s = sub.add_parser("sweep", help="run a built-in scene over a parameter grid (local processes or Ray)")
-    s.add_argument("scene", nargs="?", help="a built-in scene's name (crumple scenes)")
+    s.add_argument("scene", nargs="?", metavar="SCENE",
+                   help="a built-in scene's name (crumple scenes); required (it may also come right after --ray)")
     s.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2",
                    help="a swept option and its values, e.g. --grid hold=0,200 --grid friction=0,0.5 "
                         "(repeatable: every combination runs)")
@@ -201,7 +202,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     s.add_argument("--workers", type=int, default=None, help="runs at once (default: one per core locally)")
     s.add_argument("--threads", type=int, default=None, help="solver threads per run")
     s.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
-                   help="run on Ray: alone, a local Ray (or RAY_ADDRESS); with ADDRESS, join that cluster")
+                   help="run on Ray: alone, a local Ray (or RAY_ADDRESS); with ADDRESS, join that cluster "
+                        "(a built-in scene's name there is read as SCENE)")
     s.set_defaults(fn=_cmd_sweep)
 
     s = sub.add_parser("view", help="look at a written run: a timeline with play/pause and a frame slider")

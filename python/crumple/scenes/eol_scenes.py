@@ -656,8 +656,9 @@ def eol_corner(*, out_dir: Path, frames: int = 14, backend: str = "cpu", scale: 
     2e-3 s. ``friction`` is the box's Coulomb μ. ``scale`` sets the
     resolution (1: 16 × 16); ``mode``: "eol" or a Lagrangian baseline.
     ([D] The spec's E8, cloth dropped on the corners of four boxes turned
-    5°, is not reproduced: there the cloth lies on the box tops around the
-    corners and the edges take it before the corners hold it.)
+    5°, is in the tests (``test_eol.py``, ``test_e8_*``): there the cloth
+    lies on the box tops around the corners and the edges take it before
+    the corners hold it, so it is not this corner check.)
 
     Metrics per frame: corner vertices, edge vertices, the corner vertex's
     distance from the tip (m: δ = 0.1·thr along the corner normal), the

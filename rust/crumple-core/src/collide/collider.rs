@@ -204,7 +204,8 @@ impl Collider {
             // The ground of most scenes, inlined: the contact passes test
             // every particle against it, and the generic call (a jump table
             // and the point passed through memory) took several times the
-            // plane's own arithmetic (0.5 ms per step at 39K particles).
+            // plane's own arithmetic (pbd's world-candidate pass at 39.3K
+            // particles: 0.53 ms per step through the call, 0.31 inlined).
             // The same operations as `Shape::distance`: the same bits.
             Shape::Plane(plane) => plane.distance(local),
             shape => shape.distance(local),
