@@ -197,19 +197,8 @@ impl Collider {
     }
 
     /// Signed distance at world point `x`, meters (negative inside).
-    #[inline]
     pub fn phi(&self, x: Vec3<f64>) -> f64 {
-        let local = self.to_local(x);
-        match &self.shape {
-            // The ground of most scenes, inlined: the contact passes test
-            // every particle against it, and the generic call (a jump table
-            // and the point passed through memory) took several times the
-            // plane's own arithmetic (pbd's world-candidate pass at 39.3K
-            // particles: 0.53 ms per step through the call, 0.31 inlined).
-            // The same operations as `Shape::distance`: the same bits.
-            Shape::Plane(plane) => plane.distance(local),
-            shape => shape.distance(local),
-        }
+        self.shape.distance(self.to_local(x))
     }
     /// Outward unit normal at world point `x`, world frame.
     pub fn normal(&self, x: Vec3<f64>) -> Vec3<f64> {

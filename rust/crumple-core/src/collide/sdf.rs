@@ -67,6 +67,13 @@ impl Shape {
 }
 
 impl Sdf for Shape {
+    // Inline: the dispatch then sits in the caller's loop, where the
+    // plane's few operations inline too. As a call (a jump table, the point
+    // passed through memory) it cost several times a plane's arithmetic:
+    // pbd's world-candidate pass over 39.3K particles took 0.53 ms per step
+    // through the call, about 0.35 inlined (a plane alone: 0.52 against
+    // 0.18 ms per 39K points). Same operations, same bits.
+    #[inline]
     fn distance(&self, p: Vec3<f64>) -> f64 {
         match self {
             Shape::Plane(s) => s.distance(p),
