@@ -214,7 +214,9 @@ def test_x7_taffy_scene_pulls_a_whole_even_strand(tmp_path: Path) -> None:
     """Spec X7 through the scene (5× over 5 s, twisted half a turn): the
     strand reaches the grips, has no hole, keeps its volume within 2 %, its
     particle density within the spec's ±40 % (N/N0 within [0.6, 2]) and
-    every ‖F_P‖ ≤ 2; the surface stays closed. Measured 1.19× at most."""
+    every ‖F_P‖ ≤ 2; the surface stays closed. Measured 1.19× at most.
+    Surface level 1 (the scene's default) remeshes the strand: no edge is
+    longer than max_edge (2 spacings) and the vertex count grows with it."""
 
     out = cr.scenes.run("pbd_taffy", out_dir=tmp_path, frames=150)
     m = json.loads((out / "metrics.json").read_text())
@@ -224,6 +226,8 @@ def test_x7_taffy_scene_pulls_a_whole_even_strand(tmp_path: Path) -> None:
     assert 0.6 <= min(m["density_ratio"]) and max(m["density_ratio"]) <= 1.4, m["density_ratio"]
     assert m["particles_final"] > 1.05 * m["particles_initial"], "nothing was seeded"
     assert max(m["particles"]) <= 2.0 * m["particles_initial"] and m["surface_closed"]
+    assert m["surface_level"] == 1 and m["longest_edge_m"] <= 2.0 * 0.1 * (1 + 1e-4), m["longest_edge_m"]
+    assert m["surface_vertices"] > 2 * m["surface_vertices_initial"], m["surface_vertices"]
     assert (out / "pbd_taffy.png").stat().st_size > 1000
     assert len(list(out.glob("taffy_*.ply"))) == 151
 
@@ -274,11 +278,16 @@ def test_resampling_keeps_ids_and_checkpoints(tmp_path: Path) -> None:
 
 
 def test_surface_level_and_cut_refuse_bad_input() -> None:
-    """surface_level is 0 or 2 (with re-sampling); a cut needs level 2 and a non-zero normal."""
-    with pytest.raises(cr.InvalidInputError, match="surface_level"):
-        cr.pbd.Simulation(surface_level=1)
-    with pytest.raises(cr.InvalidInputError, match="resampling"):
-        cr.pbd.Simulation(surface_level=2, resampling=False)
+    """surface_level is 0, 1 or 2 (1 and 2 with re-sampling and a finite
+    max_edge); a cut needs level 2 and a non-zero normal."""
+    for bad in (3, -1, 1.5, True, "2"):
+        with pytest.raises(cr.InvalidInputError, match="surface_level"):
+            cr.pbd.Simulation(surface_level=bad)
+    for level in (1, 2):
+        with pytest.raises(cr.InvalidInputError, match="resampling"):
+            cr.pbd.Simulation(surface_level=level, resampling=False)
+        with pytest.raises(cr.InvalidInputError, match="max_edge"):
+            cr.pbd.Simulation(surface_level=level, max_edge=math.inf)
     sim = cr.pbd.Simulation()
     body = sim.add_body(cr.geometry.box_mesh(center=(0, 1, 0), half_extents=(0.4, 0.2, 0.2), subdivisions=4))
     with pytest.raises(cr.InvalidInputError, match="surface_level=2"):

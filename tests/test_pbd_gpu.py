@@ -102,6 +102,13 @@ def test_every_experiment_scene_gives_the_cpu_metrics(tmp_path: Path, name: str,
     for k in keys:
         np.testing.assert_allclose(np.asarray(gpu[k], dtype=np.float64), np.asarray(cpu[k], dtype=np.float64),
                                    rtol=1e-4, atol=1e-5, err_msg=k)
+    if name == "pbd_taffy":
+        # Surface level 1 splits the edges longer than max_edge: an edge
+        # within f32 rounding of it splits on one backend only (measured:
+        # 536 against 535 vertices), so the counts agree to a few.
+        assert abs(gpu["surface_vertices"] - cpu["surface_vertices"]) <= 0.02 * cpu["surface_vertices"]
+        assert cpu["surface_vertices"] > cpu["surface_vertices_initial"]
+        np.testing.assert_allclose(gpu["longest_edge_m"], cpu["longest_edge_m"], rtol=0.05)
 
 
 def test_cut_scene_agrees_within_the_cut_kerf(tmp_path: Path) -> None:

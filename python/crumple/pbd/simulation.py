@@ -22,10 +22,10 @@ from .material import Material
 
 
 def _surface_level(level: Any) -> int:
-    if isinstance(level, bool) or level not in (0, 2):
+    if isinstance(level, bool) or level not in (0, 1, 2):
         raise InvalidInputError(
-            f"surface_level must be 0 (fixed connectivity) or 2 (tearing, cuts, components); got {level!r} "
-            "(level 1, remeshing without topology change, is not implemented)")
+            f"surface_level must be 0 (fixed connectivity), 1 (remeshing without topology change) or 2 "
+            f"(remeshing, tearing, cuts, components); got {level!r}")
     return int(level)
 
 
@@ -66,7 +66,12 @@ class Simulation(SimulationBase):
     pulled to 5× along one axis, (0.5, 1.35) keeps it to about 1.2×
     (``pbd_taffy`` uses it); ``seed``;
     ``conserve_mass_momentum`` (False: the paper); ``surface_level`` (0:
-    the surface keeps its connectivity; 2: it tears where no particle
+    the surface keeps its connectivity; 1: every step its edges longer
+    than ``max_edge`` are split, those shorter than a tenth of it
+    collapsed and edges flipped where that widens thin triangles, so a
+    body stretched to many times its length keeps a fine, closed surface,
+    spec §8.6, needs ``resampling`` and a finite ``max_edge``; 2: level 1,
+    and the surface also tears where no particle
     supports it, :meth:`Body.cut` cuts it, and its pieces become components
     that no cluster spans, spec §7 and §8.6, needs ``resampling``; pieces
     pressed together merge again: their touching faces are joined by a

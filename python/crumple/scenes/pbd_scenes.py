@@ -40,7 +40,7 @@ from . import frame_writer, register
 from ._harness import GROUND, OBSTACLE, Prop, write_json
 
 __all__ = ["FRAME_DT", "pbd_shot", "pbd_drop_sweep", "pbd_taffy", "pbd_cut", "pbd_dough", "body_mesh", "bar_mesh",
-           "dent_depth", "enclosed_volume"]
+           "dent_depth", "enclosed_volume", "longest_edge"]
 
 FRAME_DT = 1.0 / 30.0
 """Frame length, s: two steps of the paper's 1/60 s."""
@@ -114,6 +114,16 @@ def _picture(sim: pbd.Simulation, path: Path, props: Sequence[Prop], camera: Any
             items[p.name] = p.mesh()
             colors.append(p.color)
     return viz.screenshot(items, path, camera=camera, colors=colors)
+
+
+def longest_edge(surface: TriMesh) -> float:
+    """The longest edge of ``surface``, m."""
+    v = np.asarray(surface.vertices, dtype=np.float64)
+    f = np.asarray(surface.faces)
+    if len(f) == 0:
+        return 0.0
+    e = v[f] - v[np.roll(f, -1, axis=1)]
+    return float(np.sqrt((e * e).sum(axis=2).max()))
 
 
 def dent_depth(surface: TriMesh, center: Sequence[float], direction: Sequence[float], radius: float) -> float:
@@ -302,7 +312,8 @@ def bar_mesh(mesh: str | Path | None, center: Sequence[float], half: Sequence[fl
           frames=150, backends=("cpu", "gpu"))
 def pbd_taffy(*, out_dir: Path, frames: int = 150, backend: str = "cpu", scale: float = 1.0,
               progress: bool = False, stretch: float = 5.0, turns: float = 0.5, resampling: bool = True,
-              deletion_distance: float = 0.5, seed_distance: float = 1.35, mesh: str | None = None) -> Path:
+              deletion_distance: float = 0.5, seed_distance: float = 1.35, mesh: str | None = None,
+              surface_level: int | None = None) -> Path:
     """Spec X7 as a scene: a taffy bar 40r × 4r × 4r (K 0.99, ε_γ 1e-4,
     ν 0.99, volume correction) is gripped at both end layers; the grips
     move apart until the bar is ``stretch`` times its length and turn
@@ -312,18 +323,24 @@ def pbd_taffy(*, out_dir: Path, frames: int = 150, backend: str = "cpu", scale: 
     is spec X8) keeps the strand filled; ``deletion_distance`` and
     ``seed_distance`` (0.5 and 1.35 spacings here, the paper's 0.1 and 1
     double the particle density of the strand) are the simulation's options
-    of those names. ``scale`` scales the bar's cross section. Metrics per frame: particle count, particles per volume (N r³/V)
+    of those names. ``scale`` scales the bar's cross section.
+    ``surface_level`` (default 1 with re-sampling, else 0): at level 1 the
+    surface is remeshed every step (spec §8.6), so the strand keeps edges
+    of at most ``max_edge`` (2 spacings) instead of a few long triangles.
+    Metrics per frame: particle count, particles per volume (N r³/V)
     over its initial value, enclosed volume over its initial value, largest
-    ‖F_P‖_F; at the end: the strand's length over the grips' separation and
-    the largest gap between neighbouring particles (r)."""
+    ‖F_P‖_F; at the end: the strand's length over the grips' separation,
+    the largest gap between neighbouring particles (r), the surface's
+    vertex count (and at the start) and longest edge (m)."""
     stretch = positive(stretch, "stretch")
     if stretch < 1.0:
         raise InvalidInputError(f"stretch is a length ratio ≥ 1; got {stretch}")
     sc = positive(scale, "scale")
     half = (20.0 * R, 2.0 * R * sc, 2.0 * R * sc)
     center = (0.0, 1.0, 0.0)
+    level = (1 if resampling else 0) if surface_level is None else surface_level
     sim = pbd.Simulation(spacing=R, gravity=(0, 0, 0), resampling=resampling, backend=backend,
-                         deletion_distance=deletion_distance, seed_distance=seed_distance)
+                         deletion_distance=deletion_distance, seed_distance=seed_distance, surface_level=level)
     mat = pbd.Material.preset("taffy")
     bar = sim.add_body(bar_mesh(mesh, center, half), mat, name="taffy")
     x0 = bar.positions.astype(np.float64)
@@ -352,6 +369,7 @@ def pbd_taffy(*, out_dir: Path, frames: int = 150, backend: str = "cpu", scale: 
 
     v0 = enclosed_volume(bar.surface)
     n0 = bar.num_particles
+    nv0 = len(bar.surface.vertices)
     series: dict[str, list[float]] = {"time_s": [], "particles": [], "density_ratio": [], "volume_ratio": [],
                                       "max_plastic_norm": []}
 
@@ -383,7 +401,9 @@ def pbd_taffy(*, out_dir: Path, frames: int = 150, backend: str = "cpu", scale: 
         "particles_initial": n0, "particles_final": bar.num_particles, "clusters_final": bar.num_clusters,
         "length_ratio": span / (stretch * length0),
         "max_gap_r": float(d.min(axis=1).max() / R) if len(d) else 0.0,
-        "surface_closed": bool(surface.is_closed),
+        "surface_closed": bool(surface.is_closed), "surface_level": level,
+        "surface_vertices_initial": nv0,
+        "surface_vertices": len(surface.vertices), "longest_edge_m": longest_edge(surface),
         **series,
     })
     return Path(out_dir)

@@ -1,11 +1,14 @@
 //! Re-sampling experiments of spec shape_matching §11: X7 (a taffy bar pulled
 //! to five times its length stays whole, its clusters' F_P bounded and its
 //! volume kept) and X8 (the same pull without re-sampling tears), through
-//! the Rust API.
+//! the Rust API; X7 again with surface level 1 (spec §8.6: the surface is
+//! remeshed every step, so its edges stay at most MaxE while the strand
+//! grows five-fold, and it stays closed).
 
 use crumple_core::geometry::box_mesh;
 use crumple_core::math::Vec3;
 use crumple_core::pbd::skin::volume_and_area;
+use crumple_core::pbd::state::Surface;
 use crumple_core::pbd::{Material, Simulation, StepParams};
 
 const R: f64 = 0.1;
@@ -30,6 +33,32 @@ struct Pull {
     /// Distance from an end cap to the nearest free particle at the end, in
     /// r, the larger of the two ends: large when the strand tore off a cap.
     cap_gap: f64,
+    /// Longest surface edge after any step, in MaxE.
+    longest_edge: f64,
+    /// The surface was closed and consistently oriented after every step.
+    always_closed: bool,
+    /// Surface vertices at the end over the start.
+    vertex_ratio: f64,
+}
+
+/// Every directed edge once, with its twin: closed and consistently oriented.
+fn closed(s: &Surface) -> bool {
+    let mut e: Vec<(u32, u32)> = s
+        .faces
+        .iter()
+        .flat_map(|t| (0..3).map(move |k| (t[k], t[(k + 1) % 3])))
+        .collect();
+    e.sort_unstable();
+    e.windows(2).all(|w| w[0] != w[1]) && e.iter().all(|&(a, b)| e.binary_search(&(b, a)).is_ok())
+}
+
+/// The longest edge of the surface, m.
+fn longest_edge(s: &Surface) -> f64 {
+    s.faces
+        .iter()
+        .flat_map(|t| (0..3).map(move |k| (t[k], t[(k + 1) % 3])))
+        .map(|(a, b)| f64::from((s.y[a as usize] - s.y[b as usize]).norm()))
+        .fold(0.0, f64::max)
 }
 
 fn minmax(a: (f64, f64), v: f64) -> (f64, f64) {
@@ -39,11 +68,12 @@ fn minmax(a: (f64, f64), v: f64) -> (f64, f64) {
 /// Spec X7/X8: a bar 40r × 4r × 4r, both end caps (the outermost particle
 /// layers) kinematic and pulled apart to `factor` × the length over
 /// `seconds`, K = 0.99, ε_γ = 1e-4, ν = 0.99, no gravity; `distances` are
-/// the deletion and seeding distances (in r).
-fn pull(resampling: bool, factor: f64, seconds: f64, distances: (f64, f64)) -> Pull {
+/// the deletion and seeding distances (in r); `level` the surface level.
+fn pull(resampling: bool, factor: f64, seconds: f64, distances: (f64, f64), level: u32) -> Pull {
     let mut sim = Simulation::new(StepParams {
         gravity: Vec3::zero(),
         resampling,
+        surface_level: level,
         deletion_distance: distances.0,
         seed_distance: distances.1,
         ..StepParams::default()
@@ -69,6 +99,8 @@ fn pull(resampling: bool, factor: f64, seconds: f64, distances: (f64, f64)) -> P
     let n0 = sim.state.particles.len() as f64;
     let (v0, _) = volume_and_area(&sim.state.surfaces[0]);
     let density0 = n0 * R * R * R / v0;
+    let nv0 = sim.state.surfaces[0].y.len() as f64;
+    let max_edge = sim.model.params.max_edge * R;
     let steps = (seconds * 60.0).round() as usize;
     let mut out = Pull {
         count_ratio: (1.0, 1.0),
@@ -79,6 +111,9 @@ fn pull(resampling: bool, factor: f64, seconds: f64, distances: (f64, f64)) -> P
         seeded: 0,
         max_gap: 0.0,
         cap_gap: 0.0,
+        longest_edge: 0.0,
+        always_closed: true,
+        vertex_ratio: 1.0,
     };
     for step in 1..=steps {
         let s = (factor - 1.0) * step as f64 / steps as f64;
@@ -102,6 +137,10 @@ fn pull(resampling: bool, factor: f64, seconds: f64, distances: (f64, f64)) -> P
         out.count_ratio = minmax(out.count_ratio, n / n0);
         out.density_ratio = minmax(out.density_ratio, n * R * R * R / v / density0);
         out.volume_ratio = minmax(out.volume_ratio, v / v0);
+        let surface = &sim.state.surfaces[0];
+        out.longest_edge = out.longest_edge.max(longest_edge(surface) / max_edge);
+        out.always_closed &= closed(surface);
+        out.vertex_ratio = surface.y.len() as f64 / nv0;
         out.max_fp = sim
             .state
             .clusters
@@ -154,7 +193,7 @@ const EVEN: (f64, f64) = (0.5, 1.35);
 /// the caps.
 #[test]
 fn x7_resampling_keeps_a_pulled_strand_whole_and_even() {
-    let p = pull(true, 5.0, 5.0, EVEN);
+    let p = pull(true, 5.0, 5.0, EVEN, 0);
     eprintln!("X7 {p:?}");
     assert!(p.seeded > 0, "nothing was seeded: {p:?}");
     assert!(p.count_ratio.0 >= 0.6 && p.count_ratio.1 <= 2.0, "{p:?}");
@@ -163,6 +202,29 @@ fn x7_resampling_keeps_a_pulled_strand_whole_and_even() {
     assert!(p.volume_ratio.0 >= 0.98 && p.volume_ratio.1 <= 1.02, "{p:?}");
     assert!(p.max_gap < 2.5 && p.cap_gap < 2.5, "the strand has a hole: {p:?}");
     assert!(p.length_ratio > 0.95, "the strand fell short of the caps: {p:?}");
+    // Level 0 keeps the input's connectivity: its edges along the pull
+    // stretch with the strand (the reason for level 1, below).
+    assert!(p.always_closed && p.vertex_ratio == 1.0, "{p:?}");
+    assert!(p.longest_edge > 3.0, "{p:?}");
+}
+
+/// Spec X7 with surface level 1 (§8.6): the same pull, the surface split
+/// where it stretches, so after every step no edge is longer than MaxE and
+/// the surface is closed; the strand's criteria of X7 still hold.
+#[test]
+fn x7_with_surface_level_1_the_surface_stays_fine_and_closed() {
+    let p = pull(true, 5.0, 5.0, EVEN, 1);
+    eprintln!("X7 level 1 {p:?}");
+    assert!(p.always_closed, "{p:?}");
+    assert!(p.longest_edge <= 1.0 + 1e-4, "{p:?}");
+    assert!(p.vertex_ratio > 2.0, "the surface was not refined: {p:?}");
+    assert!(p.density_ratio.0 >= 0.6 && p.density_ratio.1 <= 1.4, "{p:?}");
+    assert!(p.max_fp <= 2.0, "{p:?}");
+    assert!(p.volume_ratio.0 >= 0.98 && p.volume_ratio.1 <= 1.02, "{p:?}");
+    assert!(
+        p.max_gap < 2.5 && p.cap_gap < 2.5 && p.length_ratio > 0.95,
+        "{p:?}"
+    );
 }
 
 /// Spec X7 with the paper's distances: whole as well, but the density
@@ -171,7 +233,7 @@ fn x7_resampling_keeps_a_pulled_strand_whole_and_even() {
 /// along the pull that clears r. This is why the distances are options.
 #[test]
 fn x7_with_the_papers_distances_the_density_doubles() {
-    let p = pull(true, 5.0, 5.0, PAPER);
+    let p = pull(true, 5.0, 5.0, PAPER, 0);
     eprintln!("X7 paper {p:?}");
     assert!(
         p.max_fp <= 2.0 && p.max_gap < 2.5 && p.length_ratio > 0.95,
@@ -185,7 +247,7 @@ fn x7_with_the_papers_distances_the_density_doubles() {
 /// separation, no particle added.
 #[test]
 fn x8_without_resampling_the_strand_tears() {
-    let p = pull(false, 5.0, 5.0, PAPER);
+    let p = pull(false, 5.0, 5.0, PAPER, 0);
     eprintln!("X8 {p:?}");
     assert_eq!(p.seeded, 0);
     assert_eq!(p.count_ratio, (1.0, 1.0));

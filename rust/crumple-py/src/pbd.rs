@@ -314,6 +314,7 @@ impl PyPbdSimulation {
             ("plasticity", t.plasticity),
             ("skin", t.skin),
             ("resample", t.resample),
+            ("resample_topo", r.topo),
             ("resample_hash", r.hash),
             ("resample_deletion", r.deletion),
             ("resample_addition", r.addition),
@@ -348,6 +349,9 @@ impl PyPbdSimulation {
         d.set_item("unsupported_vertices", r.unsupported)?;
         d.set_item("capped_holes", r.caps)?;
         d.set_item("merged_seams", r.seams)?;
+        d.set_item("split_edges", r.remesh.splits)?;
+        d.set_item("collapsed_edges", r.remesh.collapses)?;
+        d.set_item("flipped_edges", r.remesh.flips)?;
         Ok(d)
     }
 

@@ -149,13 +149,32 @@ pub fn pair_and_stitch(
     candidates.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
     let mut used = vec![false; loops.len()];
     let (mut seams, mut rims) = (0, Vec::new());
+    // Directed edges in use (built when a pair is first tried): a strip
+    // whose diagonal would repeat one (two holes of one piece whose rims
+    // are already joined by an edge elsewhere) would make that edge
+    // non-manifold, so such a pair is not stitched and both holes are
+    // capped instead.
+    let mut taken: Option<std::collections::HashSet<(u32, u32)>> = None;
+    let mut strip = Vec::new();
     for &(_, i, j) in &candidates {
         if used[i] || used[j] {
             continue;
         }
+        strip.clear();
+        stitch(y, &loops[i].vertices, &loops[j].vertices, &mut strip);
+        let taken = taken.get_or_insert_with(|| directed_edges(faces));
+        let mut new = std::collections::HashSet::new();
+        let clean = strip
+            .iter()
+            .flat_map(|t| (0..3).map(move |k| (t[k], t[(k + 1) % 3])))
+            .all(|e| !taken.contains(&e) && new.insert(e));
+        if !clean {
+            continue;
+        }
+        taken.extend(new);
+        faces.extend_from_slice(&strip);
         used[i] = true;
         used[j] = true;
-        stitch(y, &loops[i].vertices, &loops[j].vertices, faces);
         rims.extend_from_slice(&loops[i].vertices);
         rims.extend_from_slice(&loops[j].vertices);
         seams += 1;
@@ -167,6 +186,14 @@ pub fn pair_and_stitch(
         .map(|(l, _)| l)
         .collect();
     (rest, seams, rims)
+}
+
+/// Every directed edge a → b of `faces`.
+fn directed_edges(faces: &[[u32; 3]]) -> std::collections::HashSet<(u32, u32)> {
+    faces
+        .iter()
+        .flat_map(|t| (0..3).map(move |k| (t[k], t[(k + 1) % 3])))
+        .collect()
 }
 
 /// Joins loops `l1` and `l2` (boundary order) facing each other with a
@@ -204,5 +231,53 @@ fn stitch(y: &[Vec3<f32>], l1: &[u32], l2: &[u32], faces: &mut Vec<[u32; 3]>) {
             faces.push([at2(j), at2(j + 1), at1(i)]);
             j += 1;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two facing triangular holes, 0-1-2 below and 3-4-5 above (3 over 0),
+    /// plus `extra` faces.
+    fn pair(extra: &[[u32; 3]]) -> (Vec<Loop>, u32, Vec<[u32; 3]>) {
+        let mut y: Vec<Vec3<f32>> = [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]
+            .iter()
+            .map(|p| Vec3::new(p[0], p[1], 0.0))
+            .collect();
+        y.extend(y.clone().iter().map(|p| *p + Vec3::new(0.0, 0.0, 0.1)));
+        y.extend([Vec3::new(-1.0, -1.0, 0.05), Vec3::new(-1.0, 0.5, 0.05)]);
+        let loops = vec![
+            Loop {
+                vertices: vec![0, 1, 2],
+                normal: Vec3::new(0.0, 0.0, 1.0),
+            },
+            Loop {
+                vertices: vec![3, 5, 4],
+                normal: Vec3::new(0.0, 0.0, -1.0),
+            },
+        ];
+        let vcomp = [0, 0, 0, 3, 3, 3, 0, 0];
+        let mut faces = extra.to_vec();
+        let (rest, seams, _) = pair_and_stitch(&y, &[], &vcomp, loops, 10.0, &mut faces);
+        (rest, seams, faces)
+    }
+
+    #[test]
+    fn facing_holes_are_stitched_unless_an_edge_would_repeat() {
+        let (rest, seams, faces) = pair(&[]);
+        assert_eq!((rest.len(), seams), (0, 1));
+        assert_eq!(faces.len(), 6, "a strip of 3 + 3 triangles");
+        let e = directed_edges(&faces);
+        assert!(
+            e.contains(&(0, 3)) || e.contains(&(3, 0)),
+            "the strip joins 0 and 3"
+        );
+        // The edge 0-3 already exists (both directions): stitching would
+        // give it a third and fourth face, so the holes are left to be capped.
+        let existing = [[0, 3, 6], [3, 0, 7]];
+        let (rest, seams, faces) = pair(&existing);
+        assert_eq!((rest.len(), seams), (2, 0));
+        assert_eq!(faces, existing.to_vec());
     }
 }

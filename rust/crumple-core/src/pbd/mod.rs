@@ -22,6 +22,7 @@ pub mod merge;
 pub mod model;
 pub mod params;
 pub mod plasticity;
+pub mod remesh;
 pub mod resample;
 pub mod shape_match;
 pub mod sim;

@@ -102,9 +102,12 @@ pub struct StepParams {
     /// mass and linear momentum are unchanged (spec §5.3; off = the paper).
     pub conserve_mass_momentum: bool,
     /// Surface tracking level (spec §8.6): 0 = fixed connectivity (the
-    /// default), 2 = the surface tears where no particle supports it and
-    /// can be cut, its pieces become components that clusters never span
-    /// (spec §7; needs re-sampling). Level 1 is not implemented.
+    /// default), 1 = the mesh is improved every step without topology
+    /// change (edges split above MaxE, collapsed below MaxE/10, flipped to
+    /// raise the minimum angle; `pbd::remesh`), 2 = level 1, and the
+    /// surface tears where no particle supports it and can be cut, its
+    /// pieces become components that clusters never span (spec §7). Levels
+    /// 1 and 2 need re-sampling (which rebinds the new vertices).
     pub surface_level: u32,
     /// Longest surface edge, in spacings (spec §2.4 step 1, MaxE): `add_body`
     /// splits longer edges of the input mesh at their midpoints, so the
@@ -157,15 +160,27 @@ impl StepParams {
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     pub fn validate(&self) -> Result<()> {
         positive("dt (s)", self.dt)?;
-        if !matches!(self.surface_level, 0 | 2) {
+        if self.surface_level > 2 {
             return invalid!(
-                "surface_level must be 0 (fixed connectivity) or 2 (tearing, cuts, components); got {} \
-                 (level 1, remeshing without topology change, is not implemented)",
+                "surface_level must be 0 (fixed connectivity), 1 (remeshing without topology change) or 2 \
+                 (remeshing, tearing, cuts, components); got {}",
                 self.surface_level
             );
         }
-        if self.surface_level == 2 && !self.resampling {
-            return invalid!("surface_level=2 needs resampling=True: components are kept by re-sampling");
+        if self.surface_level >= 1 && !self.max_edge.is_finite() {
+            return invalid!(
+                "surface_level={} keeps every surface edge at most max_edge spacings long: give a finite \
+                 max_edge (2 is the default), not {}",
+                self.surface_level,
+                self.max_edge
+            );
+        }
+        if self.surface_level >= 1 && !self.resampling {
+            return invalid!(
+                "surface_level={} needs resampling=True: re-sampling binds the new surface vertices \
+                 (and keeps the components at level 2)",
+                self.surface_level
+            );
         }
         if self.substeps == 0 || self.iterations == 0 {
             return invalid!("substeps and iterations must be ≥ 1");

@@ -15,8 +15,8 @@
 //! with a fan around a new vertex at its centroid (which the skin rebinds).
 //! The output is a closed mesh. Steps (2) and (5), merging, are in
 //! [`super::merge`]: facing triangles within a quarter spacing go, and
-//! facing holes are joined into a seam. Not done: the level-1 remeshing
-//! during the run (7; the input is refined once, `StepParams::max_edge`).
+//! facing holes are joined into a seam. Step (7), the level-1 mesh
+//! improvement, is [`super::remesh`], run by the re-sampler after this pass.
 //!
 //! Labels: union-find over triangle edges gives each vertex its component
 //! (the smallest vertex index in it). A particle the skin references takes

@@ -22,6 +22,7 @@ use super::clusters::refresh;
 use super::grid::Grid;
 use super::model::Model;
 use super::plasticity::Snapshot;
+use super::remesh::{self, RemeshStats};
 use super::skin;
 use super::state::{Skin, State, flag};
 use super::topology;
@@ -71,15 +72,21 @@ pub struct ResampleStats {
     pub caps: u32,
     /// Seams made by merging facing holes (level 2).
     pub seams: u32,
+    /// Surface edges split, collapsed and flipped by the mesh improvement
+    /// (surface level ≥ 1, `pbd::remesh`).
+    pub remesh: RemeshStats,
 }
 
 /// Seconds per re-sampling phase since the solver was made, in the paper's
-/// Table 1 columns (spec §10.3): BH (the inflated surfaces' inside oracles,
+/// Table 1 columns (spec §10.3): Topo (surface tracking: level-2 tearing,
+/// capping and merging, and the level-1 mesh improvement), BH (the inflated surfaces' inside oracles,
 /// the paper's ray-cast hash), PD (deletion and compaction), PA (seeding),
 /// CS (cluster update, removal and creation), SK (skin maintenance), Oth
 /// (the rest: reverse maps, recentring, the conservation fix-up).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ResampleTimes {
+    /// Topo.
+    pub topo: f64,
     /// BH.
     pub hash: f64,
     /// PD.
@@ -92,6 +99,12 @@ pub struct ResampleTimes {
     pub skin: f64,
     /// Oth.
     pub other: f64,
+}
+
+fn add_remesh(total: &mut RemeshStats, m: RemeshStats) {
+    total.splits += m.splits;
+    total.collapses += m.collapses;
+    total.flips += m.flips;
 }
 
 fn lap(t: &mut std::time::Instant) -> f64 {
@@ -185,6 +198,15 @@ impl Resampler {
                         }
                     }
                 }
+                // Step (7): level 1 on the closed mesh; the seam's vertex
+                // numbers were used above, the labels are made afresh.
+                let m = remesh::improve(&mut state.surfaces[b], max_edge);
+                add_remesh(&mut stats.remesh, m);
+                if m.collapses > 0 {
+                    // Labels are the smallest vertex index of each piece,
+                    // and collapses renumber the vertices.
+                    topology::label_vertices(&mut state.surfaces[b]);
+                }
                 skin::normals(&mut state.surfaces[b]);
                 topology::label_particles(state, b, r, &self.grid);
                 stats.components += t.components;
@@ -192,7 +214,18 @@ impl Resampler {
                 stats.caps += t.caps;
                 stats.seams += t.seams;
             }
-            self.times.other += lap(&mut clock);
+            self.times.topo += lap(&mut clock);
+        } else if p.surface_level == 1 {
+            // Level 1 alone: the mesh improves, its topology stays.
+            let max_edge = p.max_edge as f32 * r;
+            for s in state.surfaces.iter_mut() {
+                let m = remesh::improve(s, max_edge);
+                add_remesh(&mut stats.remesh, m);
+                if m != RemeshStats::default() {
+                    skin::normals(s);
+                }
+            }
+            self.times.topo += lap(&mut clock);
         }
         // 13. The inside oracles of the inflated surfaces.
         let inside: Vec<Option<MeshInside>> = (0..state.surfaces.len())
