@@ -39,6 +39,7 @@ build: $(VENV)/.deps
 	$(VBIN)/maturin develop --release --locked -q
 
 lint: $(VENV)/.deps
+	bash scripts/check-feature-unification.sh
 	cargo fmt --all --check
 	cargo clippy $(CARGO_FLAGS) --workspace --all-targets -- -D warnings
 
