@@ -7,16 +7,25 @@
 # other versions of a crate, do not count.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Byte order for sort and join alike (join needs its input sorted its way).
+export LC_ALL=C
 tree() {
     cargo tree --locked -p "$1" -e "$2" -f "{p} {f}" --prefix none | sed 's/ (\*)$//; s/ (proc-macro)//' | sort -u
 }
 py=$(tree crumple-py normal,build)
 core=$(tree crumple-core normal,build,dev)
 # Keyed by "name version": every feature line of that crate in each build.
-diff=$(join -j1 -t'|' \
-    <(echo "$py" | awk '{k=$1" "$2; $1=$2=""; a[k]=a[k]"["$0"]"} END{for(k in a) print k"|"a[k]}' | sort) \
-    <(echo "$core" | awk '{k=$1" "$2; $1=$2=""; a[k]=a[k]"["$0"]"} END{for(k in a) print k"|"a[k]}' | sort) \
-    | awk -F'|' '$2 != $3')
+keyed() {
+    awk '{k=$1" "$2; $1=$2=""; a[k]=a[k]"["$0"]"} END{for(k in a) print k"|"a[k]}' | sort -t'|' -k1,1
+}
+paired=$(join -j1 -t'|' --check-order <(echo "$py" | keyed) <(echo "$core" | keyed))
+# Most of the extension's crates are crumple-core's: far fewer paired means
+# cargo tree's output changed and nothing was compared.
+if [ "$(echo "$paired" | wc -l)" -lt 50 ]; then
+    echo "check-feature-unification: only $(echo "$paired" | wc -l) shared crates found; cargo tree's output changed?" >&2
+    exit 1
+fi
+diff=$(echo "$paired" | awk -F'|' '$2 != $3')
 if [ -n "$diff" ]; then
     echo "feature sets differ between the extension and crumple-core's tests (crate | extension | tests):" >&2
     echo "$diff" >&2

@@ -78,8 +78,9 @@ class Simulation(SimulationBase):
     seam and clusters form across it, while the faces of a cut never
     heal); ``max_edge`` (in spacings, 2: ``add_body`` splits
     longer edges of the mesh at their midpoints, spec §2.4, so the skinned
-    surface can bend and stretch with the particles; ``inf`` keeps the mesh
-    as given); ``backend`` ("cpu":
+    surface can bend and stretch with the particles, and surface levels 1
+    and 2 keep every edge at most this long; ``inf`` keeps the mesh as
+    given, at level 0 only); ``backend`` ("cpu":
     rayon, bitwise the same for any thread count; "gpu": the PBD loop,
     plasticity and orientations as wgpu compute shaders with the state on
     the device between steps, spec §14, agreeing with the CPU within f32

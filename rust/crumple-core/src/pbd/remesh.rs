@@ -10,9 +10,9 @@
 //!   maintenance of the same re-sampling pass binds it, spec §8.3);
 //! - **collapse** every edge shorter than MaxE/10 onto its lower-numbered
 //!   vertex (which keeps its position and skin) when the link condition
-//!   holds, no triangle normal flips, the two opposite vertices keep a
-//!   valence above three (so no closed piece degenerates into a doubled
-//!   triangle) and no edge longer than MaxE is made (no split/collapse
+//!   holds, no triangle normal flips, the two opposite vertices have a
+//!   valence above three before it (so at least three after: no closed
+//!   piece degenerates into a doubled triangle) and no edge longer than MaxE is made (no split/collapse
 //!   ping-pong);
 //! - **flip** an edge when this raises the smaller minimum angle of its
 //!   two triangles and the dihedral angle between them is below 10°, and
@@ -25,11 +25,14 @@
 //!
 //! Determinism: candidates are sorted (split: longest first; collapse:
 //! shortest first; flip: face order), and each round changes an edge only
-//! when no vertex around it changed earlier in the same round, so the
+//! when the vertices whose face lists it reads are unchanged in the same
+//! round (a split marks its two ends, a collapse both one-rings, a flip its
+//! four corners; the face lists are built once per round), so the
 //! result does not depend on the thread count (the scans are parallel, the
 //! edits sequential). A closed, consistently oriented manifold stays one.
 
 use super::state::{Skin, Surface};
+use super::topology::label_vertices;
 use crate::geometry::{drop_unused_vertices, retain_used};
 use crate::math::Vec3;
 use rayon::prelude::*;
@@ -118,10 +121,10 @@ fn opposite(t: [u32; 3], a: u32, b: u32) -> u32 {
 }
 
 /// Spec §8.6 level 1 on `surface` with MaxE = `max_edge` (m). Vertex
-/// arrays (positions, normals, skin, and `vcomp`/`nopair` where they cover
-/// every vertex) follow the vertices; new vertices have empty skin slots
-/// (a full rebind) and zero normals. The caller recomputes the normals,
-/// and at level 2 the component labels.
+/// arrays (positions, normals, skin, `nopair`, and `vcomp` where it covers
+/// every vertex, relabelled after collapses since its labels are vertex
+/// numbers) follow the vertices; new vertices have empty skin slots (a full
+/// rebind) and zero normals. The caller recomputes the normals.
 pub fn improve(surface: &mut Surface, max_edge: f32) -> RemeshStats {
     let mut stats = RemeshStats::default();
     if surface.faces.is_empty() || !max_edge.is_finite() || max_edge <= 0.0 {
@@ -164,13 +167,15 @@ pub fn improve(surface: &mut Surface, max_edge: f32) -> RemeshStats {
         retain_used(&mut surface.y, &used);
         retain_used(&mut surface.normals, &used);
         retain_used(&mut surface.skin, &used);
-        if surface.nopair.len() == nv {
-            retain_used(&mut surface.nopair, &used);
-        }
-        if surface.vcomp.len() == nv {
-            retain_used(&mut surface.vcomp, &used);
-        }
+        // A shorter `nopair` (the rest false) is compacted over its length.
+        retain_used(&mut surface.nopair, &used);
+        let labelled = surface.vcomp.len() == nv;
         surface.faces = faces;
+        if labelled {
+            // Labels are the smallest vertex number of each piece, and the
+            // collapses renumbered the vertices (the pieces are the same).
+            label_vertices(surface);
+        }
     }
     stats
 }
@@ -607,6 +612,46 @@ mod tests {
     }
 
     #[test]
+    fn several_collapses_in_one_pass_keep_flags_and_labels_with_their_vertices() {
+        let mut s = long_box(1.0);
+        for _ in 0..3 {
+            improve(&mut s, 0.3);
+        }
+        assert_closed_manifold(&s);
+        // Flags on the face x = 0, labels from a level-2 pass.
+        s.nopair = s.y.iter().map(|p| p.x == 0.0).collect();
+        label_vertices(&mut s);
+        // Shorten edges away from x = 0 whose one-rings do not touch.
+        let mut near = vec![false; s.y.len()];
+        let mut moved = 0;
+        for (a, b) in edges(&s) {
+            let (ai, bi) = (a as usize, b as usize);
+            if a > b || near[ai] || near[bi] || s.y[ai].x == 0.0 || s.y[bi].x == 0.0 {
+                continue;
+            }
+            for t in s.faces.iter().filter(|t| t.contains(&a) || t.contains(&b)) {
+                for &v in t {
+                    near[v as usize] = true;
+                }
+            }
+            s.y[ai] = s.y[ai] + (s.y[bi] - s.y[ai]) * 0.99;
+            moved += 1;
+        }
+        assert!(moved >= 4, "{moved}");
+        let nv = s.y.len();
+        let st = improve(&mut s, 0.3);
+        assert!(st.collapses >= 2, "{st:?}");
+        assert_closed_manifold(&s);
+        assert_eq!(s.y.len(), nv + st.splits as usize - st.collapses as usize);
+        // The flags moved with their vertices; the labels were made afresh.
+        assert_eq!(s.nopair.len(), s.y.len());
+        for (p, f) in s.y.iter().zip(&s.nopair) {
+            assert_eq!(*f, p.x == 0.0, "{p:?}");
+        }
+        assert_eq!(s.vcomp, vec![0; s.y.len()]);
+    }
+
+    #[test]
     fn a_tetrahedron_is_never_collapsed_into_a_doubled_triangle() {
         let mut s = surface_of(
             vec![
@@ -625,8 +670,8 @@ mod tests {
 
     #[test]
     fn a_flip_raises_the_minimum_angle_of_a_flat_pair() {
-        // Two coplanar triangles sharing the long diagonal of a thin rhombus,
-        // closed into a (flat) double-sided sheet by a mirrored copy.
+        // Two coplanar triangles (an open sheet) sharing the long diagonal
+        // of a thin rhombus.
         let v = vec![
             [0.0, 0.0, 0.0],
             [2.0, 0.0, 0.0],

@@ -171,12 +171,9 @@ impl Resampler {
                 self.grid
                     .build(&state.particles.x, 2.0 * r, |i| state.particles.body[i] == body);
                 let (grid, x) = (&self.grid, &state.particles.x);
-                // Spec §8.6 step 5: holes closer than 2·MaxE + r pair.
-                let max_edge = if p.max_edge.is_finite() {
-                    p.max_edge as f32 * r
-                } else {
-                    r
-                };
+                // Spec §8.6 step 5: holes closer than 2·MaxE + r pair
+                // (MaxE is finite at levels 1 and 2, `StepParams::validate`).
+                let max_edge = p.max_edge as f32 * r;
                 let merge = topology::MergeParams {
                     gap: MERGE_GAP * r,
                     cell: 2.0 * r,
@@ -202,11 +199,6 @@ impl Resampler {
                 // numbers were used above, the labels are made afresh.
                 let m = remesh::improve(&mut state.surfaces[b], max_edge);
                 add_remesh(&mut stats.remesh, m);
-                if m.collapses > 0 {
-                    // Labels are the smallest vertex index of each piece,
-                    // and collapses renumber the vertices.
-                    topology::label_vertices(&mut state.surfaces[b]);
-                }
                 skin::normals(&mut state.surfaces[b]);
                 topology::label_particles(state, b, r, &self.grid);
                 stats.components += t.components;
