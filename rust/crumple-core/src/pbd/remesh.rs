@@ -53,6 +53,9 @@ pub struct RemeshStats {
 /// an edge stretched to 2^k MaxE within one step needs k more. What is left
 /// is done in the next step.
 const ROUNDS: usize = 6;
+/// The cosine below which an angle makes the edge across it a flip
+/// candidate (90.57°; see `flip_round`).
+const OBTUSE_COS: f32 = -0.01;
 /// cos 10°: the largest dihedral angle across a flipped edge (spec §8.6).
 const COS_FLIP_DIHEDRAL: f32 = 0.984_807_8;
 
@@ -373,92 +376,115 @@ fn collapse_round(surface: &mut Surface, alive: &mut [bool], max_edge: f32) -> u
 /// raise the minimum angle of two triangles only where their opposite
 /// angles sum past 180°, so one of them is obtuse). Returns the flips.
 fn flip_round(surface: &mut Surface, alive: &[bool], max_edge: f32) -> u32 {
-    let y = &surface.y;
-    // (face, k): the edge t[k] → t[k+1] lies opposite an angle ≥ 90°.
-    let cand: Vec<(u32, u32, u32)> = surface
-        .faces
-        .par_iter()
-        .enumerate()
-        .filter(|(f, _)| alive[*f])
-        .filter_map(|(f, t)| {
-            let p = t.map(|v| y[v as usize]);
-            (0..3).find_map(|k| {
-                let o = p[(k + 2) % 3];
-                ((p[k] - o).dot(p[(k + 1) % 3] - o) < 0.0).then_some((f as u32, t[k], t[(k + 1) % 3]))
-            })
-        })
-        .collect();
-    if cand.is_empty() {
-        return 0;
-    }
     let nv = surface.y.len();
     let around = VertexFaces::build(nv, &surface.faces, alive);
+    // Every test runs in parallel on the round's starting mesh; the edits
+    // below apply the passing flips in face order, skipping those next to
+    // an earlier flip of the round (its four corners are marked), so what
+    // a test read is unchanged when its flip is applied.
+    let (faces, around) = (&surface.faces, &around);
+    let flips: Vec<Flip> = faces
+        .par_iter()
+        .enumerate()
+        .filter_map(|(f, _)| flip_test(&surface.y, faces, alive, around, f as u32, max_edge))
+        .collect();
     let mut dirty = vec![false; nv];
     let mut n = 0;
-    for &(f1, a, b) in &cand {
-        let t1 = surface.faces[f1 as usize];
-        let c = opposite(t1, a, b);
-        if [a, b, c].iter().any(|&v| dirty[v as usize]) {
+    for fl in &flips {
+        if fl.corners.iter().any(|&v| dirty[v as usize]) {
             continue;
         }
-        // Exactly one twin face b → a, and no other face on the edge.
-        let on_edge = around
-            .of(a)
-            .iter()
-            .filter(|&&f| alive[f as usize] && surface.faces[f as usize].contains(&b))
-            .count();
-        let twin = around
-            .of(b)
-            .iter()
-            .copied()
-            .find(|&f| alive[f as usize] && directed(surface.faces[f as usize], b, a).is_some());
-        let (Some(f2), 2) = (twin, on_edge) else { continue };
-        let t2 = surface.faces[f2 as usize];
-        let d = opposite(t2, a, b);
-        if d == c || dirty[d as usize] {
-            continue;
-        }
-        // The new edge c–d must not exist already.
-        if around
-            .of(c)
-            .iter()
-            .any(|&f| alive[f as usize] && surface.faces[f as usize].contains(&d))
-        {
-            continue;
-        }
-        let y = &surface.y;
-        // The new edge stays within MaxE (the split bound holds after the pass).
-        if (y[c as usize] - y[d as usize]).norm_squared() > max_edge * max_edge {
-            continue;
-        }
-        let (n1, n2) = (normal(y, t1), normal(y, t2));
-        let (l1, l2) = (n1.norm_squared().sqrt(), n2.norm_squared().sqrt());
-        // Written so a NaN refuses the flip.
-        let flat = n1.dot(n2) > COS_FLIP_DIHEDRAL * l1 * l2;
-        if !flat {
-            continue;
-        }
-        // Same outline a → d → b → c, diagonal c–d.
-        let (u1, u2) = ([c, a, d], [d, b, c]);
-        let sum = n1 + n2;
-        if normal(y, u1).dot(sum) <= 0.0 || normal(y, u2).dot(sum) <= 0.0 {
-            continue;
-        }
-        let before = min_angle_cos(y, t1).max(min_angle_cos(y, t2));
-        let after = min_angle_cos(y, u1).max(min_angle_cos(y, u2));
-        // A smaller largest cosine is a larger smallest angle.
-        let better = after < before;
-        if !better {
-            continue;
-        }
-        surface.faces[f1 as usize] = u1;
-        surface.faces[f2 as usize] = u2;
-        for v in [a, b, c, d] {
+        surface.faces[fl.faces[0] as usize] = fl.new[0];
+        surface.faces[fl.faces[1] as usize] = fl.new[1];
+        for v in fl.corners {
             dirty[v as usize] = true;
         }
         n += 1;
     }
     n
+}
+
+/// A flip that passed every test: the two faces, their replacements, and
+/// the four corners a, b, c, d.
+struct Flip {
+    faces: [u32; 2],
+    new: [[u32; 3]; 2],
+    corners: [u32; 4],
+}
+
+/// The flip of face `f1`'s edge across its obtuse angle, if it passes
+/// every test of spec §8.6 level 1 (and ours: manifold edge, no existing
+/// c–d edge, new edge within MaxE, no folded triangle).
+fn flip_test(
+    y: &[Vec3<f32>],
+    faces: &[[u32; 3]],
+    alive: &[bool],
+    around: &VertexFaces,
+    f1: u32,
+    max_edge: f32,
+) -> Option<Flip> {
+    if !alive[f1 as usize] {
+        return None;
+    }
+    let t1 = faces[f1 as usize];
+    // The edge t[k] → t[k+1] opposite an angle over 90.6° (cos <
+    // OBTUSE_COS). Right angles (a quad's two triangles, a UV sphere's
+    // cells) are not candidates: their f32 rounding would make every such
+    // edge one, and flipping them changes the minimum angle by rounding only
+    // (on the Table 1 Armadillo sphere those tests were most of a 13 ms
+    // Topo step).
+    let p = t1.map(|v| y[v as usize]);
+    let k = (0..3).find(|&k| {
+        let o = p[(k + 2) % 3];
+        let (e1, e2) = (p[k] - o, p[(k + 1) % 3] - o);
+        e1.dot(e2) < OBTUSE_COS * (e1.norm_squared() * e2.norm_squared()).sqrt()
+    })?;
+    let (a, b, c) = (t1[k], t1[(k + 1) % 3], t1[(k + 2) % 3]);
+    // Exactly one twin face b → a, and no other face on the edge.
+    let on_edge = around
+        .of(a)
+        .iter()
+        .filter(|&&f| alive[f as usize] && faces[f as usize].contains(&b))
+        .count();
+    let f2 = around
+        .of(b)
+        .iter()
+        .copied()
+        .find(|&f| alive[f as usize] && directed(faces[f as usize], b, a).is_some())?;
+    if on_edge != 2 {
+        return None;
+    }
+    let t2 = faces[f2 as usize];
+    let d = opposite(t2, a, b);
+    // The new edge c–d must not exist already and stays within MaxE (the
+    // split bound holds after the pass).
+    if d == c
+        || around
+            .of(c)
+            .iter()
+            .any(|&f| alive[f as usize] && faces[f as usize].contains(&d))
+        || (y[c as usize] - y[d as usize]).norm_squared() > max_edge * max_edge
+    {
+        return None;
+    }
+    let (n1, n2) = (normal(y, t1), normal(y, t2));
+    let (l1, l2) = (n1.norm_squared().sqrt(), n2.norm_squared().sqrt());
+    // Written so a NaN refuses the flip.
+    let flat = n1.dot(n2) > COS_FLIP_DIHEDRAL * l1 * l2;
+    // Same outline a → d → b → c, diagonal c–d.
+    let (u1, u2) = ([c, a, d], [d, b, c]);
+    let sum = n1 + n2;
+    let unfolded = normal(y, u1).dot(sum) > 0.0 && normal(y, u2).dot(sum) > 0.0;
+    // A smaller largest cosine is a larger smallest angle.
+    let better = flat && unfolded && {
+        let before = min_angle_cos(y, t1).max(min_angle_cos(y, t2));
+        min_angle_cos(y, u1).max(min_angle_cos(y, u2)) < before
+    };
+    better.then_some(Flip {
+        faces: [f1, f2],
+        new: [u1, u2],
+        corners: [a, b, c, d],
+    })
 }
 
 #[cfg(test)]
