@@ -12,8 +12,7 @@ Two parts, each measured in worker subprocesses with 2 threads:
    descending plate). Reported per row, ms per step averaged over the
    window, in the paper's columns: Sim (PBD loop + plasticity), skin (per-step
    orientations, skinning, normals, volume correction), BH, PD, PA, CS, SK,
-   Oth, RTotal (their sum) and Total = Sim + skin + RTotal, next to the
-   paper's figures, and Topo (surface tracking: the paper's CMMK15, here
+   Oth, RTotal (their sum), next to the paper's figures, and Topo (surface tracking: the paper's CMMK15, here
    the spec's level 1 mesh improvement every step, level 2 (tearing and
    capping too) for the Cow, the paper's cutting scene), reported apart from
    Sim + RTotal as the paper does; Total = Sim + skin + Topo + RTotal. Also

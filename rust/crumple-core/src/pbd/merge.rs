@@ -104,8 +104,10 @@ pub struct Loop {
 /// other (centroids closer than `within` m, mean normals opposed,
 /// n_a·n_b < −0.5, no `nopair` vertex),
 /// closest pairs first, and joins each pair with a strip of triangles
-/// appended to `faces`. Returns the loops left to cap, the number of seams
-/// made and the vertices of their rims.
+/// appended to `faces`, unless the strip would repeat a directed edge in
+/// use (the edge would become non-manifold; both loops are then capped).
+/// Returns the loops left to cap, the number of seams made and the
+/// vertices of their rims.
 pub fn pair_and_stitch(
     y: &[Vec3<f32>],
     nopair: &[bool],

@@ -113,7 +113,9 @@ pub struct StepParams {
     /// splits longer edges of the input mesh at their midpoints, so the
     /// skinned surface has vertices wherever the body can bend or stretch
     /// (a coarse mesh would stay a rigid shell around the particles, and
-    /// those that leave it are deleted by §5.1 b). `inf` keeps the input.
+    /// those that leave it are deleted by §5.1 b); surface levels 1 and 2
+    /// keep every edge at most this long. `inf` keeps the input (level 0
+    /// only).
     /// Default 2: a vertex every two spacings follows clusters three apart,
     /// and a lattice-fine mesh (diagonals √2 r) is left as it is.
     pub max_edge: f64,

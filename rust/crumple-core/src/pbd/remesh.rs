@@ -12,8 +12,8 @@
 //!   vertex (which keeps its position and skin) when the link condition
 //!   holds, no triangle normal flips, the two opposite vertices have a
 //!   valence above three before it (so at least three after: no closed
-//!   piece degenerates into a doubled triangle) and no edge longer than MaxE is made (no split/collapse
-//!   ping-pong);
+//!   piece degenerates into a doubled triangle) and no edge longer than
+//!   MaxE is made (no split/collapse ping-pong);
 //! - **flip** an edge when this raises the smaller minimum angle of its
 //!   two triangles and the dihedral angle between them is below 10°, and
 //!   the new edge is at most MaxE (so the split bound holds after a pass).
@@ -54,7 +54,7 @@ pub struct RemeshStats {
 /// is done in the next step.
 const ROUNDS: usize = 6;
 /// The cosine below which an angle makes the edge across it a flip
-/// candidate (90.57°; see `flip_round`).
+/// candidate (90.57°; see `flip_test`).
 const OBTUSE_COS: f32 = -0.01;
 /// cos 10°: the largest dihedral angle across a flipped edge (spec §8.6).
 const COS_FLIP_DIHEDRAL: f32 = 0.984_807_8;
@@ -372,8 +372,8 @@ fn collapse_round(surface: &mut Surface, alive: &mut [bool], max_edge: f32) -> u
     n
 }
 
-/// One round of flips over the edges opposite an obtuse angle (a flip can
-/// raise the minimum angle of two triangles only where their opposite
+/// One round of flips over the edges opposite an angle over 90.57° (a flip
+/// can raise the minimum angle of two triangles only where their opposite
 /// angles sum past 180°, so one of them is obtuse). Returns the flips.
 fn flip_round(surface: &mut Surface, alive: &[bool], max_edge: f32) -> u32 {
     let nv = surface.y.len();

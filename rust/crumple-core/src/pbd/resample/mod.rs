@@ -79,8 +79,8 @@ pub struct ResampleStats {
 
 /// Seconds per re-sampling phase since the solver was made, in the paper's
 /// Table 1 columns (spec §10.3): Topo (surface tracking: level-2 tearing,
-/// capping and merging, and the level-1 mesh improvement), BH (the inflated surfaces' inside oracles,
-/// the paper's ray-cast hash), PD (deletion and compaction), PA (seeding),
+/// capping and merging, and the level-1 mesh improvement), BH (the
+/// inflated surfaces' inside oracles, the paper's ray-cast hash), PD (deletion and compaction), PA (seeding),
 /// CS (cluster update, removal and creation), SK (skin maintenance), Oth
 /// (the rest: reverse maps, recentring, the conservation fix-up).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
