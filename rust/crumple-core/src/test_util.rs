@@ -126,3 +126,15 @@ pub fn max_diff(a: &[Vec3<f64>], b: &[Vec3<f64>]) -> f64 {
         .map(|(p, q)| (*p - *q).abs().max_element())
         .fold(0.0, f64::max)
 }
+
+/// Whether `faces` are closed and consistently oriented: every directed
+/// edge a → b is used by one face, and its twin b → a by another (so every
+/// edge has exactly two faces, traversed in opposite directions).
+pub fn closed_and_oriented(faces: &[[u32; 3]]) -> bool {
+    let mut e: Vec<(u32, u32)> = faces
+        .iter()
+        .flat_map(|t| (0..3).map(move |k| (t[k], t[(k + 1) % 3])))
+        .collect();
+    e.sort_unstable();
+    e.windows(2).all(|w| w[0] != w[1]) && e.iter().all(|&(a, b)| e.binary_search(&(b, a)).is_ok())
+}

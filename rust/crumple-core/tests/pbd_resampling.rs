@@ -10,6 +10,7 @@ use crumple_core::math::Vec3;
 use crumple_core::pbd::skin::volume_and_area;
 use crumple_core::pbd::state::Surface;
 use crumple_core::pbd::{Material, Simulation, StepParams};
+use crumple_core::test_util::closed_and_oriented;
 
 const R: f64 = 0.1;
 
@@ -39,17 +40,6 @@ struct Pull {
     always_closed: bool,
     /// Surface vertices at the end over the start.
     vertex_ratio: f64,
-}
-
-/// Every directed edge once, with its twin: closed and consistently oriented.
-fn closed(s: &Surface) -> bool {
-    let mut e: Vec<(u32, u32)> = s
-        .faces
-        .iter()
-        .flat_map(|t| (0..3).map(move |k| (t[k], t[(k + 1) % 3])))
-        .collect();
-    e.sort_unstable();
-    e.windows(2).all(|w| w[0] != w[1]) && e.iter().all(|&(a, b)| e.binary_search(&(b, a)).is_ok())
 }
 
 /// The longest edge of the surface, m.
@@ -139,7 +129,7 @@ fn pull(resampling: bool, factor: f64, seconds: f64, distances: (f64, f64), leve
         out.volume_ratio = minmax(out.volume_ratio, v / v0);
         let surface = &sim.state.surfaces[0];
         out.longest_edge = out.longest_edge.max(longest_edge(surface) / max_edge);
-        out.always_closed &= closed(surface);
+        out.always_closed &= closed_and_oriented(&surface.faces);
         out.vertex_ratio = surface.y.len() as f64 / nv0;
         out.max_fp = sim
             .state

@@ -3,12 +3,10 @@
 //! apart) and X10 (a strand pulled apart tears into components that
 //! separate), through the Rust API.
 
-use std::collections::HashMap;
-
 use crumple_core::geometry::{TriMesh, box_mesh};
 use crumple_core::math::Vec3;
-use crumple_core::pbd::state::Surface;
 use crumple_core::pbd::{Material, Simulation, StepParams};
+use crumple_core::test_util::closed_and_oriented;
 
 const R: f64 = 0.1;
 
@@ -18,25 +16,6 @@ fn level2(gravity: f64) -> StepParams {
         surface_level: 2,
         ..StepParams::default()
     }
-}
-
-/// Every undirected edge used by exactly two faces, in opposite directions.
-fn closed(s: &Surface) -> bool {
-    let mut uses: HashMap<(u32, u32), i32> = HashMap::new();
-    for t in &s.faces {
-        for k in 0..3 {
-            let (a, b) = (t[k], t[(k + 1) % 3]);
-            *uses.entry((a.min(b), a.max(b))).or_default() += if a < b { 1 } else { -1 };
-        }
-    }
-    let mut count: HashMap<(u32, u32), u32> = HashMap::new();
-    for t in &s.faces {
-        for k in 0..3 {
-            let (a, b) = (t[k], t[(k + 1) % 3]);
-            *count.entry((a.min(b), a.max(b))).or_default() += 1;
-        }
-    }
-    count.values().all(|&c| c == 2) && uses.values().all(|&u| u == 0)
 }
 
 /// No cluster holds particles of two components.
@@ -80,7 +59,10 @@ fn block(cut: bool) -> Simulation {
             .cut(0, Vec3::new(0.05 * R, 0.0, 0.0), Vec3::new(1.0, 0.0, 0.0))
             .unwrap();
         assert_eq!(n, 2, "a cut through the middle gives two components");
-        assert!(closed(&sim.state.surfaces[0]), "both pieces are closed");
+        assert!(
+            closed_and_oriented(&sim.state.surfaces[0].faces),
+            "both pieces are closed"
+        );
     }
     let pt = &mut sim.state_mut().unwrap().particles;
     for i in 0..pt.len() {
@@ -101,7 +83,7 @@ fn x11_a_cut_block_falls_apart_in_two_closed_pieces() {
     }
     let s = cut.last_stats().resample;
     assert_eq!(s.components, 2, "{s:?}");
-    assert!(closed(&cut.state.surfaces[0]));
+    assert!(closed_and_oriented(&cut.state.surfaces[0].faces));
     assert!(no_mixed_clusters(&cut));
     let (l, r) = sides(&cut);
     let (wl, wr) = sides(&whole);
@@ -179,7 +161,7 @@ fn x10_a_strand_pulled_apart_tears_into_components() {
     );
     assert!(components >= 2, "the strand did not tear");
     assert!(no_mixed_clusters(&sim));
-    assert!(closed(&sim.state.surfaces[0]));
+    assert!(closed_and_oriented(&sim.state.surfaces[0].faces));
 }
 
 /// What the X12 press measured.
@@ -251,7 +233,7 @@ fn press(merge_run: bool) -> Press {
                 && cl.entries(c).any(|e| pt.x[cl.member[e] as usize].x > r)
         })
         .count();
-    out.closed = closed(&sim.state.surfaces[0]);
+    out.closed = closed_and_oriented(&sim.state.surfaces[0].faces);
     out.extent = pt.x.iter().map(|x| x.x.abs()).fold(0.0, f32::max);
     assert!(pt.x.iter().all(|x| x.is_finite()));
     out

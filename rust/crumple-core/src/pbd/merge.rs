@@ -15,6 +15,7 @@
 
 use super::grid::Grid;
 use super::state::Surface;
+use super::topology::directed_edges;
 use crate::geometry::closest::closest_on_triangle;
 use crate::math::Vec3;
 
@@ -188,14 +189,6 @@ pub fn pair_and_stitch(
         .map(|(l, _)| l)
         .collect();
     (rest, seams, rims)
-}
-
-/// Every directed edge a → b of `faces`.
-fn directed_edges(faces: &[[u32; 3]]) -> std::collections::HashSet<(u32, u32)> {
-    faces
-        .iter()
-        .flat_map(|t| (0..3).map(move |k| (t[k], t[(k + 1) % 3])))
-        .collect()
 }
 
 /// Joins loops `l1` and `l2` (boundary order) facing each other with a

@@ -31,9 +31,9 @@
 //! result does not depend on the thread count (the scans are parallel, the
 //! edits sequential). A closed, consistently oriented manifold stays one.
 
-use super::state::{Skin, Surface};
+use super::state::Surface;
 use super::topology::label_vertices;
-use crate::geometry::{drop_unused_vertices, retain_used};
+use crate::geometry::retain_used;
 use crate::math::Vec3;
 use rayon::prelude::*;
 
@@ -54,7 +54,7 @@ pub struct RemeshStats {
 /// is done in the next step.
 const ROUNDS: usize = 6;
 /// The cosine below which an angle makes the edge across it a flip
-/// candidate (90.57°; see `flip_test`).
+/// candidate (90.57°; see `obtuse_edge`).
 const OBTUSE_COS: f32 = -0.01;
 /// cos 10°: the largest dihedral angle across a flipped edge (spec §8.6).
 const COS_FLIP_DIHEDRAL: f32 = 0.984_807_8;
@@ -158,22 +158,10 @@ pub fn improve(surface: &mut Surface, max_edge: f32) -> RemeshStats {
     if stats.collapses > 0 {
         // Collapsed vertices are referenced by no face: drop them, the
         // per-vertex arrays follow.
-        let mut faces: Vec<[u32; 3]> = surface
-            .faces
-            .iter()
-            .zip(&alive)
-            .filter(|(_, a)| **a)
-            .map(|(t, _)| *t)
-            .collect();
-        let nv = surface.y.len();
-        let (used, _) = drop_unused_vertices(nv, &mut faces);
-        retain_used(&mut surface.y, &used);
-        retain_used(&mut surface.normals, &used);
-        retain_used(&mut surface.skin, &used);
-        // A shorter `nopair` (the rest false) is compacted over its length.
-        retain_used(&mut surface.nopair, &used);
-        let labelled = surface.vcomp.len() == nv;
-        surface.faces = faces;
+        let labelled = surface.vcomp.len() == surface.y.len();
+        let mut faces = std::mem::take(&mut surface.faces);
+        retain_used(&mut faces, &alive);
+        surface.set_faces_dropping_unused(faces);
         if labelled {
             // Labels are the smallest vertex number of each piece, and the
             // collapses renumbered the vertices (the pieces are the same).
@@ -206,26 +194,6 @@ fn edges_where(surface: &Surface, alive: &[bool], pick: impl Fn(f32) -> bool + S
     out
 }
 
-/// Appends a vertex (position `p`, empty skin, zero normal) whose labels
-/// come from the edge a–b.
-fn push_vertex(surface: &mut Surface, p: Vec3<f32>, a: u32, b: u32) -> u32 {
-    let nv = surface.y.len();
-    let m = nv as u32;
-    if surface.nopair.len() == nv {
-        let np = surface.nopair[a as usize] && surface.nopair[b as usize];
-        surface.nopair.push(np);
-    }
-    if surface.vcomp.len() == nv {
-        let c = surface.vcomp[a as usize];
-        surface.vcomp.push(c);
-    }
-    surface.y.push(p);
-    surface.normals.push(Vec3::zero());
-    // All-zero weights: the skin maintenance rebinds the vertex (spec §8.3).
-    surface.skin.push(Skin::default());
-    m
-}
-
 /// One round of splits, longest edge first. Returns the edges split.
 fn split_round(surface: &mut Surface, alive: &mut Vec<bool>, max_edge: f32) -> u32 {
     let limit = max_edge * max_edge;
@@ -256,7 +224,11 @@ fn split_round(surface: &mut Surface, alive: &mut Vec<bool>, max_edge: f32) -> u
             continue;
         }
         let p = (surface.y[a as usize] + surface.y[b as usize]) * 0.5;
-        let m = push_vertex(surface, p, a, b);
+        // On a cut rim only between two rim vertices; a's piece.
+        let np = [a, b]
+            .iter()
+            .all(|&v| surface.nopair.get(v as usize).copied().unwrap_or(false));
+        let m = surface.push_vertex(p, np, a);
         for &f in &hit {
             // Face (p, q, o) with edge p → q becomes (p, m, o) and (m, q, o):
             // same winding, same outline.
@@ -376,17 +348,29 @@ fn collapse_round(surface: &mut Surface, alive: &mut [bool], max_edge: f32) -> u
 /// can raise the minimum angle of two triangles only where their opposite
 /// angles sum past 180°, so one of them is obtuse). Returns the flips.
 fn flip_round(surface: &mut Surface, alive: &[bool], max_edge: f32) -> u32 {
-    let nv = surface.y.len();
-    let around = VertexFaces::build(nv, &surface.faces, alive);
+    let (y, faces) = (&surface.y, &surface.faces);
+    // (face, k) with an obtuse angle opposite the edge t[k] → t[k+1]: the
+    // only places a flip can help; none (a mesh at rest) ends the round
+    // before the face lists are built.
+    let cand: Vec<(u32, usize)> = faces
+        .par_iter()
+        .enumerate()
+        .filter(|(f, _)| alive[*f])
+        .filter_map(|(f, t)| obtuse_edge(y, *t).map(|k| (f as u32, k)))
+        .collect();
+    if cand.is_empty() {
+        return 0;
+    }
+    let nv = y.len();
+    let around = VertexFaces::build(nv, faces, alive);
     // Every test runs in parallel on the round's starting mesh; the edits
     // below apply the passing flips in face order, skipping those next to
     // an earlier flip of the round (its four corners are marked), so what
     // a test read is unchanged when its flip is applied.
-    let (faces, around) = (&surface.faces, &around);
-    let flips: Vec<Flip> = faces
+    let around = &around;
+    let flips: Vec<Flip> = cand
         .par_iter()
-        .enumerate()
-        .filter_map(|(f, _)| flip_test(&surface.y, faces, alive, around, f as u32, max_edge))
+        .filter_map(|&(f1, k)| flip_test(y, faces, alive, around, f1, k, max_edge))
         .collect();
     let mut dirty = vec![false; nv];
     let mut n = 0;
@@ -412,33 +396,34 @@ struct Flip {
     corners: [u32; 4],
 }
 
-/// The flip of face `f1`'s edge across its obtuse angle, if it passes
-/// every test of spec §8.6 level 1 (and ours: manifold edge, no existing
-/// c–d edge, new edge within MaxE, no folded triangle).
+/// The k of triangle `t` whose edge t[k] → t[k+1] lies opposite an angle
+/// over 90.6° (cos < OBTUSE_COS). Right angles (a quad's two triangles, a
+/// UV sphere's cells) are not candidates: their f32 rounding would make
+/// every such edge one, and flipping them changes the minimum angle by
+/// rounding only (on the Table 1 Armadillo sphere those tests were most of
+/// a 13 ms Topo step).
+fn obtuse_edge(y: &[Vec3<f32>], t: [u32; 3]) -> Option<usize> {
+    let p = t.map(|v| y[v as usize]);
+    (0..3).find(|&k| {
+        let o = p[(k + 2) % 3];
+        let (e1, e2) = (p[k] - o, p[(k + 1) % 3] - o);
+        e1.dot(e2) < OBTUSE_COS * (e1.norm_squared() * e2.norm_squared()).sqrt()
+    })
+}
+
+/// The flip of face `f1`'s edge t[k] → t[k+1] (opposite its obtuse angle),
+/// if it passes every test of spec §8.6 level 1 (and ours: manifold edge,
+/// no existing c–d edge, new edge within MaxE, no folded triangle).
 fn flip_test(
     y: &[Vec3<f32>],
     faces: &[[u32; 3]],
     alive: &[bool],
     around: &VertexFaces,
     f1: u32,
+    k: usize,
     max_edge: f32,
 ) -> Option<Flip> {
-    if !alive[f1 as usize] {
-        return None;
-    }
     let t1 = faces[f1 as usize];
-    // The edge t[k] → t[k+1] opposite an angle over 90.6° (cos <
-    // OBTUSE_COS). Right angles (a quad's two triangles, a UV sphere's
-    // cells) are not candidates: their f32 rounding would make every such
-    // edge one, and flipping them changes the minimum angle by rounding only
-    // (on the Table 1 Armadillo sphere those tests were most of a 13 ms
-    // Topo step).
-    let p = t1.map(|v| y[v as usize]);
-    let k = (0..3).find(|&k| {
-        let o = p[(k + 2) % 3];
-        let (e1, e2) = (p[k] - o, p[(k + 1) % 3] - o);
-        e1.dot(e2) < OBTUSE_COS * (e1.norm_squared() * e2.norm_squared()).sqrt()
-    })?;
     let (a, b, c) = (t1[k], t1[(k + 1) % 3], t1[(k + 2) % 3]);
     // Exactly one twin face b → a, and no other face on the edge.
     let on_edge = around
@@ -490,6 +475,8 @@ fn flip_test(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pbd::state::Skin;
+    use crate::test_util::closed_and_oriented;
 
     fn surface_of(v: Vec<[f32; 3]>, faces: Vec<[u32; 3]>) -> Surface {
         let n = v.len();
@@ -545,15 +532,14 @@ mod tests {
         e
     }
 
-    /// Closed and consistently oriented: every directed edge once, its twin once.
+    /// Closed and consistently oriented, no degenerate face, the vertex
+    /// arrays in step, and a sphere's Euler characteristic.
     fn assert_closed_manifold(s: &Surface) {
+        assert!(
+            closed_and_oriented(&s.faces),
+            "not closed and consistently oriented"
+        );
         let e = edges(s);
-        for w in e.windows(2) {
-            assert_ne!(w[0], w[1], "directed edge {:?} used twice", w[0]);
-        }
-        for &(a, b) in &e {
-            assert!(e.binary_search(&(b, a)).is_ok(), "edge {a}->{b} has no twin");
-        }
         for t in &s.faces {
             assert!(
                 t[0] != t[1] && t[1] != t[2] && t[0] != t[2],
@@ -696,15 +682,18 @@ mod tests {
 
     #[test]
     fn a_flip_raises_the_minimum_angle_of_a_flat_pair() {
-        // Two coplanar triangles (an open sheet) sharing the long diagonal
-        // of a thin rhombus.
-        let v = vec![
-            [0.0, 0.0, 0.0],
-            [2.0, 0.0, 0.0],
-            [1.0, 0.3, 0.0],
-            [1.0, -0.3, 0.0],
-        ];
-        let mut s = surface_of(v, vec![[0, 1, 2], [1, 0, 3]]);
+        // Two triangles (an open sheet) sharing the long diagonal 0–1 of a
+        // thin rhombus, its fourth corner lifted by `lift` m.
+        let rhombus = |lift: f32| {
+            let v = vec![
+                [0.0, 0.0, 0.0],
+                [2.0, 0.0, 0.0],
+                [1.0, 0.3, 0.0],
+                [1.0, -0.3, lift],
+            ];
+            surface_of(v, vec![[0, 1, 2], [1, 0, 3]])
+        };
+        let mut s = rhombus(0.0);
         let before = min_angle_cos(&s.y, s.faces[0]).max(min_angle_cos(&s.y, s.faces[1]));
         let alive = vec![true; 2];
         let n = flip_round(&mut s, &alive, 10.0);
@@ -715,27 +704,9 @@ mod tests {
         e.sort_unstable();
         assert!(e.contains(&(2, 3)) && !e.contains(&(0, 1)), "{e:?}");
         // Bent past 10° about the diagonal, the pair is left alone.
-        let mut bent = surface_of(
-            vec![
-                [0.0, 0.0, 0.0],
-                [2.0, 0.0, 0.0],
-                [1.0, 0.3, 0.0],
-                [1.0, -0.3, 0.1],
-            ],
-            vec![[0, 1, 2], [1, 0, 3]],
-        );
-        assert_eq!(flip_round(&mut bent, &alive, 10.0), 0);
+        assert_eq!(flip_round(&mut rhombus(0.1), &alive, 10.0), 0);
         // Nor when the new diagonal would be longer than MaxE.
-        let mut long = surface_of(
-            vec![
-                [0.0, 0.0, 0.0],
-                [2.0, 0.0, 0.0],
-                [1.0, 0.3, 0.0],
-                [1.0, -0.3, 0.0],
-            ],
-            vec![[0, 1, 2], [1, 0, 3]],
-        );
-        assert_eq!(flip_round(&mut long, &alive, 0.5), 0);
+        assert_eq!(flip_round(&mut rhombus(0.0), &alive, 0.5), 0);
     }
 
     #[test]

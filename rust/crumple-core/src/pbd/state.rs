@@ -5,6 +5,7 @@
 //! memberships, and each body's skinned surface. Structure of arrays, f32
 //! storage as on the GPU.
 
+use crate::geometry::{drop_unused_vertices, retain_used};
 use crate::math::{Mat3, Quat, Vec3};
 
 /// Particle flags (spec §2.1).
@@ -217,6 +218,42 @@ pub struct Surface {
     /// paired into a seam by the merge (a cut does not heal). Empty or
     /// shorter than `y` means false; not kept in checkpoints.
     pub nopair: Vec<bool>,
+}
+
+impl Surface {
+    /// Appends an unbound vertex at `y` (zero normal, all-zero skin weights,
+    /// so the skin maintenance rebinds it, spec §8.3) with the cut flag
+    /// `nopair` and the component label of vertex `like`, each where that
+    /// array covers every vertex. Returns its index.
+    pub fn push_vertex(&mut self, y: Vec3<f32>, nopair: bool, like: u32) -> u32 {
+        let nv = self.y.len();
+        if self.nopair.len() == nv {
+            self.nopair.push(nopair);
+        }
+        if self.vcomp.len() == nv {
+            let c = self.vcomp[like as usize];
+            self.vcomp.push(c);
+        }
+        self.y.push(y);
+        self.normals.push(Vec3::zero());
+        self.skin.push(Skin::default());
+        nv as u32
+    }
+
+    /// Makes `faces` the surface's triangles and drops the vertices they do
+    /// not use; positions, normals, skin and cut flags follow (`vcomp`'s
+    /// labels are vertex numbers: the caller labels again). Returns the map
+    /// old → new vertex index (`u32::MAX`: dropped).
+    pub fn set_faces_dropping_unused(&mut self, mut faces: Vec<[u32; 3]>) -> Vec<u32> {
+        let (used, map) = drop_unused_vertices(self.y.len(), &mut faces);
+        retain_used(&mut self.y, &used);
+        retain_used(&mut self.normals, &used);
+        retain_used(&mut self.skin, &used);
+        // A shorter `nopair` (the rest false) is compacted over its length.
+        retain_used(&mut self.nopair, &used);
+        self.faces = faces;
+        map
+    }
 }
 
 /// Everything that changes while stepping.

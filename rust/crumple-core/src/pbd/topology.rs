@@ -31,7 +31,7 @@ use std::collections::VecDeque;
 
 use super::grid::Grid;
 use super::state::{State, Surface};
-use crate::geometry::{drop_unused_vertices, retain_used};
+use crate::geometry::retain_used;
 use crate::math::Vec3;
 
 /// No component.
@@ -128,6 +128,14 @@ pub fn cut(surface: &mut Surface, point: Vec3<f32>, normal: Vec3<f32>) -> TrackS
     close(surface, keep, None, true, &mut Vec::new())
 }
 
+/// Every directed edge a → b of `faces`.
+pub(super) fn directed_edges(faces: &[[u32; 3]]) -> std::collections::HashSet<(u32, u32)> {
+    faces
+        .iter()
+        .flat_map(|t| (0..3).map(move |k| (t[k], t[(k + 1) % 3])))
+        .collect()
+}
+
 /// Undirected edge key.
 fn edge(a: u32, b: u32) -> (u32, u32) {
     (a.min(b), a.max(b))
@@ -199,18 +207,10 @@ fn close(
             break;
         }
     }
-    let mut faces: Vec<[u32; 3]> = surface
-        .faces
-        .iter()
-        .zip(&keep)
-        .filter(|(_, k)| **k)
-        .map(|(f, _)| *f)
-        .collect();
+    let mut faces = surface.faces.clone();
+    retain_used(&mut faces, &keep);
     // Step (4): boundary loops, following each boundary half-edge a → b.
-    let directed: std::collections::HashSet<(u32, u32)> = faces
-        .iter()
-        .flat_map(|t| (0..3).map(move |k| (t[k], t[(k + 1) % 3])))
-        .collect();
+    let directed = directed_edges(&faces);
     let mut next = vec![u32::MAX; nv];
     let mut rim_normal = vec![Vec3::zero(); nv];
     let mut starts: Vec<u32> = Vec::new();
@@ -268,14 +268,10 @@ fn close(
                 surface.nopair[v as usize] = true;
             }
         }
-        let c = surface.y.len() as u32;
         let centre =
             lp.iter().fold(Vec3::zero(), |a, &v| a + surface.y[v as usize]) * (1.0 / lp.len() as f32);
-        surface.y.push(centre);
-        surface.nopair.push(cut);
-        surface.normals.push(Vec3::zero());
-        // All-zero weights: the skin maintenance rebinds the vertex (spec §8.3).
-        surface.skin.push(Default::default());
+        // Unbound: the skin maintenance rebinds it (spec §8.3).
+        let c = surface.push_vertex(centre, cut, lp[0]);
         for k in 0..lp.len() {
             let (a, b) = (lp[k], lp[(k + 1) % lp.len()]);
             faces.push([b, a, c]);
@@ -283,15 +279,10 @@ fn close(
         stats.caps += 1;
     }
     // Drop unreferenced vertices; faces and per-vertex arrays follow.
-    let (used, map) = drop_unused_vertices(surface.y.len(), &mut faces);
-    retain_used(&mut surface.y, &used);
-    retain_used(&mut surface.normals, &used);
-    retain_used(&mut surface.skin, &used);
-    retain_used(&mut surface.nopair, &used);
+    let map = surface.set_faces_dropping_unused(faces);
     for v in seam.iter_mut() {
         *v = map[*v as usize];
     }
-    surface.faces = faces;
     stats.components = label_vertices(surface);
     stats
 }
