@@ -485,7 +485,7 @@ def pbd_cut(*, out_dir: Path, frames: int = 60, backend: str = "cpu", scale: flo
 def pbd_dough(*, out_dir: Path, frames: int = 120, backend: str = "cpu", scale: float = 1.0,
               progress: bool = False, mesh: str | None = None) -> Path:
     """Fig. 7's dough (K 0.1, ε_γ 0.1, ν 0.9, volume correction) as a slab
-    12r × 4r × 8r on the ground (or ``mesh``), worked in four phases of 1 s
+    12r × 6r × 8r on the ground (or ``mesh``), worked in four phases of 1 s
     (``frames`` frames of 1/30 s; 120 = all four): squeezed between two
     plates closing along x; rolled flat by a pin travelling along x;
     folded over by a paddle under its left half turning 170° about a hinge
@@ -496,7 +496,9 @@ def pbd_dough(*, out_dir: Path, frames: int = 120, backend: str = "cpu", scale: 
     Metrics per frame: particles, height and length of the dough, surface
     components; at the end, the pieces and whether the surface is closed."""
     sc = positive(scale, "scale")
-    half = (6.0 * R * sc, 2.0 * R * sc, 4.0 * R * sc)
+    # Six layers, not four: the four-layer slab was rolled to one layer, and a
+    # one-particle sheet grows without bound under re-sampling (docs/limits.md).
+    half = (6.0 * R * sc, 3.0 * R * sc, 4.0 * R * sc)
     center = (0.0, half[1] + 0.5 * R, 0.0)
     sim = pbd.Simulation(spacing=R, surface_level=2, backend=backend)
     sim.add_collider(_ground(), name="ground")
@@ -535,7 +537,9 @@ def pbd_dough(*, out_dir: Path, frames: int = 120, backend: str = "cpu", scale: 
     paddle = colliders.Box(center=(-far, -pad_t, 0.0), half_extents=(half[0], pad_t, 2.0 * zs), mode="sticky")
     sim.add_collider(paddle, name="paddle")
     # Phase 4 (3–4 s): a blade down through the middle of the folded dough.
-    blade_half = (0.02, 2.5 * half[1], zs)
+    # Thick, wider than the spread dough and pressed to the ground, so the
+    # halves have no contact left through which level 2 joins them again.
+    blade_half = (0.06, 2.5 * half[1], 2.0 * zs)
     blade = colliders.Box(center=(0.0, far, 0.0), half_extents=blade_half, friction=0.2)
     sim.add_collider(blade, name="blade")
     state = {"fold": False, "blade": False, "cut": False, "x_cut": 0.0}
@@ -546,13 +550,19 @@ def pbd_dough(*, out_dir: Path, frames: int = 120, backend: str = "cpu", scale: 
             lo, hi = float(x[:, 0].min()), float(x[:, 0].max())
             mid = 0.5 * (lo + hi)
             ph = half[0]  # the paddle's half length: it reaches under the whole left half
-            # Eased in and out (smoothstep), so the flap is not flung at the end.
+            # The hinge sits above the middle at the height that turns the
+            # flap's lowest particles onto the right half's top (one spacing
+            # above it): a hinge on the ground would sweep the paddle through
+            # the right half, and the dough it crushed there was flung.
+            ys = x[:, 1]
+            hinge = np.array([mid, 0.5 * (float(ys.max()) + R + float(ys.min())), 0.0])
+            # Eased in and out (smoothstep) over 180°, so the flap is laid down, not thrown.
             u = np.linspace(0.0, 1.0, 13)
             times = 2.0 + 1.1 * u
             trans, rots = [], []
-            for a in 170.0 * u * u * (3.0 - 2.0 * u):
+            for a in 180.0 * u * u * (3.0 - 2.0 * u):
                 rm = colliders.rotation((0, 0, -1), float(a))
-                trans.append(np.array([mid, 0.0, 0.0]) + rm @ np.array([-ph, -pad_t, 0.0]))
+                trans.append(hinge + rm @ (np.array([mid - ph, -pad_t, 0.0]) - hinge))
                 rots.append(rm)
             paddle.set_keyframes([0.0, 1.99, *times.tolist(), 3.15, 3.6],
                                  [trans[0], trans[0], *trans, trans[-1], trans[-1] + np.array([0.0, far, 0.0])],
@@ -564,7 +574,7 @@ def pbd_dough(*, out_dir: Path, frames: int = 120, backend: str = "cpu", scale: 
             top = float(x[:, 1].max()) + 0.5 * R
             yb = top + blade_half[1]
             blade.set_keyframes([0.0, 3.2, 3.3, 3.8], [(xc, yb, 0), (xc, yb, 0), (xc, yb, 0),
-                                                       (xc, blade_half[1] + 0.5 * R, 0)])
+                                                       (xc, blade_half[1], 0)])
             state.update(blade=True, x_cut=xc, top=top)
         if state["blade"] and not state["cut"]:
             edge = float(np.asarray(blade.translation)[1]) - blade_half[1]
