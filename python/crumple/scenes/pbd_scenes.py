@@ -496,8 +496,8 @@ def pbd_dough(*, out_dir: Path, frames: int = 120, backend: str = "cpu", scale: 
     Metrics per frame: particles, height and length of the dough, surface
     components; at the end, the pieces and whether the surface is closed."""
     sc = positive(scale, "scale")
-    # Six layers, not four: the four-layer slab was rolled to one layer, and a
-    # one-particle sheet grows without bound under re-sampling (docs/limits.md).
+    # Six layers, not four: the four-layer slab was rolled to a sheet one or
+    # two particles thick, too thin to fold (docs/limits.md).
     half = (6.0 * R * sc, 3.0 * R * sc, 4.0 * R * sc)
     center = (0.0, half[1] + 0.5 * R, 0.0)
     sim = pbd.Simulation(spacing=R, surface_level=2, backend=backend)

@@ -94,3 +94,40 @@ fn l4_hardening_increment() {
         0.0
     );
 }
+
+/// THIN_EXTENT: lattices of unit-weight particles at spacing r; one layer
+/// (RMS 0 across it, and slightly rough) is too thin for plasticity, two
+/// layers (RMS r/2) and a block are not, in any orientation.
+#[test]
+fn only_one_layer_is_thin() {
+    let r = 0.1f32;
+    let moment = |layers: u32, rough: f32| {
+        let mut pts = Vec::new();
+        for i in 0..8u32 {
+            for k in 0..8u32 {
+                for j in 0..layers {
+                    // A little off the plane (an alternating offset), as a settled layer is.
+                    let y = j as f32 * r + if (i + k) % 2 == 0 { rough } else { -rough };
+                    pts.push(Vec3::new(i as f32 * r, y, k as f32 * r));
+                }
+            }
+        }
+        let n = pts.len() as f32;
+        let c = pts.iter().fold(Vec3::zero(), |a, &p| a + p) * (1.0 / n);
+        let rot = Mat3::from_axis_angle(Vec3::new(1.0, 2.0, 3.0).normalize_or_zero(), 0.7);
+        let aqq = pts.iter().fold(Mat3::zero(), |a, &p| {
+            let q = rot * (p - c);
+            a + Mat3::outer(q, q)
+        });
+        (aqq, n)
+    };
+    let (one, n1) = moment(1, 0.01 * r);
+    assert!(is_thin(&one, n1, r));
+    let (two, n2) = moment(2, 0.0);
+    assert!(!is_thin(&two, n2, r));
+    let (four, n4) = moment(4, 0.0);
+    assert!(!is_thin(&four, n4, r));
+    // The same shapes in metres scale with r.
+    assert!(is_thin(&(one * 100.0), n1, 10.0 * r));
+    assert!(!is_thin(&(two * 100.0), n2, 10.0 * r));
+}

@@ -267,6 +267,7 @@ impl Solver {
                 p.rotation_fit,
                 p.rotation_iterations[1],
                 dt as f32,
+                p.particle_distance() as f32,
                 &mut self.snapshot,
             )
         });

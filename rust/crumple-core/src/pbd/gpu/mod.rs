@@ -32,7 +32,7 @@ use crate::gpu::stage::Stages;
 use crate::gpu::wgsl::{COLLIDE_WGSL, MATH_WGSL, Prelude, concat, shared_prelude};
 
 use super::params::RotationFit;
-use super::plasticity::{MIN_STRETCH, STEP_CLAMP};
+use super::plasticity::{MIN_STRETCH, STEP_CLAMP, THIN_EXTENT};
 use super::shape_match::{DEGENERATE_RATIO, MIN_MEMBERS};
 
 /// vec4 per cluster in the `clusters` record (see `pbd_common.wgsl`).
@@ -71,6 +71,7 @@ fn prelude() -> Prelude {
         .u32("PBD_MIN_MEMBERS", MIN_MEMBERS as u32)
         .f32("PBD_DEGENERATE_RATIO", DEGENERATE_RATIO)
         .f32("PBD_MIN_STRETCH", MIN_STRETCH)
+        .f32("PBD_THIN_EXTENT", THIN_EXTENT)
         .f32("PBD_STEP_CLAMP_LO", STEP_CLAMP.0)
         .f32("PBD_STEP_CLAMP_HI", STEP_CLAMP.1)
         .f32("PBD_MIN_POSITIVE", f32::MIN_POSITIVE)

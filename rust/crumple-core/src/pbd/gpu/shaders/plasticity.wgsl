@@ -25,6 +25,14 @@ fn is_degenerate(count: u32, aqq: mat3x3<f32>) -> bool {
     return !(e.x > PBD_DEGENERATE_RATIO * abs(e.z)) || !(e.z > 0.0);
 }
 
+// `is_thin` (plasticity.rs, THIN_EXTENT): a rest shape about one particle layer thick
+// (RMS extent along A_qq's weakest axis under THIN_EXTENT spacings; d_pp is the spacing).
+fn is_thin(aqq: mat3x3<f32>, mass: f32) -> bool {
+    let e = cm_sym_eigen3(aqq).values;
+    let t = PBD_THIN_EXTENT * params.d_pp;
+    return !(min(min(e.x, e.y), e.z) >= t * t * mass);
+}
+
 // `elastic_stretch` (spec §4.2 eq. 5).
 fn elastic_stretch(r: mat3x3<f32>, apq: mat3x3<f32>, aqq: mat3x3<f32>) -> mat3x3<f32> {
     let rt_apq = cm_mul(transpose(r), apq);
@@ -86,7 +94,7 @@ fn end_of_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     quat[c] = q;
     if (degenerate) {
         atomicAdd(&stats[ST_DEGENERATE], 1u);
-    } else {
+    } else if (!is_thin(aqq, mass)) {
         let st = elastic_stretch(cm_quat_to_mat3(q), apq, aqq);
         // `plastic_update` (spec §4.2–4.5); every refusing branch leaves F_P and the yield.
         if (cm_mat_is_finite(st)) {
