@@ -550,12 +550,15 @@ def pbd_dough(*, out_dir: Path, frames: int = 120, backend: str = "cpu", scale: 
             lo, hi = float(x[:, 0].min()), float(x[:, 0].max())
             mid = 0.5 * (lo + hi)
             ph = half[0]  # the paddle's half length: it reaches under the whole left half
-            # The hinge sits above the middle at the height that turns the
-            # flap's lowest particles onto the right half's top (one spacing
-            # above it): a hinge on the ground would sweep the paddle through
-            # the right half, and the dough it crushed there was flung.
+            # The hinge sits above the middle, at the height that turns the
+            # flap's lowest particles to 3r above the right half's top ones:
+            # the flap is laid on the right half and the paddle stops above
+            # the stack. A hinge on the ground swept the paddle through the
+            # right half and flung the slab; one that turned the flap to 1r
+            # above pressed the stack into a thin rim the surface could not
+            # follow (a sawtooth edge, 6 pieces at the end).
             ys = x[:, 1]
-            hinge = np.array([mid, 0.5 * (float(ys.max()) + R + float(ys.min())), 0.0])
+            hinge = np.array([mid, 0.5 * (float(ys.max()) + 3.0 * R + float(ys.min())), 0.0])
             # Eased in and out (smoothstep) over 180°, so the flap is laid down, not thrown.
             u = np.linspace(0.0, 1.0, 13)
             times = 2.0 + 1.1 * u
