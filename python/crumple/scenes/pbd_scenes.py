@@ -145,15 +145,19 @@ def dent_depth(surface: TriMesh, center: Sequence[float], direction: Sequence[fl
           backends=("cpu", "gpu"))
 def pbd_shot(*, out_dir: Path, frames: int = 60, backend: str = "cpu", scale: float = 1.0,
              progress: bool = False, shots: int = 3, yield_strain: float = 0.1, mesh: str | None = None,
-             gravity: bool = False) -> Path:
+             gravity: bool = False, projectile_radius: float = 3.0 * R, depth: float = 7.0 * R) -> Path:
     """A ball of radius 10r (the armadillo material: K 0.1, ε_γ 0.1, ν 0.9)
-    is hit by ``shots`` kinematic projectiles of radius 2r, one after the
-    other from different sides, each crossing the surface at 5 m/s to a
-    depth of 3r and withdrawing (spec X9). ``yield_strain=inf`` gives the
-    elastic reference. ``scale`` scales the ball (and so the particle
-    count) at the paper's spacing. Metrics: the dent depth under every shot
-    (m and r), 2 s after it."""
+    is hit by ``shots`` kinematic projectiles of radius ``projectile_radius``
+    (m, 3r), one after the other from different sides, each crossing the
+    surface at 5 m/s to ``depth`` (m, 7r) and withdrawing. Spec X9's shot is
+    ``projectile_radius=2r, depth=3r``: its dent (0.1r) is too small to see
+    in the picture, as a 2r projectile strains the 4r clusters little.
+    ``yield_strain=inf`` gives the elastic reference. ``scale`` scales the
+    ball (and so the particle count) at the paper's spacing. The picture
+    looks at the first dent. Metrics: the dent depth under every shot (m
+    and r), 2 s after it."""
     shots = positive_int(shots, "shots")
+    pr, depth = positive(projectile_radius, "projectile_radius (m)"), positive(depth, "depth (m)")
     radius = 10.0 * R * positive(scale, "scale")
     center = (0.0, radius + (2.0 * R if gravity else 1.0), 0.0)
     sim = pbd.Simulation(spacing=R, resampling=False, gravity=(0, -9.81 if gravity else 0.0, 0), backend=backend)
@@ -164,7 +168,7 @@ def pbd_shot(*, out_dir: Path, frames: int = 60, backend: str = "cpu", scale: fl
         sim.add_collider(_ground(), name="ground")
         props.append(_ground_prop(radius * 2))
     directions = [(1.0, 0.3, 0.0), (-0.5, 0.2, 0.8), (0.0, 0.4, -1.0), (0.3, 1.0, 0.2), (-1.0, -0.2, -0.3)]
-    speed, pr = 5.0, 2.0 * R
+    speed = 5.0
     start = 0.1
     hit_dirs = []
     for k in range(shots):
@@ -172,7 +176,7 @@ def pbd_shot(*, out_dir: Path, frames: int = 60, backend: str = "cpu", scale: fl
         d /= np.linalg.norm(d)
         c = np.asarray(center)
         out = c + d * (radius + pr + R)
-        deep = c + d * (radius - 3.0 * R + pr)
+        deep = c + d * (radius - depth + pr)
         travel = float(np.linalg.norm(out - deep)) / speed
         t0 = start + k * 0.4
         proj = colliders.Sphere(center=tuple(out + d * 50.0), radius=pr, mode="slip")
@@ -181,7 +185,11 @@ def pbd_shot(*, out_dir: Path, frames: int = 60, backend: str = "cpu", scale: fl
         sim.add_collider(proj, name=f"projectile_{k}")
         hit_dirs.append(d)
     n_frames = max(int(frames), int(math.ceil((start + shots * 0.4 + 0.2) / FRAME_DT)))
-    _play("pbd_shot", sim, out_dir=out_dir, frames=n_frames, progress=progress, props=props)
+    # Seen from above and well beside the first shot's direction: the dent is near the outline, where its shading shows.
+    d0 = hit_dirs[0]
+    eye = np.asarray(center) + 2.4 * radius * (d0 + np.array([0.0, 0.6, 0.0]) + 0.9 * np.cross(d0, [0.0, 1.0, 0.0]))
+    _play("pbd_shot", sim, out_dir=out_dir, frames=n_frames, progress=progress, props=props,
+          camera=(tuple(eye.tolist()), center))
     # Let the dents settle without projectiles, then measure each.
     for _ in range(shots):  # the projectiles were added last
         sim.remove_collider(len(sim.colliders) - 1)
