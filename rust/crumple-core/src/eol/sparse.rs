@@ -205,14 +205,13 @@ impl Csc {
     }
 }
 
-/// A kept sparsity pattern: [`Self::build`] makes the matrix of a triplet
-/// list, sorting only when the triplets' coordinates differ from the last
-/// call's (the step's matrices keep their pattern while the mesh and its
-/// EOL vertices do; sorting a million and more triplets each step was most
-/// of the matrix fill).
+/// A kept sparsity pattern: [`Self::set`] sorts the coordinates of a
+/// triplet list once, [`Self::fill`] then makes the matrix of any values at
+/// those coordinates in that order without sorting (the step's matrices keep
+/// their pattern while the mesh and its EOL vertices do; sorting a million
+/// and more triplets each step was most of the matrix fill).
 #[derive(Default)]
 pub struct PatternCache {
-    coords: Vec<(u32, u32)>,
     map: Vec<u32>,
     pattern: Option<Csc>,
 }
@@ -227,33 +226,31 @@ impl Clone for PatternCache {
 impl std::fmt::Debug for PatternCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PatternCache")
-            .field("triplets", &self.coords.len())
+            .field("triplets", &self.map.len())
             .finish()
     }
 }
 
 impl PatternCache {
-    /// The `rows × cols` matrix of triplets `t` (duplicates summed in
-    /// triplet order), as [`Csc::from_triplets`] builds it.
-    pub fn build(&mut self, rows: usize, cols: usize, t: &[Triplet]) -> Csc {
-        let same = self
-            .pattern
-            .as_ref()
-            .is_some_and(|p| p.rows == rows && p.cols == cols)
-            && self.coords.len() == t.len()
-            && self.coords.iter().zip(t).all(|(a, b)| a.0 == b.0 && a.1 == b.1);
-        if !same {
-            self.coords.clear();
-            self.coords.extend(t.iter().map(|x| (x.0, x.1)));
-            let (p, map) = Csc::pattern(rows, cols, &self.coords);
-            self.map = map;
-            self.pattern = Some(p);
-        }
+    /// Keeps the pattern of triplets at `coords` (row, column) in a
+    /// `rows × cols` matrix.
+    pub fn set(&mut self, rows: usize, cols: usize, coords: &[(u32, u32)]) {
+        let (p, map) = Csc::pattern(rows, cols, coords);
+        self.map = map;
+        self.pattern = Some(p);
+    }
+
+    /// The matrix of triplets with `values` at the kept coordinates (one
+    /// value per coordinate, in their order; duplicates summed in that
+    /// order), as [`Csc::from_triplets`] builds it. Empty when no pattern is
+    /// kept; a length mismatch is a caller's bug.
+    pub fn fill(&self, values: &[f64]) -> Csc {
+        debug_assert_eq!(values.len(), self.map.len(), "values for a different pattern");
         let mut m = match &self.pattern {
             Some(p) => p.clone(),
-            None => Csc::zeros(rows, cols),
+            None => return Csc::default(),
         };
-        Csc::scatter(&mut m.nzval, &self.map, t.iter().map(|x| x.2));
+        Csc::scatter(&mut m.nzval, &self.map, values.iter().copied());
         m
     }
 }

@@ -11,7 +11,7 @@
 use rayon::prelude::*;
 
 use super::element::{Block5, Grad, MASS_WEIGHTS, Mat2d, deformation_gradient, map_force, pair_block};
-use super::sparse::{Csc, PatternCache, Triplet};
+use super::sparse::{Csc, PatternCache};
 use crate::cloth::hinge;
 use crate::cloth::membrane::{self, MembraneStiffness, TriangleRest};
 use crate::geometry::Hinge;
@@ -158,27 +158,73 @@ pub struct System {
     pub force: Vec<f64>,
     /// Each face's F (3×2) at this configuration.
     pub face_grad: Vec<Grad>,
+    /// The [`AssemblyCache`] pattern `mass` and `stiffness` were filled on
+    /// (0: none), so [`System::qp_terms_with`] knows when its kept `M − h²K`
+    /// pattern still fits them.
+    pattern_id: u64,
 }
 
-/// What one face contributes: its F, mass and stiffness triplets, and the
-/// generalized force on each corner.
-type FaceOut = (Grad, Vec<Triplet>, Vec<Triplet>, [(usize, [f64; 5]); 3]);
-
-/// What one hinge contributes: stiffness triplets and the generalized force
-/// on each of its four vertices.
-type HingeOut = (Vec<Triplet>, [(usize, [f64; 5]); 4]);
-
-/// Emits the block `b` between nodes i and j (only the rows/columns that
-/// exist) into `out`.
+/// Writes the block `b` between nodes i and j (only the rows/columns that
+/// exist, row-major) into `out` from `*at` on, and moves `*at` past it.
 #[inline]
-fn emit(dofs: &Dofs, i: usize, j: usize, b: &Block5, out: &mut Vec<Triplet>) {
+fn emit(dofs: &Dofs, i: usize, j: usize, b: &Block5, out: &mut [f64], at: &mut usize) {
+    let (ni, nj) = (dofs.rows(i).1, dofs.rows(j).1);
+    for row in b.iter().take(ni) {
+        out[*at..*at + nj].copy_from_slice(&row[..nj]);
+        *at += nj;
+    }
+}
+
+/// The coordinates of the entries [`emit`] writes for the block between
+/// nodes i and j, in the same order.
+fn emit_coords(dofs: &Dofs, i: usize, j: usize, out: &mut Vec<(u32, u32)>) {
     let ((ri, ni), (rj, nj)) = (dofs.rows(i), dofs.rows(j));
-    for a in 0..ni {
-        for c in 0..nj {
-            out.push((ri[a], rj[c], b[a][c]));
+    for &r in &ri[..ni] {
+        for &c in &rj[..nj] {
+            out.push((r, c));
         }
     }
 }
+
+/// How many entries an element on `vertices` emits: every pair of its
+/// nodes, each with its 3 or 5 rows.
+fn element_entries(dofs: &Dofs, vertices: &[u32]) -> usize {
+    let n: usize = vertices.iter().map(|&v| dofs.rows(v as usize).1).sum();
+    n * n
+}
+
+/// Splits `buf` into consecutive pieces of the given lengths.
+fn split_by<'a>(mut buf: &'a mut [f64], lengths: &[usize]) -> Vec<&'a mut [f64]> {
+    let mut out = Vec::with_capacity(lengths.len());
+    for &l in lengths {
+        let (head, tail) = buf.split_at_mut(l);
+        out.push(head);
+        buf = tail;
+    }
+    out
+}
+
+/// What one face hands back: its F and the generalized force on each corner
+/// (its matrix entries went into the value buffers).
+type FaceOut = (Grad, [(usize, [f64; 5]); 3]);
+
+/// The storage indices of `m`'s entries on or above the diagonal, in
+/// storage order; their (row, column) are appended to `coords`.
+fn upper_entries(m: &Csc, coords: &mut Vec<(u32, u32)>) -> Vec<u32> {
+    let mut idx = Vec::new();
+    for c in 0..m.cols {
+        for k in m.colptr[c]..m.colptr[c + 1] {
+            if m.rowval[k] <= c {
+                idx.push(k as u32);
+                coords.push((m.rowval[k] as u32, c as u32));
+            }
+        }
+    }
+    idx
+}
+
+/// Unique ids of assembled patterns (0 is "none").
+static NEXT_PATTERN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// Assembles `M`, `K` and `f` of `mesh` (spec §3.3–3.5). Errors for a face
 /// that is degenerate in material space.
@@ -199,12 +245,31 @@ pub fn shape_factor(mesh: &Mesh, h: &Hinge) -> f64 {
 }
 
 /// The patterns [`assemble_with`] and [`System::qp_terms_with`] keep
-/// between steps (mass, stiffness, `M − h²K`).
+/// between steps (mass, stiffness, `M − h²K`) and the value buffers they
+/// fill. The element values go straight into flat buffers at fixed offsets
+/// and are summed into the kept patterns; the entries' coordinates are
+/// listed and sorted only when the faces, hinges or EOL flags changed
+/// (what they depend on). Per-element triplet lists, their concatenation
+/// and a coordinate comparison of every entry were a third of the step.
 #[derive(Clone, Debug, Default)]
 pub struct AssemblyCache {
     mass: PatternCache,
     stiffness: PatternCache,
     lhs: PatternCache,
+    /// The faces, hinge vertices and EOL flags the patterns were built for.
+    faces: Vec<[u32; 3]>,
+    hinges: Vec<[u32; 4]>,
+    eol: Vec<bool>,
+    /// Id of the mass/stiffness patterns (0: none yet).
+    id: u64,
+    /// The pattern id `lhs` was built for, and which stored entries of M and
+    /// K lie on or above the diagonal (in storage order).
+    lhs_for: u64,
+    mass_upper: Vec<u32>,
+    stiffness_upper: Vec<u32>,
+    /// Value buffers (mass, stiffness), reused.
+    mv: Vec<f64>,
+    kv: Vec<f64>,
 }
 
 /// [`assemble`], sorting the triplets only when their pattern changed since
@@ -228,12 +293,31 @@ pub fn assemble_with(
     }
     let dofs = Dofs::new(&mesh.eol);
     let n = dofs.len();
+    // Every element writes its values at a fixed offset: faces first (the
+    // same count into M and K), then the hinges (K only). The order is the
+    // triplet order of spec §12.3, so duplicates sum in it for any thread
+    // count.
+    let face_len: Vec<usize> = mesh.faces.iter().map(|f| element_entries(&dofs, f)).collect();
+    let hinge_len: Vec<usize> = mesh
+        .hinges
+        .iter()
+        .map(|h| element_entries(&dofs, &h.vertices))
+        .collect();
+    let face_total: usize = face_len.iter().sum();
+    let hinge_total: usize = hinge_len.iter().sum();
+    let mut mv = std::mem::take(&mut cache.mv);
+    let mut kv = std::mem::take(&mut cache.kv);
+    mv.resize(face_total, 0.0);
+    kv.resize(face_total + hinge_total, 0.0);
+    let (kv_faces, kv_hinges) = kv.split_at_mut(face_total);
     // Per face: F, the rest data, then mass, membrane and gravity.
     let faces: Vec<crate::Result<FaceOut>> = mesh
         .faces
         .par_iter()
+        .zip(split_by(&mut mv, &face_len).into_par_iter())
+        .zip(split_by(kv_faces, &face_len).into_par_iter())
         .enumerate()
-        .map(|(t, f)| {
+        .map(|(t, ((f, m), k))| {
             let x = f.map(|v| mesh.x[v as usize]);
             let u = f.map(|v| mesh.u[v as usize]);
             let (grad, area) = deformation_gradient(&x, &u).ok_or_else(|| {
@@ -246,7 +330,7 @@ pub fn assemble_with(
             let mut force = [Vec3::zero(); 3];
             let mut jac = [[Mat3::zero(); 3]; 3];
             membrane::add_membrane(&rest, &strain, &p.membrane, &strain.e, &mut force, &mut jac);
-            let (mut m, mut k) = (Vec::with_capacity(225), Vec::with_capacity(225));
+            let (mut am, mut ak) = (0, 0);
             let mut genf = [(0usize, [0.0; 5]); 3];
             for a in 0..3 {
                 let i = f[a] as usize;
@@ -258,19 +342,18 @@ pub fn assemble_with(
                         i,
                         j,
                         &pair_block(&(Mat3::identity() * c), &grad, &grad),
-                        &mut m,
+                        m,
+                        &mut am,
                     );
-                    emit(&dofs, i, j, &pair_block(&jac[a][b], &grad, &grad), &mut k);
+                    emit(&dofs, i, j, &pair_block(&jac[a][b], &grad, &grad), k, &mut ak);
                 }
                 let g = p.gravity * (p.density * area / 3.0);
                 genf[a] = (i, map_force(force[a] + g, &grad));
             }
-            Ok((grad, m, k, genf))
+            Ok((grad, genf))
         })
         .collect();
     let mut face_grad = Vec::with_capacity(faces.len());
-    let mut mt: Vec<Triplet> = Vec::new();
-    let mut kt: Vec<Triplet> = Vec::new();
     let mut force = vec![0.0; n];
     let add_force = |i: usize, g: &[f64; 5], force: &mut [f64]| {
         let (rows, ni) = dofs.rows(i);
@@ -278,21 +361,33 @@ pub fn assemble_with(
             force[rows[a] as usize] += g[a];
         }
     };
+    let mut failed = None;
     for r in faces {
-        let (grad, m, k, genf) = r?;
-        face_grad.push(grad);
-        mt.extend(m);
-        kt.extend(k);
-        for (i, g) in &genf {
-            add_force(*i, g, &mut force);
+        match r {
+            Ok((grad, genf)) => {
+                face_grad.push(grad);
+                for (i, g) in &genf {
+                    add_force(*i, g, &mut force);
+                }
+            }
+            Err(e) => {
+                failed = Some(e);
+                break;
+            }
         }
     }
+    if let Some(e) = failed {
+        cache.mv = mv;
+        cache.kv = kv;
+        return Err(e);
+    }
     // Per hinge: the cloth module's bending, mapped with ½(F_0 + F_1).
-    let hinges: Vec<HingeOut> = mesh
+    let hinges: Vec<[(usize, [f64; 5]); 4]> = mesh
         .hinges
         .par_iter()
+        .zip(split_by(kv_hinges, &hinge_len).into_par_iter())
         .enumerate()
-        .map(|(e, h)| {
+        .map(|(e, (h, k))| {
             let v = h.vertices.map(|i| i as usize);
             let x = v.map(|i| mesh.x[i]);
             let grad = Grad::mean(&face_grad[h.faces[0] as usize], &face_grad[h.faces[1] as usize]);
@@ -308,30 +403,63 @@ pub fn assemble_with(
                 }
             };
             let forces = hinge::hinge_forces(&g, moment);
-            let mut k = Vec::with_capacity(400);
+            let mut at = 0;
             for a in 0..4 {
                 for b in 0..4 {
                     let blk = hinge::hinge_jacobian_block(&g, coef, a, b);
-                    emit(&dofs, v[a], v[b], &pair_block(&blk, &grad, &grad), &mut k);
+                    emit(&dofs, v[a], v[b], &pair_block(&blk, &grad, &grad), k, &mut at);
                 }
             }
-            let genf = [0, 1, 2, 3].map(|a| (v[a], map_force(forces[a], &grad)));
-            (k, genf)
+            [0, 1, 2, 3].map(|a| (v[a], map_force(forces[a], &grad)))
         })
         .collect();
-    for (k, genf) in hinges {
-        kt.extend(k);
+    for genf in hinges {
         for (i, g) in &genf {
             add_force(*i, g, &mut force);
         }
     }
-    Ok(System {
-        mass: cache.mass.build(n, n, &mt),
-        stiffness: cache.stiffness.build(n, n, &kt),
+    // The patterns: listed and sorted again only when what they depend on changed.
+    let hinge_vertices = mesh.hinges.iter().map(|h| h.vertices);
+    let same = cache.id != 0
+        && cache.faces == mesh.faces
+        && cache.eol == mesh.eol
+        && cache.hinges.len() == mesh.hinges.len()
+        && cache.hinges.iter().copied().eq(hinge_vertices.clone());
+    if !same {
+        let mut coords = Vec::with_capacity(face_total + hinge_total);
+        for f in &mesh.faces {
+            for &i in f {
+                for &j in f {
+                    emit_coords(&dofs, i as usize, j as usize, &mut coords);
+                }
+            }
+        }
+        cache.mass.set(n, n, &coords);
+        for h in &mesh.hinges {
+            for &i in &h.vertices {
+                for &j in &h.vertices {
+                    emit_coords(&dofs, i as usize, j as usize, &mut coords);
+                }
+            }
+        }
+        cache.stiffness.set(n, n, &coords);
+        cache.faces.clone_from(&mesh.faces);
+        cache.eol.clone_from(&mesh.eol);
+        cache.hinges.clear();
+        cache.hinges.extend(hinge_vertices);
+        cache.id = NEXT_PATTERN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    let system = System {
+        mass: cache.mass.fill(&mv),
+        stiffness: cache.stiffness.fill(&kv),
         force,
         face_grad,
         dofs,
-    })
+        pattern_id: cache.id,
+    };
+    cache.mv = mv;
+    cache.kv = kv;
+    Ok(system)
 }
 
 impl System {
@@ -353,14 +481,28 @@ impl System {
 
     /// [`Self::qp_terms`] with `M − h²K` built on the pattern `cache` keeps.
     pub fn qp_terms_with(&self, h: f64, qd: &[f64], cache: &mut AssemblyCache) -> (Csc, Vec<f64>) {
-        let t: Vec<Triplet> = self
-            .mass
-            .triplets()
-            .chain(self.stiffness.triplets().map(|(r, c, v)| (r, c, -h * h * v)))
-            .filter(|&(r, c, _)| r <= c)
-            .collect();
-        let n = self.mass.rows;
-        let lhs = cache.lhs.build(n, n, &t);
+        // The entries of M and K on or above the diagonal, M's first, in
+        // storage order: listed (and the pattern sorted) once per pattern.
+        if self.pattern_id == 0 || cache.lhs_for != self.pattern_id {
+            let mut coords = Vec::new();
+            cache.mass_upper = upper_entries(&self.mass, &mut coords);
+            cache.stiffness_upper = upper_entries(&self.stiffness, &mut coords);
+            let n = self.mass.rows;
+            cache.lhs.set(n, n, &coords);
+            cache.lhs_for = self.pattern_id;
+        }
+        let s = -h * h;
+        let mut values = std::mem::take(&mut cache.mv);
+        values.clear();
+        values.extend(cache.mass_upper.iter().map(|&k| self.mass.nzval[k as usize]));
+        values.extend(
+            cache
+                .stiffness_upper
+                .iter()
+                .map(|&k| s * self.stiffness.nzval[k as usize]),
+        );
+        let lhs = cache.lhs.fill(&values);
+        cache.mv = values;
         let mut rhs = self.mass.mul(qd);
         for (r, f) in rhs.iter_mut().zip(&self.force) {
             *r = -(*r + h * f);
