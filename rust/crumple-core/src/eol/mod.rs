@@ -43,4 +43,4 @@ pub use remesh::RemeshReport;
 pub use sizing::{AdaptReport, Sizing};
 pub use sparse::Csc;
 pub use step::{Conformal, Pin, QpMethod, StepReport, Stepper, Timings};
-pub use system::{AssemblyCache, ClothParams, Dofs, Mesh, System, assemble, assemble_with};
+pub use system::{AssemblyCache, ClothParams, Dofs, EdgeCounts, Mesh, System, assemble, assemble_with};

@@ -279,6 +279,24 @@ fn wire_crossing(wire: &Wire, xa: Vec3<f64>, xb: Vec3<f64>, thr: f64) -> Option<
 /// none is below `−slack` (they are then clamped to [0, 1] and summed to 1:
 /// a slack catches a tip that sits on a vertex of a tented cloth, where the
 /// projection misses each face by a little).
+/// Whether `p` can lie within `margin` (m) of the plane of the triangle `x`
+/// over its part that [`point_over_face`] accepts with `slack`: inside the
+/// triangle's box grown by `margin` and by `2·slack` of its widest side (a
+/// projection whose barycentrics are ≥ −slack lies within that of the box).
+/// A cheap test that skips the faces far from a tip before the exact one.
+pub(super) fn near_face(p: Vec3<f64>, x: [Vec3<f64>; 3], margin: f64, slack: f64) -> bool {
+    let lo = x[0].component_min(x[1]).component_min(x[2]);
+    let hi = x[0].component_max(x[1]).component_max(x[2]);
+    let grow = margin + 2.0 * slack * (hi - lo).max_element() + 1e-12;
+    // A face with a NaN corner may go either way: the exact test refuses it too.
+    !(p.x < lo.x - grow
+        || p.y < lo.y - grow
+        || p.z < lo.z - grow
+        || p.x > hi.x + grow
+        || p.y > hi.y + grow
+        || p.z > hi.z + grow)
+}
+
 pub(super) fn point_over_face(
     p: &PointObstacle,
     x: [Vec3<f64>; 3],
@@ -474,7 +492,11 @@ impl Cloth<'_> {
                 .filter_map(|(fi, f)| {
                     // A hair of slack: a tip exactly over a mesh edge or vertex
                     // belongs to a face on either side.
-                    let (height, b, _) = point_over_face(p, f.map(|v| m.x[v as usize]), 1e-9)?;
+                    let x = f.map(|v| m.x[v as usize]);
+                    if !near_face(p.position, x, 5.0 * thr, 1e-9) {
+                        return None;
+                    }
+                    let (height, b, _) = point_over_face(p, x, 1e-9)?;
                     (-0.1 * thr..=5.0 * thr)
                         .contains(&height)
                         .then_some((fi, height, b))

@@ -12,7 +12,9 @@ use super::constraints::{Feature, Rows, Site, line_direction, material_direction
 use super::element::{Mat2d, deformation_gradient, signed_area};
 use super::obstacle::{BoxObstacle, PointObstacle, Wire};
 use super::qp::{Kkt, KktWorkspace, Qp, kkt, polish, solve_active_set, solve_clarabel};
-use super::remesh::{Cloth, Obstacles, RemeshReport, point_over_face, release_vertex, vertex_grad};
+use super::remesh::{
+    Cloth, Obstacles, RemeshReport, near_face, point_over_face, release_vertex, vertex_grad,
+};
 use super::sizing::{AdaptReport, Sizing};
 use super::system::{AssemblyCache, ClothParams, Mesh, assemble_with};
 use super::wrinkle::Wrinkles;
@@ -810,14 +812,18 @@ impl Stepper {
                 if !f.iter().all(|&v| free(v as usize)) {
                     continue;
                 }
-                let Some((height, bary, nt)) = point_over_face(p, f.map(|v| m.x[v as usize]), 0.1) else {
-                    continue;
-                };
                 let rel = f
                     .iter()
                     .map(|&v| (self.xd[v as usize] - p.velocity).norm())
                     .fold(0.0, f64::max);
                 let reach = self.thr + 2.0 * rel * h;
+                let x = f.map(|v| m.x[v as usize]);
+                if !near_face(p.position, x, reach.max(5.0 * self.thr), 0.1) {
+                    continue;
+                }
+                let Some((height, bary, nt)) = point_over_face(p, x, 0.1) else {
+                    continue;
+                };
                 if (-reach..=5.0 * self.thr).contains(&height) {
                     let vs = [0, 1, 2].map(|j| (f[j] as usize, bary[j]));
                     let gap = -height;
