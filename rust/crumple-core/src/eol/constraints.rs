@@ -124,10 +124,14 @@ pub struct Rows {
     /// Per inequality row: the vertex it acts on (its first column / 3),
     /// which keys the warm start of the next step's active set.
     ineq_vertex: Vec<u32>,
-    /// Per inequality row on one vertex's world velocity: its normal and
-    /// the obstacle's velocity there (friction, spec §6.7); None for rows
-    /// over several vertices.
+    /// Per inequality row on world velocities: its normal and the
+    /// obstacle's velocity there (friction, spec §6.7); None for rows on
+    /// material velocities.
     ineq_world: Vec<Option<(Vec3<f64>, Vec3<f64>)>>,
+    /// Per inequality row over several vertices (a Lagrangian point inside
+    /// a cloth edge or face): the vertices and their weights, which share
+    /// the row's impulse for friction; empty for a row on one vertex.
+    ineq_spread: Vec<Vec<(u32, f64)>>,
     /// Per inequality row: the Coulomb μ of its contact (0 unless set).
     ineq_mu: Vec<f64>,
 }
@@ -158,6 +162,7 @@ impl Rows {
         if inequality {
             self.ineq_vertex.push((x / 3) as u32);
             self.ineq_world.push(Some((a, v_o)));
+            self.ineq_spread.push(Vec::new());
             self.ineq_mu.push(0.0);
         }
     }
@@ -186,9 +191,15 @@ impl Rows {
     }
 
     /// Per inequality row so far: its world normal and the obstacle's
-    /// velocity, for the rows on one vertex's world velocity.
+    /// velocity, for the rows on world velocities.
     pub fn inequality_normals(&self) -> &[Option<(Vec3<f64>, Vec3<f64>)>] {
         &self.ineq_world
+    }
+
+    /// Per inequality row so far: the vertices and weights of a row over
+    /// several vertices (empty for a row on one).
+    pub fn inequality_spread(&self) -> &[Vec<(u32, f64)>] {
+        &self.ineq_spread
     }
 
     /// The rows of EOL vertex `i` at `site` (spec §6.1).
@@ -307,9 +318,11 @@ impl Rows {
     }
 
     /// A Lagrangian contact of a point inside a cloth edge or face with an
-    /// obstacle (spec §6.4 tests 1–2): `Σ_k w_k aᵀẋ_k ≥ b` over the
-    /// vertices `(i_k, w_k)` (keyed for the warm start by the first).
-    pub fn weighted(&mut self, dofs: &Dofs, vertices: &[(usize, f64)], a: Vec3<f64>, b: f64) {
+    /// obstacle moving at `v_o` (spec §6.4 tests 1–2): `Σ_k w_k aᵀẋ_k ≥ b`
+    /// over the vertices `(i_k, w_k)` (keyed for the warm start by the
+    /// first); for friction each vertex takes its weight's share of the
+    /// row's impulse.
+    pub fn weighted(&mut self, dofs: &Dofs, vertices: &[(usize, f64)], a: Vec3<f64>, v_o: Vec3<f64>, b: f64) {
         let r = self.b_in.len() as u32;
         for &(i, w) in vertices {
             let x = dofs.x(i);
@@ -319,7 +332,9 @@ impl Rows {
         }
         self.b_in.push(b);
         self.ineq_vertex.push(vertices.first().map_or(0, |v| v.0 as u32));
-        self.ineq_world.push(None);
+        self.ineq_world.push(Some((a, v_o)));
+        self.ineq_spread
+            .push(vertices.iter().map(|&(i, w)| (i as u32, w)).collect());
         self.ineq_mu.push(0.0);
     }
 

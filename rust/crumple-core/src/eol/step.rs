@@ -217,7 +217,7 @@ const PUSH_OUT: f64 = 0.2;
 /// Per inequality row: its vertex, for a row on that vertex's world
 /// velocity the row's normal and the obstacle's velocity, and its μ
 /// (friction).
-type RowContact = (u32, Option<(Vec3<f64>, Vec3<f64>)>, f64);
+type RowContact = (u32, Option<(Vec3<f64>, Vec3<f64>)>, f64, Vec<(u32, f64)>);
 
 /// How many times a failing step may halve itself (down to h/8).
 const MAX_SPLITS: u32 = 3;
@@ -787,15 +787,17 @@ impl Stepper {
                             *e = e.max(b_row);
                         }
                         None => {
-                            rows.weighted(dofs, &[(a, 1.0 - s), (b, s)], w.normal, b_row);
+                            let r0 = rows.inequality_count();
+                            rows.weighted(dofs, &[(a, 1.0 - s), (b, s)], w.normal, w.velocity, b_row);
+                            rows.set_friction_from(r0, w.friction);
                             contacts += 1;
                         }
                     }
                 }
             }
             for ((v, k), b_row) in at_vertex {
-                // A row on one vertex: friction sees it (the rows inside an
-                // edge, over two vertices, are frictionless).
+                // A row on one vertex (the rows inside an edge share their
+                // impulse between its two vertices).
                 let w = &self.wires[k];
                 let r0 = rows.inequality_count();
                 rows.vertex_ahead(dofs, v, w.normal, w.velocity, w.normal.dot(w.velocity) - b_row);
@@ -827,12 +829,15 @@ impl Stepper {
                 if (-reach..=5.0 * self.thr).contains(&height) {
                     let vs = [0, 1, 2].map(|j| (f[j] as usize, bary[j]));
                     let gap = -height;
+                    let r0 = rows.inequality_count();
                     rows.weighted(
                         dofs,
                         &vs,
                         nt,
+                        p.velocity,
                         nt.dot(p.velocity) - if gap > 0.0 { gap } else { PUSH_OUT * gap } / h,
                     );
+                    rows.set_friction_from(r0, p.friction);
                     contacts += 1;
                 }
             }
@@ -851,8 +856,9 @@ impl Stepper {
     /// or point: their tangential motion is all Eulerian), or to `Ẋ` and
     /// the feature-tangent part of `ẋ − v_o` (edge or wire); a vertex a
     /// conformal Lagrangian baseline holds on a feature (Ẋ = 0) is
-    /// Lagrangian here. Rows over several vertices (Lagrangian wire and
-    /// point contacts) carry none.
+    /// Lagrangian here. A row over several vertices (a Lagrangian wire
+    /// crossing inside an edge, a tip inside a face) gives each vertex its
+    /// weight's share of the row's impulse, as the row's Jacobian does.
     fn apply_friction(&self, rows: &[RowContact], mu: &[f64], xd: &mut [Vec3<f64>], ud: &mut [Mat2d]) {
         let m = &self.mesh;
         let mass = m.lumped_masses(self.params.density);
@@ -860,13 +866,19 @@ impl Stepper {
         // first row; a vertex touches one obstacle at a time in practice).
         type Impulse = (Vec3<f64>, Vec3<f64>, f64);
         let mut imp: Vec<Option<Impulse>> = vec![None; m.x.len()];
-        for (&(i, w, coef), &mk) in rows.iter().zip(mu) {
-            let Some((n, v_o)) = w else {
+        for ((i, w, coef, spread), &mk) in rows.iter().zip(mu) {
+            let (Some((n, v_o)), coef) = (*w, *coef) else {
                 continue;
             };
             if mk > 0.0 && coef > 0.0 {
-                let e = imp[i as usize].get_or_insert((Vec3::zero(), v_o, coef));
-                e.0 += n * mk;
+                if spread.is_empty() {
+                    let e = imp[*i as usize].get_or_insert((Vec3::zero(), v_o, coef));
+                    e.0 += n * mk;
+                }
+                for &(v, wk) in spread {
+                    let e = imp[v as usize].get_or_insert((Vec3::zero(), v_o, coef));
+                    e.0 += n * (mk * wk);
+                }
             }
         }
         for (i, e) in imp.iter().enumerate() {
@@ -1090,7 +1102,8 @@ impl Stepper {
             .iter()
             .zip(rows.inequality_normals())
             .zip(rows.inequality_friction())
-            .map(|((&v, &n), &mu)| (v, n, mu))
+            .zip(rows.inequality_spread())
+            .map(|(((&v, &n), &mu), spread)| (v, n, mu, spread.clone()))
             .collect();
         let (a_eq, b_eq, a_in, b_in) = rows.build(n);
         let mut qd = vec![0.0; n];
