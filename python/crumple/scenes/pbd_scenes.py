@@ -496,11 +496,12 @@ def pbd_dough(*, out_dir: Path, frames: int = 120, backend: str = "cpu", scale: 
     12r × 6r × 8r on the ground (or ``mesh``), worked in four phases of 1 s
     (``frames`` frames of 1/30 s; 120 = all four): squeezed between two
     plates closing along x; rolled flat by a pin travelling along x;
-    folded over by a paddle under its left half turning 170° about a hinge
-    at its middle (2–3.1 s; the rolling pin rolls and the paddle holds the
-    dough: sticky contact); split at its middle by a blade pressed down
-    through it (3.2–3.8 s),
-    which cuts it as it enters (:meth:`Body.cut`, surface level 2).
+    folded over by a paddle under its left half turning 180° about a hinge
+    above the dough's middle, which lays the flap on the right half
+    (2–3.1 s; the rolling pin rolls and the paddle holds the dough: sticky
+    contact); split at its middle by a thick blade pressed down through it
+    to the ground (3.2–3.8 s), which cuts it as it enters (:meth:`Body.cut`,
+    surface level 2).
     Metrics per frame: particles, height and length of the dough, surface
     components; at the end, the pieces and whether the surface is closed."""
     sc = positive(scale, "scale")

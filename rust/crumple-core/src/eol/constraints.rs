@@ -124,9 +124,9 @@ pub struct Rows {
     /// Per inequality row: the vertex it acts on (its first column / 3),
     /// which keys the warm start of the next step's active set.
     ineq_vertex: Vec<u32>,
-    /// Per inequality row on world velocities: its normal and the
-    /// obstacle's velocity there (friction, spec §6.7); None for rows on
-    /// material velocities.
+    /// Per inequality row: its world normal and the obstacle's velocity
+    /// there (friction, spec §6.7). Every row has them (rows on material
+    /// velocities are equalities); the option is kept for the readers.
     ineq_world: Vec<Option<(Vec3<f64>, Vec3<f64>)>>,
     /// Per inequality row over several vertices (a Lagrangian point inside
     /// a cloth edge or face): the vertices and their weights, which share
@@ -200,6 +200,12 @@ impl Rows {
     /// several vertices (empty for a row on one).
     pub fn inequality_spread(&self) -> &[Vec<(u32, f64)>] {
         &self.ineq_spread
+    }
+
+    /// [`Self::inequality_spread`], moved out (the rows keep empty lists).
+    pub fn take_spread(&mut self) -> Vec<Vec<(u32, f64)>> {
+        let n = self.ineq_spread.len();
+        std::mem::replace(&mut self.ineq_spread, vec![Vec::new(); n])
     }
 
     /// The rows of EOL vertex `i` at `site` (spec §6.1).

@@ -272,13 +272,6 @@ fn wire_crossing(wire: &Wire, xa: Vec3<f64>, xb: Vec3<f64>, thr: f64) -> Option<
     (side(xa) != side(xb)).then_some((w, on_wire))
 }
 
-/// Spec §4.3 test 2 for a point obstacle and a cloth triangle: with the
-/// triangle's normal `n_t` turned to the point's side (`n_t·n_p > 0`), the
-/// point's height over the triangle's plane `(p − x_a)·n_t` (positive: the
-/// point has poked through) and the barycentrics of its projection, when
-/// none is below `−slack` (they are then clamped to [0, 1] and summed to 1:
-/// a slack catches a tip that sits on a vertex of a tented cloth, where the
-/// projection misses each face by a little).
 /// Whether `p` can lie within `margin` (m) of the plane of the triangle `x`
 /// over its part that [`point_over_face`] accepts with `slack`: inside the
 /// triangle's box grown by `margin` and by `2·slack` of its widest side (a
@@ -297,6 +290,13 @@ pub(super) fn near_face(p: Vec3<f64>, x: [Vec3<f64>; 3], margin: f64, slack: f64
         || p.z > hi.z + grow)
 }
 
+/// Spec §4.3 test 2 for a point obstacle and a cloth triangle: with the
+/// triangle's normal `n_t` turned to the point's side (`n_t·n_p > 0`), the
+/// point's height over the triangle's plane `(p − x_a)·n_t` (positive: the
+/// point has poked through) and the barycentrics of its projection, when
+/// none is below `−slack` (they are then clamped to [0, 1] and summed to 1:
+/// a slack catches a tip that sits on a vertex of a tented cloth, where the
+/// projection misses each face by a little).
 pub(super) fn point_over_face(
     p: &PointObstacle,
     x: [Vec3<f64>; 3],

@@ -1,8 +1,8 @@
 //! Compressed-sparse-column matrices from triplets, in the order the EOL
-//! system is assembled (spec eol_cloth §12.3): the triplets of every
-//! element are concatenated in element order, sorted by (column, row) with a
-//! stable sort and duplicates summed in that order, so the matrix is the
-//! same bit for bit for any thread count (§10 test 20). Written here because
+//! system is assembled (spec eol_cloth §12.3): the entries of every
+//! element follow each other in element order, are sorted by (column, row)
+//! with a stable sort and duplicates summed in that order, so the matrix is
+//! the same bit for bit for any thread count (§10 test 20). Written here because
 //! the two consumers (Clarabel's `CscMatrix` and faer's `SparseColMat`)
 //! each take plain CSC arrays and neither sums duplicates in a documented
 //! order.
@@ -243,9 +243,11 @@ impl PatternCache {
     /// The matrix of triplets with `values` at the kept coordinates (one
     /// value per coordinate, in their order; duplicates summed in that
     /// order), as [`Csc::from_triplets`] builds it. Empty when no pattern is
-    /// kept; a length mismatch is a caller's bug.
+    /// kept; panics on a length mismatch (a caller's bug).
     pub fn fill(&self, values: &[f64]) -> Csc {
-        debug_assert_eq!(values.len(), self.map.len(), "values for a different pattern");
+        // One comparison per matrix: values for another pattern would be
+        // summed into the wrong entries without a word.
+        assert_eq!(values.len(), self.map.len(), "values for a different pattern");
         let mut m = match &self.pattern {
             Some(p) => p.clone(),
             None => return Csc::default(),

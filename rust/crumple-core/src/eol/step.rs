@@ -214,9 +214,9 @@ fn pinned_by_id(ids: &[u32], pins: &[Pin]) -> Vec<bool> {
 /// fraction of a penetration taken back per step.
 const PUSH_OUT: f64 = 0.2;
 
-/// Per inequality row: its vertex, for a row on that vertex's world
-/// velocity the row's normal and the obstacle's velocity, and its μ
-/// (friction).
+/// Per inequality row: its (first) vertex, the row's world normal and the
+/// obstacle's velocity, its μ, and for a row over several vertices their
+/// weights (friction shares the row's impulse by them).
 type RowContact = (u32, Option<(Vec3<f64>, Vec3<f64>)>, f64, Vec<(u32, f64)>);
 
 /// How many times a failing step may halve itself (down to h/8).
@@ -1097,13 +1097,14 @@ impl Stepper {
                 })
                 .collect()
         };
+        let spread = rows.take_spread();
         let rows_info: Vec<RowContact> = rows
             .inequality_vertices()
             .iter()
             .zip(rows.inequality_normals())
             .zip(rows.inequality_friction())
-            .zip(rows.inequality_spread())
-            .map(|(((&v, &n), &mu), spread)| (v, n, mu, spread.clone()))
+            .zip(spread)
+            .map(|(((&v, &n), &mu), spread)| (v, n, mu, spread))
             .collect();
         let (a_eq, b_eq, a_in, b_in) = rows.build(n);
         let mut qd = vec![0.0; n];

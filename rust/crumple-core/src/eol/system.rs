@@ -141,8 +141,8 @@ impl Mesh {
                 edges.push((a.min(b), a.max(b)));
             }
         }
-        // A sort and a run count: the BTreeMap this was (one insert per
-        // face corner, four walks per step) was a twentieth of a step.
+        // A sort and a run count: cheaper than an ordered map's insert per
+        // face corner, and this runs several times per step.
         edges.sort_unstable();
         let mut out: Vec<((u32, u32), u32)> = Vec::with_capacity(edges.len() / 2 + 1);
         for e in edges {
@@ -156,8 +156,8 @@ impl Mesh {
 }
 
 /// The faces on each undirected edge `(smaller, larger)` of a mesh, in
-/// edge order ([`Mesh::edge_face_counts`]); read like the ordered map it
-/// replaces.
+/// edge order ([`Mesh::edge_face_counts`]), with the reads of an ordered
+/// map.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EdgeCounts(Vec<((u32, u32), u32)>);
 
@@ -321,9 +321,9 @@ pub fn shape_factor(mesh: &Mesh, h: &Hinge) -> f64 {
 /// fill. The element values go straight into flat buffers at fixed offsets
 /// and are summed into the kept patterns; the entries' coordinates are
 /// listed and sorted only when the faces, hinges or EOL flags changed
-/// (what they depend on). Per-element triplet lists, their concatenation
-/// and a coordinate comparison of every entry were a third of the step.
-#[derive(Clone, Debug, Default)]
+/// (what they depend on), so a step that keeps its mesh moves each value
+/// once instead of building, copying and comparing a triplet per entry.
+#[derive(Debug, Default)]
 pub struct AssemblyCache {
     mass: PatternCache,
     stiffness: PatternCache,
@@ -339,13 +339,24 @@ pub struct AssemblyCache {
     lhs_for: u64,
     mass_upper: Vec<u32>,
     stiffness_upper: Vec<u32>,
+    /// The stored-entry counts of M and K the lists above index.
+    upper_of: (usize, usize),
     /// Value buffers (mass, stiffness), reused.
     mv: Vec<f64>,
     kv: Vec<f64>,
 }
 
-/// [`assemble`], sorting the triplets only when their pattern changed since
-/// the last call with `cache` (the same matrices); `bend`, when given, is
+impl Clone for AssemblyCache {
+    /// A copy starts empty (it is a cache; its patterns would not come
+    /// along, see [`PatternCache`]).
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+/// [`assemble`], listing and sorting the entries' coordinates only when the
+/// faces, hinge vertices or EOL flags changed since the last call with
+/// `cache` (the same matrices); `bend`, when given, is
 /// each hinge's moment (J) and Gauss–Newton coefficient (J/rad) in place of
 /// the elastic `κ s θ` and `κ s` (the wrinkle model, `super::wrinkle`).
 pub fn assemble_with(
@@ -555,13 +566,17 @@ impl System {
     pub fn qp_terms_with(&self, h: f64, qd: &[f64], cache: &mut AssemblyCache) -> (Csc, Vec<f64>) {
         // The entries of M and K on or above the diagonal, M's first, in
         // storage order: listed (and the pattern sorted) once per pattern.
-        if self.pattern_id == 0 || cache.lhs_for != self.pattern_id {
+        // (`mass` and `stiffness` are public: the counts catch a system
+        // whose matrices were replaced after assembly.)
+        let counts = (self.mass.nzval.len(), self.stiffness.nzval.len());
+        if self.pattern_id == 0 || cache.lhs_for != self.pattern_id || cache.upper_of != counts {
             let mut coords = Vec::new();
             cache.mass_upper = upper_entries(&self.mass, &mut coords);
             cache.stiffness_upper = upper_entries(&self.stiffness, &mut coords);
             let n = self.mass.rows;
             cache.lhs.set(n, n, &coords);
             cache.lhs_for = self.pattern_id;
+            cache.upper_of = counts;
         }
         let s = -h * h;
         let mut values = std::mem::take(&mut cache.mv);

@@ -279,8 +279,19 @@ fn a_kept_pattern_gives_the_fresh_assembly() {
         // And what the kept lhs equals: the upper triangle of M − h²K.
         let want = kept.mass.add_scaled(&kept.stiffness, -0.01 * 0.01).upper();
         assert_eq!(lk.colptr, want.colptr, "call {k}");
+        assert_eq!(lk.rowval, want.rowval, "call {k}");
         for (a, b) in lk.nzval.iter().zip(&want.nzval) {
             assert!((a - b).abs() <= 1e-12 * b.abs().max(1.0), "call {k}: {a} vs {b}");
         }
     }
+    // A copy of a cache that holds patterns starts empty and assembles the same.
+    let mut copy = cache.clone();
+    let again = assemble_with(&base, &p, &mut copy, None).unwrap();
+    let fresh = assemble(&base, &p).unwrap();
+    assert!(same(&again.mass, &fresh.mass) && same(&again.stiffness, &fresh.stiffness));
+    let n = again.dofs.len();
+    assert!(same(
+        &again.qp_terms_with(0.01, &qd[..n], &mut copy).0,
+        &fresh.qp_terms(0.01, &qd[..n]).0
+    ));
 }

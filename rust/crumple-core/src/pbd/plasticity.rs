@@ -36,12 +36,13 @@ pub const THIN_EXTENT: f32 = 0.25;
 
 /// Whether a rest shape with second moment `aqq` and weight `mass` is too
 /// thin for plasticity at particle spacing `r` (see [`THIN_EXTENT`]).
-// NaN must count as thin (no flow): the refusing branch of `!(a >= b)`.
+// Non-finite moments or weights count as thin (no flow); the callers reach
+// it only for clusters `is_degenerate` passed, whose A_qq is finite.
 #[allow(clippy::neg_cmp_op_on_partial_ord)]
 pub fn is_thin(aqq: &Mat3<f32>, mass: f32, r: f32) -> bool {
     let e = sym_eigen3(aqq).eigenvalues;
     let t = THIN_EXTENT * r;
-    !(e.min_element() >= t * t * mass)
+    !(e.is_finite() && e.min_element() >= t * t * mass)
 }
 
 /// The plastic parameters of one cluster (its body's material).
