@@ -277,11 +277,11 @@ pub fn solve_active_set(
 /// faer's; what is written here is the assembly and the bookkeeping.
 #[derive(Default)]
 pub struct KktWorkspace {
-    /// The KKT triplets' coordinates of the last solve and, per triplet,
-    /// its stored entry: while they repeat (every pass of a step, and steps
-    /// where the mesh and the rows did not change) the values are scattered
-    /// into the kept pattern instead of sorted again.
-    coords: Vec<(u32, u32)>,
+    /// The structure of the last solve (the patterns of M̃ and the rows)
+    /// and, per KKT entry in assembly order, its stored entry: while the
+    /// structure repeats the values are scattered into the kept pattern.
+    key: Option<KktKey>,
+    scratch: Vec<f64>,
     map: Vec<u32>,
     colptr: Vec<usize>,
     rowval: Vec<usize>,
@@ -351,69 +351,38 @@ impl KktWorkspace {
         // below it, then −D. Inactive rows add their AᵀA with weight 0 so
         // the structure stays.
         let rho = scale;
-        let mut t: Vec<Triplet> = Vec::with_capacity(qp.p_upper.nzval.len() + n + 12 * (me + mi) + me + mi);
-        for (r, c, v) in qp.p_upper.triplets() {
-            t.push((c, r, v));
+        // The structure (and so the entries' coordinates and the kept
+        // pattern) depends only on the patterns of M̃ and the rows: when
+        // they repeat (every pass of a step, and steps where the mesh and
+        // the rows did not change) only the values are computed, in the
+        // entries' order, and summed into the kept pattern; the coordinates
+        // are listed and sorted again only when they changed.
+        let key_same = self.key.as_ref().is_some_and(|k| k.matches(qp)) && self.colptr.len() == dim + 1;
+        if !key_same {
+            self.key = Some(KktKey::of(qp));
         }
-        for i in 0..n as u32 {
-            t.push((i, i, eps));
-        }
+        let key = self.key.as_ref()?;
         let mut rhs_aug = vec![0.0; n];
-        let mut aug = |a: &Csc, b: &[f64], on: &dyn Fn(usize) -> bool, t: &mut Vec<Triplet>| {
-            // Row-wise entries of A (A is CSC: collect per row first).
-            let mut rows: Vec<Vec<(u32, f64)>> = vec![Vec::new(); a.rows];
-            for (r, c, v) in a.triplets() {
-                rows[r as usize].push((c, v));
-            }
-            for (k, row) in rows.iter().enumerate() {
-                let w = if on(k) { rho } else { 0.0 };
-                for &(ci, vi) in row {
-                    rhs_aug[ci as usize] += w * vi * b[k];
-                    for &(cj, vj) in row {
-                        if cj >= ci {
-                            t.push((cj, ci, w * vi * vj));
-                        }
-                    }
-                }
-            }
-        };
-        aug(qp.a_eq, qp.b_eq, &|_| true, &mut t);
-        aug(qp.a_in, qp.b_in, &|k| active[k], &mut t);
-        for (r, c, v) in qp.a_eq.triplets() {
-            t.push((n as u32 + r, c, v));
-        }
-        for (r, c, v) in qp.a_in.triplets() {
-            let on = active[r as usize];
-            t.push(((n + me) as u32 + r, c, if on { v } else { 0.0 }));
-        }
-        for k in 0..me {
-            t.push(((n + k) as u32, (n + k) as u32, -delta));
-        }
-        for (k, &on) in active.iter().enumerate() {
-            let i = (n + me + k) as u32;
-            t.push((i, i, if on { -delta } else { -1.0 }));
-        }
-        let repeat = self.symbolic.is_some()
-            && self.coords.len() == t.len()
-            && self.coords.iter().zip(&t).all(|(a, b)| a.0 == b.0 && a.1 == b.1)
-            && self.colptr.len() == dim + 1;
-        if repeat {
-            Csc::scatter(&mut self.values, &self.map, t.iter().map(|x| x.2));
-        }
-        let same = repeat || {
-            self.coords.clear();
-            self.coords.extend(t.iter().map(|x| (x.0, x.1)));
-            let (m, map) = Csc::pattern(dim, dim, &self.coords);
+        let mut values = std::mem::take(&mut self.scratch);
+        values.clear();
+        key.values(qp, active, eps, delta, rho, &mut values, &mut rhs_aug);
+        let same = if key_same && self.symbolic.is_some() {
+            Csc::scatter(&mut self.values, &self.map, values.iter().copied());
+            true
+        } else {
+            let coords = key.coords(n, me);
+            let (m, map) = Csc::pattern(dim, dim, &coords);
             self.map = map;
             let same = self.symbolic.is_some() && m.colptr == self.colptr && m.rowval == self.rowval;
             self.values = m.nzval;
-            Csc::scatter(&mut self.values, &self.map, t.iter().map(|x| x.2));
+            Csc::scatter(&mut self.values, &self.map, values.iter().copied());
             if !same {
                 self.colptr = m.colptr;
                 self.rowval = m.rowval;
             }
             same
         };
+        self.scratch = values;
         if !same {
             // Dropped first: a failed analysis below must not leave an old
             // factor paired with the new structure.
@@ -519,5 +488,146 @@ impl KktWorkspace {
             mu,
             iterations,
         })
+    }
+}
+
+/// The structure a KKT system is assembled on: the patterns of `M̃` (upper),
+/// `A_eq` and `A_in`, and each row's entries (storage index and column, in
+/// column order: the order the row's `AᵀA` block is written in).
+struct KktKey {
+    p: (Vec<usize>, Vec<usize>),
+    eq: (usize, Vec<usize>, Vec<usize>),
+    ineq: (usize, Vec<usize>, Vec<usize>),
+    eq_rows: (Vec<usize>, Vec<(u32, u32)>),
+    in_rows: (Vec<usize>, Vec<(u32, u32)>),
+}
+
+/// Per row of `a`, its entries `(storage index, column)` in column order,
+/// as a CSR (row starts, entries).
+fn row_entries(a: &Csc) -> (Vec<usize>, Vec<(u32, u32)>) {
+    let mut start = vec![0usize; a.rows + 1];
+    for &r in &a.rowval {
+        start[r + 1] += 1;
+    }
+    for r in 0..a.rows {
+        start[r + 1] += start[r];
+    }
+    let mut next = start.clone();
+    let mut out = vec![(0u32, 0u32); a.rowval.len()];
+    for c in 0..a.cols {
+        for k in a.colptr[c]..a.colptr[c + 1] {
+            let r = a.rowval[k];
+            out[next[r]] = (k as u32, c as u32);
+            next[r] += 1;
+        }
+    }
+    (start, out)
+}
+
+impl KktKey {
+    fn of(qp: &Qp<'_>) -> Self {
+        Self {
+            p: (qp.p_upper.colptr.clone(), qp.p_upper.rowval.clone()),
+            eq: (qp.a_eq.rows, qp.a_eq.colptr.clone(), qp.a_eq.rowval.clone()),
+            ineq: (qp.a_in.rows, qp.a_in.colptr.clone(), qp.a_in.rowval.clone()),
+            eq_rows: row_entries(qp.a_eq),
+            in_rows: row_entries(qp.a_in),
+        }
+    }
+
+    fn matches(&self, qp: &Qp<'_>) -> bool {
+        self.p.0 == qp.p_upper.colptr
+            && self.p.1 == qp.p_upper.rowval
+            && self.eq.0 == qp.a_eq.rows
+            && self.eq.1 == qp.a_eq.colptr
+            && self.eq.2 == qp.a_eq.rowval
+            && self.ineq.0 == qp.a_in.rows
+            && self.ineq.1 == qp.a_in.colptr
+            && self.ineq.2 == qp.a_in.rowval
+    }
+
+    /// The lower triangle's entries, in assembly order: M̃ (from its upper
+    /// triangle, transposed), ε on the first n diagonal entries, ρ AᵀA over
+    /// the equality and active rows (weight 0 for inactive ones, so the
+    /// structure stays), the equality rows, the inequality rows (0 when
+    /// inactive), then −δ for the equality rows and −δ or −1 for the
+    /// inequality rows. `rhs_aug` (n) gets ρ Aᵀb over the same rows.
+    #[allow(clippy::too_many_arguments)]
+    fn values(
+        &self,
+        qp: &Qp<'_>,
+        active: &[bool],
+        eps: f64,
+        delta: f64,
+        rho: f64,
+        out: &mut Vec<f64>,
+        rhs_aug: &mut [f64],
+    ) {
+        let n = qp.p_upper.cols;
+        out.extend_from_slice(&qp.p_upper.nzval);
+        out.extend(std::iter::repeat_n(eps, n));
+        let mut aug =
+            |a: &Csc, rows: &(Vec<usize>, Vec<(u32, u32)>), b: &[f64], on: &dyn Fn(usize) -> bool| {
+                // b has one entry per row of a (the rows are built with their bounds).
+                for (k, &bk) in b.iter().enumerate().take(a.rows) {
+                    let w = if on(k) { rho } else { 0.0 };
+                    let row = &rows.1[rows.0[k]..rows.0[k + 1]];
+                    for &(ki, ci) in row {
+                        let vi = a.nzval[ki as usize];
+                        rhs_aug[ci as usize] += w * vi * bk;
+                        for &(kj, cj) in row {
+                            if cj >= ci {
+                                out.push(w * vi * a.nzval[kj as usize]);
+                            }
+                        }
+                    }
+                }
+            };
+        aug(qp.a_eq, &self.eq_rows, qp.b_eq, &|_| true);
+        aug(qp.a_in, &self.in_rows, qp.b_in, &|k| active[k]);
+        out.extend_from_slice(&qp.a_eq.nzval);
+        out.extend(
+            qp.a_in
+                .rowval
+                .iter()
+                .zip(&qp.a_in.nzval)
+                .map(|(&r, &v)| if active[r] { v } else { 0.0 }),
+        );
+        out.extend(std::iter::repeat_n(-delta, qp.a_eq.rows));
+        out.extend(active.iter().map(|&on| if on { -delta } else { -1.0 }));
+    }
+
+    /// The coordinates of [`Self::values`]'s entries, in its order.
+    fn coords(&self, n: usize, me: usize) -> Vec<(u32, u32)> {
+        let mut t = Vec::new();
+        let (colptr, rowval) = &self.p;
+        for c in 0..colptr.len().saturating_sub(1) {
+            for &r in &rowval[colptr[c]..colptr[c + 1]] {
+                t.push((c as u32, r as u32));
+            }
+        }
+        t.extend((0..n as u32).map(|i| (i, i)));
+        for rows in [&self.eq_rows, &self.in_rows] {
+            for k in 0..rows.0.len().saturating_sub(1) {
+                let row = &rows.1[rows.0[k]..rows.0[k + 1]];
+                for &(_, ci) in row {
+                    for &(_, cj) in row {
+                        if cj >= ci {
+                            t.push((cj, ci));
+                        }
+                    }
+                }
+            }
+        }
+        for (off, (_, colptr, rowval)) in [(n, &self.eq), (n + me, &self.ineq)] {
+            for c in 0..colptr.len().saturating_sub(1) {
+                for &r in &rowval[colptr[c]..colptr[c + 1]] {
+                    t.push(((off + r) as u32, c as u32));
+                }
+            }
+        }
+        let mi = self.ineq.0;
+        t.extend((0..(me + mi) as u32).map(|k| ((n as u32) + k, (n as u32) + k)));
+        t
     }
 }
