@@ -799,7 +799,7 @@ impl Cloth<'_> {
         let count = self.mesh.edge_face_counts();
         let mut nbrs: Vec<Vec<u32>> = vec![Vec::new(); n];
         let mut bdir: Vec<Vec<Mat2d>> = vec![Vec::new(); n];
-        for (&(a, b), &c) in &count {
+        for ((a, b), c) in count.iter() {
             nbrs[a as usize].push(b);
             nbrs[b as usize].push(a);
             if c == 1 {

@@ -315,7 +315,7 @@ impl Stepper {
         let edge_count = m.edge_face_counts();
         // Border normal b̄ in material space: perp of a border edge (spec §6.1).
         let mut border = vec![None; nv];
-        for (&(i, j), &c) in &edge_count {
+        for ((i, j), c) in edge_count.iter() {
             if c == 1 {
                 let (a, b) = (m.u[i as usize], m.u[j as usize]);
                 let d = [b[0] - a[0], b[1] - a[1]];

@@ -162,6 +162,11 @@ impl Mesh {
 pub struct EdgeCounts(Vec<((u32, u32), u32)>);
 
 impl EdgeCounts {
+    /// `(edge, count)`, in edge order.
+    pub fn iter(&self) -> impl Iterator<Item = ((u32, u32), u32)> + '_ {
+        self.0.iter().copied()
+    }
+
     /// The edges, in order.
     pub fn keys(&self) -> impl Iterator<Item = &(u32, u32)> {
         self.0.iter().map(|(k, _)| k)
@@ -196,24 +201,6 @@ impl IntoIterator for EdgeCounts {
     type IntoIter = std::vec::IntoIter<((u32, u32), u32)>;
     fn into_iter(self) -> Self::IntoIter {
         self.0.into_iter()
-    }
-}
-
-/// `(edge, count)` by reference, as a map's iteration gives them.
-fn split_entry(e: &((u32, u32), u32)) -> (&(u32, u32), &u32) {
-    (&e.0, &e.1)
-}
-
-impl<'a> IntoIterator for &'a EdgeCounts {
-    type Item = (&'a (u32, u32), &'a u32);
-    type IntoIter = std::iter::Map<
-        std::slice::Iter<'a, ((u32, u32), u32)>,
-        fn(&'a ((u32, u32), u32)) -> (&'a (u32, u32), &'a u32),
-    >;
-    fn into_iter(self) -> Self::IntoIter {
-        self.0
-            .iter()
-            .map(split_entry as fn(&'a ((u32, u32), u32)) -> (&'a (u32, u32), &'a u32))
     }
 }
 
@@ -506,7 +493,6 @@ pub fn assemble_with(
     let same = cache.id != 0
         && cache.faces == mesh.faces
         && cache.eol == mesh.eol
-        && cache.hinges.len() == mesh.hinges.len()
         && cache.hinges.iter().copied().eq(hinge_vertices.clone());
     if !same {
         let mut coords = Vec::with_capacity(face_total + hinge_total);

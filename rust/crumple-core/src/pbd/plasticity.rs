@@ -9,7 +9,9 @@
 use rayon::prelude::*;
 
 use super::params::RotationFit;
-use super::shape_match::{ClusterScratch, aqq, elastic_stretch, fit_sums, is_degenerate, rotation_source};
+use super::shape_match::{
+    ClusterScratch, aqq, aqq_eigenvalues, degenerate_from, elastic_stretch, fit_sums, rotation_source,
+};
 use super::state::{Clusters, Particles};
 use crate::math::{Mat3, Vec3, extract_rotation, sym_eigen3};
 
@@ -36,11 +38,14 @@ pub const THIN_EXTENT: f32 = 0.25;
 
 /// Whether a rest shape with second moment `aqq` and weight `mass` is too
 /// thin for plasticity at particle spacing `r` (see [`THIN_EXTENT`]).
-// Non-finite moments or weights count as thin (no flow); the callers reach
-// it only for clusters `is_degenerate` passed, whose A_qq is finite.
-#[allow(clippy::neg_cmp_op_on_partial_ord)]
 pub fn is_thin(aqq: &Mat3<f32>, mass: f32, r: f32) -> bool {
-    let e = sym_eigen3(aqq).eigenvalues;
+    thin_from(sym_eigen3(aqq).eigenvalues, mass, r)
+}
+
+/// [`is_thin`] from A_qq's eigenvalues `e`. Non-finite moments or weights
+/// count as thin (no flow).
+#[allow(clippy::neg_cmp_op_on_partial_ord)]
+fn thin_from(e: Vec3<f32>, mass: f32, r: f32) -> bool {
     let t = THIN_EXTENT * r;
     !(e.is_finite() && e.min_element() >= t * t * mass)
 }
@@ -213,14 +218,16 @@ pub(crate) fn end_of_step(
             );
             let apq = b * fp.transpose();
             let a_qq = aqq(fp, &qsum[c]);
-            *deg = is_degenerate(count, &a_qq);
+            let eig = aqq_eigenvalues(count, &a_qq);
+            *deg = degenerate_from(eig);
             let src = rotation_source(fit, &apq, &a_qq, *deg);
             extract_rotation(&src, q, rotation_iterations);
             let r = q.to_mat3();
             let mut flowed = 0;
             let mut capped = 0;
             // An infinite yield never flows: skip the two eigen-solves (same result).
-            if !*deg && ys.is_finite() && !is_thin(&a_qq, scratch.sums[c].0 as f32, spacing) {
+            let thin = eig.is_none_or(|e| thin_from(e, scratch.sums[c].0 as f32, spacing));
+            if !*deg && ys.is_finite() && !thin {
                 let s = elastic_stretch(&r, &apq, &a_qq);
                 let step = plastic_update(&s, fp, *ys, &plastic[c], dt);
                 flowed = u32::from(step.gamma > 0.0);

@@ -97,14 +97,22 @@ pub fn aqq(fp: &Mat3<f32>, qsum: &Mat3<f32>) -> Mat3<f32> {
 }
 
 /// Whether a cluster of `members` members with this A_qq is degenerate (spec §3.5).
+pub fn is_degenerate(members: usize, aqq: &Mat3<f32>) -> bool {
+    degenerate_from(aqq_eigenvalues(members, aqq))
+}
+
+/// A_qq's eigenvalues (ascending), or None for a cluster too small or with
+/// a non-finite A_qq (degenerate either way): computed once for both the
+/// degeneracy and the thinness test of the end-of-step pass.
+pub fn aqq_eigenvalues(members: usize, aqq: &Mat3<f32>) -> Option<Vec3<f32>> {
+    (members >= MIN_MEMBERS && aqq.is_finite()).then(|| sym_eigen3(aqq).eigenvalues)
+}
+
+/// [`is_degenerate`] from [`aqq_eigenvalues`]'s result.
 // NaN must take the refusing branch of every `!(a > b)` below.
 #[allow(clippy::neg_cmp_op_on_partial_ord)]
-pub fn is_degenerate(members: usize, aqq: &Mat3<f32>) -> bool {
-    if members < MIN_MEMBERS || !aqq.is_finite() {
-        return true;
-    }
-    let e = sym_eigen3(aqq).eigenvalues;
-    !(e.x > DEGENERATE_RATIO * e.z.abs()) || !(e.z > 0.0)
+pub fn degenerate_from(e: Option<Vec3<f32>>) -> bool {
+    e.is_none_or(|e| !(e.x > DEGENERATE_RATIO * e.z.abs()) || !(e.z > 0.0))
 }
 
 /// The matrix the rotation is extracted from (spec §3.3): A_pq for the

@@ -16,19 +16,15 @@
 @group(0) @binding(9) var<storage, read_write> pq: array<vec4<f32>>;
 @group(0) @binding(10) var<storage, read_write> stats: array<atomic<u32>>;
 
-// `is_degenerate` (spec §3.5).
-fn is_degenerate(count: u32, aqq: mat3x3<f32>) -> bool {
-    if (count < PBD_MIN_MEMBERS || !cm_mat_is_finite(aqq)) {
-        return true;
-    }
-    let e = cm_sym_eigen3(aqq).values;
+// `degenerate_from` (spec §3.5) on A_qq's eigenvalues `e`, for a cluster big enough and finite.
+fn degenerate_from(e: vec3<f32>) -> bool {
     return !(e.x > PBD_DEGENERATE_RATIO * abs(e.z)) || !(e.z > 0.0);
 }
 
-// `is_thin` (plasticity.rs, THIN_EXTENT): a rest shape about one particle layer thick
-// (RMS extent along A_qq's weakest axis under THIN_EXTENT spacings; d_pp is the spacing).
-fn is_thin(aqq: mat3x3<f32>, mass: f32) -> bool {
-    let e = cm_sym_eigen3(aqq).values;
+// `thin_from` (plasticity.rs, THIN_EXTENT) on A_qq's eigenvalues `e`: a rest shape about one
+// particle layer thick (RMS extent along A_qq's weakest axis under THIN_EXTENT spacings; d_pp
+// is the spacing).
+fn thin_from(e: vec3<f32>, mass: f32) -> bool {
     let t = PBD_THIN_EXTENT * params.d_pp;
     return !(min(min(e.x, e.y), e.z) >= t * t * mass);
 }
@@ -88,13 +84,19 @@ fn end_of_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     let b = m - outer(co, sq);
     let apq = cm_mul(b, transpose(fp));
     let aqq = cm_mul(cm_mul(fp, qsum), transpose(fp));
-    let degenerate = is_degenerate(end - start, aqq);
+    // A_qq's eigenvalues once, for both tests (`aqq_eigenvalues`).
+    let small = end - start < PBD_MIN_MEMBERS || !cm_mat_is_finite(aqq);
+    var e = vec3<f32>(0.0);
+    if (!small) {
+        e = cm_sym_eigen3(aqq).values;
+    }
+    let degenerate = small || degenerate_from(e);
     let q = cm_extract_rotation(rotation_source(params.fit, apq, aqq, degenerate), quat[c],
                                 params.end_rotation_iterations);
     quat[c] = q;
     if (degenerate) {
         atomicAdd(&stats[ST_DEGENERATE], 1u);
-    } else if (!is_thin(aqq, mass)) {
+    } else if (!thin_from(e, mass)) {
         let st = elastic_stretch(cm_quat_to_mat3(q), apq, aqq);
         // `plastic_update` (spec §4.2–4.5); every refusing branch leaves F_P and the yield.
         if (cm_mat_is_finite(st)) {
