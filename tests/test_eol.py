@@ -260,10 +260,6 @@ def test_bad_cloth_and_obstacles_raise() -> None:
         sim.add_collider(cr.colliders.Sphere(center=(0, -1, 0), radius=0.5))
     with pytest.raises(cr.InvalidInputError, match="sticky"):
         sim.add_collider(cr.colliders.Box(center=(0, -1, 0), mode="sticky"))
-    turning = cr.colliders.Box(center=(0, -1, 0))
-    turning.set_velocity((0.0, 1.0, 0.0), angular=(0.0, 1.0, 0.0))
-    with pytest.raises(cr.InvalidInputError, match="turns"):
-        sim.add_collider(turning)
     keyed = cr.colliders.Box(center=(0, -1, 0))
     keyed.set_keyframes([0.0, 1.0], [(0, -1, 0), (0, -2, 0)])
     with pytest.raises(cr.InvalidInputError, match="keyframed"):
@@ -607,6 +603,45 @@ def test_moving_box_scene_carries_drops_and_catches_the_sheet(tmp_path: Path) ->
     assert m["released_after_drop"] and m["landed_again"]
 
 
+def test_a_tilting_box_lets_the_sheet_slide_off_without_friction_and_holds_it_with(tmp_path: Path) -> None:
+    """A turning box (spec §2.5 constant twist, §4.2): the box under a
+    table cloth tilts by 0.35 rad about its long axis. Its EOL vertices
+    ride the turning edges (those inside the box within δ + 1e-8 m of an
+    edge line) and nothing enters it deeper than 2·thr. Frictionless, the
+    sheet then slides down the top and off the low edge (more than 0.1 m
+    while the box holds still); with μ = 0.6 > tan 0.35 it stays (under
+    2 cm)."""
+    slip = _scene(tmp_path, "eol_tilting_box", "eol", scale=0.75, frames=40)
+    held = _scene(tmp_path / "mu", "eol_tilting_box", "eol", scale=0.75, frames=40, friction=0.6)
+    for m in (slip, held):
+        assert abs(m["tilt_rad"][-1] - 0.35) < 1e-9
+        assert m["edge_distance_max_m"] <= 0.1 * THR + 1e-8, m["edge_distance_max_m"]
+        assert m["deepest_max_m"] <= 2 * THR
+        assert min(m["eol_vertices"]) > 0
+        assert all(np.isfinite(m["slide_m"]))
+    assert slip["slid_while_held_m"] < -0.1, slip["slid_while_held_m"]
+    assert abs(held["slid_while_held_m"]) < 0.02, held["slid_while_held_m"]
+    with pytest.raises(cr.InvalidInputError, match="tilt"):
+        eol_scenes.eol_tilting_box(out_dir=tmp_path / "bad", tilt=1.5)
+
+
+def test_a_turning_box_checkpoints_mid_turn(tmp_path: Path) -> None:
+    """A box turning at a constant angular velocity (its edges carrying EOL
+    vertices) saved mid-turn and loaded runs on bit for bit, box pose and
+    all."""
+    sim, cloth = _edge_sim(dt=5e-3)
+    sim.colliders[0].set_velocity(angular=(0.0, 0.0, -0.5))
+    sim.advance(0.1)
+    assert cloth.is_eol.any()
+    back = cr.eol.Simulation.load(sim.save(tmp_path / "turning.npz"))
+    sim.advance(0.05)
+    back.advance(0.05)
+    np.testing.assert_array_equal(back.objects[0].positions, cloth.positions)
+    np.testing.assert_array_equal(back.objects[0].is_eol, cloth.is_eol)
+    np.testing.assert_array_equal(back.colliders[0].rotation, sim.colliders[0].rotation)
+    assert not np.allclose(sim.colliders[0].rotation, np.eye(3))
+
+
 def test_conformal_lagrangian_baselines_lock_or_leave_the_edge(tmp_path: Path) -> None:
     """Spec §6.4's conformal Lagrangian baselines on the E1 scene at test
     size: the remesher puts vertices on the edge as for EOL, but they are
@@ -741,14 +776,18 @@ def _verify_setups() -> dict[str, cr.eol.Simulation]:
     sim, _ = _edge_sim(dt=5e-3, verify_qp=True)
     sim.colliders[0].set_velocity((0.0, 0.2, 0.0))
     out["moving_box"] = sim
+    sim, _ = _edge_sim(dt=5e-3, verify_qp=True)
+    sim.colliders[0].set_velocity(angular=(0.0, 0.4, -0.5))
+    out["turning_box"] = sim
     return out
 
 
-@pytest.mark.parametrize("name", ["wire", "nail", "corner", "moving_box"])
+@pytest.mark.parametrize("name", ["wire", "nail", "corner", "moving_box", "turning_box"])
 def test_the_fast_qp_path_agrees_with_clarabel_on_every_obstacle(name: str) -> None:
     """Issue 16: the active-set path checked against Clarabel every step on
-    the wire, nail, corner and moving-box setups: KKT-valid (spec §10 test
-    10) and the same solution to 1e-6 (relative to the largest velocity)."""
+    the wire, nail, corner, moving-box and turning-box setups: KKT-valid
+    (spec §10 test 10) and the same solution to 1e-6 (relative to the
+    largest velocity)."""
     sim = _verify_setups()[name]
     worst, eol_seen = 0.0, 0
     for _ in range(40):

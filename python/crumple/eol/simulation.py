@@ -432,16 +432,19 @@ class Simulation(SimulationBase):
 
     def add_collider(self, collider: Collider, *, name: str | None = None) -> int:
         """Add a box obstacle: a :class:`crumple.colliders.Box` in any
-        orientation (``rotation=``), static or translating
-        (``set_velocity(linear=...)``, or a callback that returns its pose
-        and linear velocity; spec §4.2: EOL vertices on a moving edge ride on
-        it). A box turned between steps (a new pose) releases the EOL
-        vertices on its features; the remesher makes new ones. Its 12 edges and 8 corners are the sharp
-        features, its faces contacts. Its ``mode`` says how it rubs:
-        ``"separate"`` (the default) Coulomb friction with its ``friction``,
-        ``"slip"`` frictionless. Raises :class:`InvalidInputError` for other
-        shapes, ``"sticky"``, turning boxes and keyframed motion. Returns its
-        index."""
+        orientation (``rotation=``), static, moving and turning
+        (``set_velocity(linear=..., angular=...)``: m/s of its centre and
+        rad/s about it, world frame; spec §2.5, §4.2: EOL vertices on a
+        moving or turning edge ride on it and slide along it), or moved by
+        a callback that returns its pose and velocities. A box given a new
+        orientation between steps (``set_pose`` or a callback's pose that is
+        not where its angular velocity turned it) releases the EOL vertices
+        on its features; the remesher makes new ones. Its 12 edges and 8
+        corners are the sharp features, its faces contacts. Its ``mode``
+        says how it rubs: ``"separate"`` (the default) Coulomb friction with
+        its ``friction``, ``"slip"`` frictionless. Raises
+        :class:`InvalidInputError` for other shapes, ``"sticky"`` and
+        keyframed motion. Returns its index."""
         if not isinstance(collider, Box):
             raise InvalidInputError(
                 f"crumple.eol takes Box colliders (their edges are the features); got {type(collider).__name__}")

@@ -18,7 +18,7 @@ use crumple_core::cloth::model::ElementParams;
 use crumple_core::collide as c;
 use crumple_core::eol::obstacle::{PointObstacle, Wire};
 use crumple_core::eol::{BoxObstacle, ClothParams, Conformal, Pin, QpMethod, Sizing, StepReport, Stepper};
-use crumple_core::math::Vec3;
+use crumple_core::math::{Mat3, Vec3};
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -33,9 +33,9 @@ pub struct PyEolSimulation {
     last: StepReport,
 }
 
-/// The EOL obstacle of a collider: a box in any fixed orientation, static
-/// or translating (a constant velocity, or a callback's pose and velocity
-/// each frame; a turning box is not handled yet).
+/// The EOL obstacle of a collider: a box in any orientation, static,
+/// moving and turning at a constant linear and angular velocity, or moved
+/// by a callback's pose and velocities each frame.
 fn box_of(col: &c::Collider) -> PyResult<BoxObstacle> {
     let c::Shape::Box(b) = col.shape() else {
         return Err(invalid(format!(
@@ -47,11 +47,6 @@ fn box_of(col: &c::Collider) -> PyResult<BoxObstacle> {
         return Err(invalid(
             "crumple.eol: keyframed boxes are not implemented yet; move the box with set_velocity(linear=...) \
              or a callback",
-        ));
-    }
-    if col.angular_velocity().norm() > 0.0 {
-        return Err(invalid(
-            "crumple.eol: a box that turns is not implemented yet (it may translate); give it angular=(0, 0, 0)",
         ));
     }
     // The collider's boundary mode says how it rubs (the shared toolkit's
@@ -76,6 +71,11 @@ fn box_of(col: &c::Collider) -> PyResult<BoxObstacle> {
             Vec3::zero()
         } else {
             col.linear_velocity()
+        },
+        angular_velocity: if matches!(col.motion(), c::Motion::Static) {
+            Vec3::zero()
+        } else {
+            col.angular_velocity()
         },
     })
 }
@@ -189,6 +189,12 @@ fn uv_rows(u: &PyReadonlyArray2<'_, f64>) -> PyResult<Vec<[f64; 2]>> {
     Ok(u.as_array().rows().into_iter().map(|r| [r[0], r[1]]).collect())
 }
 
+/// The largest difference between a box's orientation in the collider and
+/// in the stepper that is still rounding (the collider integrates a
+/// constant angular velocity in one exponential from its start, the
+/// stepper step by step).
+const TURN_ROUNDING: f64 = 1e-9;
+
 impl PyEolSimulation {
     /// Boxes from the colliders, and the start checks: no vertex inside a
     /// box or on one of its edges (spec §10: a vertex that starts on a
@@ -201,15 +207,27 @@ impl PyEolSimulation {
                 self.check_clear_of(b, k, true)?;
             }
         }
-        // A box turned since the last step (set_collider, a callback's
-        // pose): the vertices on its features hold its old normals.
-        let turned: Vec<usize> = (0..boxes.len().min(self.s.boxes.len()))
-            .filter(|&k| boxes[k].rotation != self.s.boxes[k].rotation)
-            .collect();
-        for k in turned {
-            self.s.release_box_features(k);
+        // A box turned since the last step by more than rounding (a new
+        // pose from set_collider or a callback): the vertices on its
+        // features are no longer on them, so they are released. Otherwise
+        // the features are re-taken from the collider's pose: a box the
+        // stepper turned at its angular velocity arrives here with the
+        // collider's pose for the same time, which differs from the
+        // stepper's by rounding, and after a load the stepper has no boxes
+        // yet, so a run and its reloaded copy both go on from the
+        // collider's pose.
+        let mut follow = Vec::new();
+        for (k, b) in boxes.iter().enumerate() {
+            match self.s.boxes.get(k).map(|old| old.rotation) {
+                Some(old) if (b.rotation - old).max_abs() > TURN_ROUNDING => self.s.release_box_features(k),
+                Some(old) => follow.push((k, b.rotation * old.transpose())),
+                None => follow.push((k, Mat3::identity())),
+            }
         }
         self.s.boxes = boxes;
+        for (k, turn) in follow {
+            self.s.follow_turned_box(k, &turn);
+        }
         Ok(())
     }
 
@@ -667,8 +685,8 @@ impl PyEolSimulation {
         self.s.h
     }
 
-    /// Raises unless `collider` is an obstacle EOL takes (a box, static or
-    /// translating, not turning, not sticky).
+    /// Raises unless `collider` is an obstacle EOL takes (a box, static,
+    /// moving or turning, not keyframed, not sticky).
     #[staticmethod]
     fn check_collider(collider: &PyCollider) -> PyResult<()> {
         box_of(&collider.inner).map(|_| ())

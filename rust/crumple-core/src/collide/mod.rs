@@ -28,7 +28,7 @@ mod mesh_sdf;
 mod motion;
 mod plane;
 mod response;
-mod rotation;
+pub(crate) mod rotation;
 mod sdf;
 mod sphere;
 mod triangle;

@@ -1,16 +1,27 @@
 //! Obstacles and their sharp features (spec eol_cloth §4.1–4.2): boxes
-//! (any fixed orientation; their 12 edges and 8 corners), wires (a segment with no thickness) and
-//! points (nails). Each moves rigidly with a constant velocity over a step
-//! (translation only: the exact finite-difference obstacle velocity of §4.2
-//! for a translating body is that velocity, so EOL vertices on a moving
-//! feature stay on it exactly).
+//! (any orientation; their 12 edges and 8 corners), wires (a segment with
+//! no thickness) and points (nails). Each moves rigidly over a step: wires
+//! and points translate at a constant velocity, boxes also turn about
+//! their centre at a constant angular velocity (spec §2.5's constant
+//! twist). The obstacle velocity at a point is the exact finite difference
+//! of §4.2, `v_obs(x) = (E(t+h)E(t)⁻¹x − x)/h`, which for a translating
+//! body is its velocity, so EOL vertices on a translating feature stay on
+//! it exactly; on a turning box the stepper maps their relative motion
+//! into the turned frame (`step`), so they stay on it too.
 
 use super::constraints::Feature;
+use crate::collide::rotation;
 use crate::math::{Mat3, Vec3};
+use crate::validate::orthonormalize;
 
 /// A box obstacle (spec §4.2): centre, half extents along its own axes,
-/// its orientation (local → world; it does not turn while it moves) and
-/// its velocity.
+/// its orientation (local → world), the velocity of its centre and its
+/// angular velocity about the centre.
+///
+/// [D] The spec's twist is a body twist `E(t+h) = E(t)·exp(h[ξ])`; here
+/// both parts are in the world frame (the centre moves on a straight line
+/// while the box spins about it), the shared collider vocabulary's
+/// `Motion::Constant`; the two agree when either part is zero.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BoxObstacle {
     /// Centre, m.
@@ -21,6 +32,9 @@ pub struct BoxObstacle {
     pub velocity: Vec3<f64>,
     /// Orientation, local → world (a proper rotation).
     pub rotation: Mat3<f64>,
+    /// Angular velocity about its centre over the coming step, rad/s,
+    /// world frame (zero when it does not turn).
+    pub angular_velocity: Vec3<f64>,
     /// Coulomb friction coefficient μ of its faces, edges and corners.
     pub friction: f64,
 }
@@ -166,7 +180,67 @@ impl BoxObstacle {
             half,
             velocity: Vec3::zero(),
             rotation: Mat3::identity(),
+            angular_velocity: Vec3::zero(),
             friction: 0.0,
+        }
+    }
+
+    /// Whether it turns (a non-zero angular velocity).
+    pub fn turns(&self) -> bool {
+        self.angular_velocity != Vec3::zero()
+    }
+
+    /// Its rotation over a step of `h` s, `exp(h[ω])` (world frame).
+    pub fn turn(&self, h: f64) -> Mat3<f64> {
+        rotation::exp(self.angular_velocity * h)
+    }
+
+    /// The obstacle velocity at world point `x` over a step of `h` s (spec
+    /// §4.2's finite difference `(E(t+h)E(t)⁻¹x − x)/h`), m/s: `x + h v_obs`
+    /// is where the box's motion takes `x`. Exactly `velocity` when it
+    /// does not turn.
+    pub fn velocity_at(&self, x: Vec3<f64>, h: f64) -> Vec3<f64> {
+        if !self.turns() {
+            return self.velocity;
+        }
+        let r = x - self.center;
+        self.velocity + (self.turn(h) * r - r) * (1.0 / h)
+    }
+
+    /// Moves it over a step of `h` s: the centre at its velocity, the
+    /// orientation turned by `exp(h[ω])` (re-orthonormalised, so rounding
+    /// does not build up over many steps).
+    pub fn advance(&mut self, h: f64) {
+        if self.turns() {
+            self.rotation = orthonormalize(self.turn(h) * self.rotation);
+        }
+        self.center += self.velocity * h;
+    }
+
+    /// The edge or corner feature of this box (number `obstacle`) that
+    /// `feature`, one of its features before it turned by `turn`, has
+    /// become: the one whose face normals best match the turned normals,
+    /// in any order (the normals of a box's edges and corners are distinct
+    /// axis directions, so the match is clear for any turn well under
+    /// 45°). None for a wire or point feature.
+    pub fn turned_feature(&self, feature: &Feature, turn: &Mat3<f64>, obstacle: u32) -> Option<Feature> {
+        let score = |a: &[Vec3<f64>], b: &[Vec3<f64>]| {
+            a.iter()
+                .map(|p| b.iter().map(|q| (*turn * *p).dot(*q)).fold(f64::MIN, f64::max))
+                .sum::<f64>()
+        };
+        match feature {
+            Feature::Edge { normals, .. } => self
+                .edges()
+                .into_iter()
+                .max_by(|a, b| score(normals, &a.normals).total_cmp(&score(normals, &b.normals)))
+                .map(|e| e.feature(obstacle)),
+            Feature::Corner { normals, .. } => self
+                .corners()
+                .into_iter()
+                .max_by(|a, b| score(normals, &a.normals).total_cmp(&score(normals, &b.normals)))
+                .map(|c| c.feature(obstacle)),
+            Feature::Wire { .. } | Feature::Point { .. } => None,
         }
     }
 

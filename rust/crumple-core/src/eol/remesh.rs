@@ -52,9 +52,10 @@ impl Obstacles<'_> {
     }
 
     /// The point-like features (spec §4.3 test 2): every point obstacle
-    /// and every box corner (its normal `normalize(n1 + n2 + n3)`), each
-    /// with the EOL feature a vertex there gets.
-    pub fn point_features(&self) -> Vec<(PointObstacle, Feature)> {
+    /// and every box corner (its normal `normalize(n1 + n2 + n3)`, its
+    /// velocity over a step of `h` s), each with the EOL feature a vertex
+    /// there gets.
+    pub fn point_features(&self, h: f64) -> Vec<(PointObstacle, Feature)> {
         let mut out: Vec<(PointObstacle, Feature)> = self
             .points
             .iter()
@@ -72,7 +73,7 @@ impl Obstacles<'_> {
                 let p = PointObstacle {
                     position: c.position,
                     normal: c.normal(),
-                    velocity: b.velocity,
+                    velocity: b.velocity_at(c.position, h),
                     friction: b.friction,
                 };
                 out.push((p, c.feature(k as u32)));
@@ -92,11 +93,12 @@ impl Obstacles<'_> {
         .unwrap_or(0.0)
     }
 
-    /// The velocity of the obstacle `feature` is on, m/s.
-    pub fn velocity_of(&self, feature: &Feature) -> Vec3<f64> {
+    /// The velocity at `x` of the obstacle `feature` is on over a step of
+    /// `h` s, m/s (a turning box's differs from point to point).
+    pub fn velocity_of(&self, feature: &Feature, x: Vec3<f64>, h: f64) -> Vec3<f64> {
         let k = feature.obstacle() as usize;
         match feature {
-            Feature::Edge { .. } | Feature::Corner { .. } => self.boxes.get(k).map(|b| b.velocity),
+            Feature::Edge { .. } | Feature::Corner { .. } => self.boxes.get(k).map(|b| b.velocity_at(x, h)),
             Feature::Wire { .. } => self.wires.get(k).map(|w| w.velocity),
             Feature::Point { .. } => self.points.get(k).map(|p| p.velocity),
         }
@@ -946,7 +948,7 @@ impl Cloth<'_> {
         // ever getting its own), then box edges and wires, each cloth edge
         // once.
         let (border, _) = self.border_vertices();
-        report.created += self.insert_points(&obstacles.point_features(), thr, tau, &border);
+        report.created += self.insert_points(&obstacles.point_features(h), thr, tau, &border);
         let mut edges: Vec<(u32, u32)> = self
             .mesh
             .faces
@@ -957,24 +959,24 @@ impl Cloth<'_> {
         edges.dedup();
         // Box edges (test 1) and wires (test 5), with the feature each makes
         // and the normal new vertices are snapped along (§4.4).
-        let lines: Vec<(Line, Feature, Vec3<f64>, Vec3<f64>)> = obstacles
+        let lines: Vec<(Line, Feature, Vec3<f64>)> = obstacles
             .boxes
             .iter()
             .enumerate()
             .flat_map(|(k, b)| {
                 b.edges()
                     .into_iter()
-                    .map(move |e| (Line::Edge(e), e.feature(k as u32), e.normal(), b.velocity))
+                    .map(move |e| (Line::Edge(e), e.feature(k as u32), e.normal()))
             })
             .chain(
                 obstacles
                     .wires
                     .iter()
                     .enumerate()
-                    .map(|(k, w)| (Line::Wire(*w), w.feature(k as u32), w.normal, w.velocity)),
+                    .map(|(k, w)| (Line::Wire(*w), w.feature(k as u32), w.normal)),
             )
             .collect();
-        for (line, feature, normal, v_o) in lines {
+        for (line, feature, normal) in lines {
             for &(p, q) in &edges {
                 let (pi, qi) = (p as usize, q as usize);
                 let ran_out = |k: usize| ran_out_here.get(k).copied().unwrap_or(false);
@@ -997,6 +999,7 @@ impl Cloth<'_> {
                 // down every step).
                 let xc = xa + (xb - xa) * w;
                 let vc = self.xd[pi] + (self.xd[qi] - self.xd[pi]) * w;
+                let v_o = obstacles.velocity_of(&feature, on_edge, h);
                 if normal.dot(xc - on_edge) > 0.0 && normal.dot(vc - v_o) > 0.0 {
                     continue;
                 }

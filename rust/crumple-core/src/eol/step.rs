@@ -5,8 +5,7 @@
 //! the matrix fill, the QP, the update `x += h ẋ`, `X += h Ẋ` and the
 //! obstacles' motion. With `remesh` on, the contact-conforming pass of
 //! `remesh` runs first (steps 2–3), then with `sizing` the sizing remesh of
-//! `sizing` (step 4); the full cleanup loop and rotating obstacles are not
-//! written yet.
+//! `sizing` (step 4); the full cleanup loop is not written yet.
 
 use super::constraints::{Feature, Rows, Site, line_direction, material_direction};
 use super::element::{Mat2d, deformation_gradient, signed_area};
@@ -19,7 +18,7 @@ use super::sizing::{AdaptReport, Sizing};
 use super::system::{AssemblyCache, ClothParams, Mesh, assemble_with};
 use super::wrinkle::Wrinkles;
 use crate::cloth::model::ElementParams;
-use crate::math::Vec3;
+use crate::math::{Mat3, Vec3};
 use crate::{Error, Result};
 
 /// What one step did.
@@ -580,6 +579,24 @@ impl Stepper {
         self.active.clear();
     }
 
+    /// After box `k` turned by `turn`: the EOL vertices on its edges and
+    /// corners get the features they are on now (their normals and
+    /// tangents turned; compared exactly against the box's own features
+    /// elsewhere, so taken from the box).
+    pub fn follow_turned_box(&mut self, k: usize, turn: &Mat3<f64>) {
+        let Some(b) = self.boxes.get(k) else {
+            return;
+        };
+        for f in self.features.iter_mut().flatten() {
+            if matches!(f, Feature::Edge { .. } | Feature::Corner { .. })
+                && f.obstacle() as usize == k
+                && let Some(g) = b.turned_feature(f, turn, k as u32)
+            {
+                *f = g;
+            }
+        }
+    }
+
     /// The obstacles as the remesher sees them.
     pub fn obstacles(&self) -> Obstacles<'_> {
         Obstacles {
@@ -720,7 +737,7 @@ impl Stepper {
                 continue;
             }
             for b in &self.boxes {
-                let v_o = b.velocity;
+                let v_o = b.velocity_at(x, h);
                 // The reach of this step: relative to the obstacle, which moves too.
                 let reach = self.thr + 2.0 * (self.xd[i] - v_o).norm() * h;
                 let r0 = rows.inequality_count();
@@ -805,7 +822,7 @@ impl Stepper {
                 contacts += 1;
             }
         }
-        for (p, feature) in self.obstacles().point_features() {
+        for (p, feature) in self.obstacles().point_features(h) {
             let p = &p;
             if self.features.contains(&Some(feature)) {
                 continue;
@@ -1062,7 +1079,7 @@ impl Stepper {
                 flat,
                 along,
                 vertex_normal: vn,
-                v_o: self.obstacles().velocity_of(&feature),
+                v_o: self.obstacles().velocity_of(&feature, self.mesh.x[i], h),
             };
             let r0 = rows.inequality_count();
             match self.conformal {
@@ -1223,8 +1240,28 @@ impl Stepper {
                 what: format!("vertex {i}'s velocity became {:?} m/s", xd[i]),
             });
         }
-        for (x, v) in self.mesh.x.iter_mut().zip(&xd) {
-            *x += *v * h;
+        // On a turning box an EOL vertex's motion relative to the box,
+        // `h(ẋ − v_o)`, is turned with it: `x ← E'x + ΔR·h(ẋ − v_o)` with
+        // `E'x = x + h v_o` (v_o the finite-difference velocity, §4.2). Its
+        // rows bound that relative motion along the box's normals at the
+        // start of the step, so turned it keeps the same relation to the
+        // turned normals, and a vertex sliding along an edge stays on the
+        // turned edge exactly ([D]: `x + hẋ` would leave it by
+        // h²|ẋ_t|·|ω| per step, which builds up; the difference is second
+        // order in h).
+        let turns: Vec<Option<Mat3<f64>>> = self.boxes.iter().map(|b| b.turns().then(|| b.turn(h))).collect();
+        for (i, (x, v)) in self.mesh.x.iter_mut().zip(&xd).enumerate() {
+            let on_turning = self.features[i]
+                .filter(|_| self.mesh.eol[i])
+                .filter(|f| matches!(f, Feature::Edge { .. } | Feature::Corner { .. }))
+                .and_then(|f| Some((f.obstacle() as usize, turns.get(f.obstacle() as usize).copied()??)));
+            match on_turning {
+                Some((k, turn)) => {
+                    let v_o = self.boxes[k].velocity_at(*x, h);
+                    *x += v_o * h + turn * ((*v - v_o) * h);
+                }
+                None => *x += *v * h,
+            }
         }
         self.xd = xd;
         self.ud = ud;
@@ -1232,9 +1269,16 @@ impl Stepper {
         for pin in &mut self.pins {
             pin.target += pin.velocity * h;
         }
-        // The obstacles move on (translation at their velocity, §4.2).
+        // The obstacles move on (§4.2: boxes translate and turn, wires and
+        // points translate); the features on a turned box are its turned
+        // edges and corners.
         for b in &mut self.boxes {
-            b.center += b.velocity * h;
+            b.advance(h);
+        }
+        for (k, turn) in turns.iter().enumerate() {
+            if let Some(turn) = turn {
+                self.follow_turned_box(k, turn);
+            }
         }
         for w in &mut self.wires {
             w.ends = w.ends.map(|e| e + w.velocity * h);
