@@ -20,16 +20,16 @@ Example::
     sim.advance(1.0)
     sheet.is_eol.sum()                          # vertices on the box edge now
 
-What is implemented so far: boxes in any fixed orientation (their edges and
-corners as features, their faces as Lagrangian contacts), wires
-(:meth:`Simulation.add_wire`) and points (:meth:`Simulation.add_point`),
-each static or translating, EOL vertices made and released by the
+What is implemented so far: boxes in any orientation (their edges and
+corners as features, their faces as Lagrangian contacts), static, moving
+and turning, wires (:meth:`Simulation.add_wire`) and points
+(:meth:`Simulation.add_point`), static or translating, EOL vertices made and released by the
 remesher, Coulomb friction (each obstacle's μ; a box's ``mode="slip"`` is
 frictionless), scripted (pinned) vertices, ``mode="eol"`` and the Lagrangian
 baselines ``"lag_static"``, ``"lag_conformal_avg"`` and
 ``"lag_conformal_cone"``, the sizing remesh of spec §5.6
 (:class:`Sizing`, ``Simulation(sizing=...)``) and with it the non-conformal
-baseline ``"lag_nonconformal"``. Not yet: turning obstacles and the rest of
+baseline ``"lag_nonconformal"``. Not yet: the rest of
 the cleanup loop (fast flow through an edge can outrun the remesher:
 ``SolverError``, the step rolled back). Units are SI (m, s, kg); y is up.
 """
