@@ -260,10 +260,6 @@ def test_bad_cloth_and_obstacles_raise() -> None:
         sim.add_collider(cr.colliders.Sphere(center=(0, -1, 0), radius=0.5))
     with pytest.raises(cr.InvalidInputError, match="sticky"):
         sim.add_collider(cr.colliders.Box(center=(0, -1, 0), mode="sticky"))
-    keyed = cr.colliders.Box(center=(0, -1, 0))
-    keyed.set_keyframes([0.0, 1.0], [(0, -1, 0), (0, -2, 0)])
-    with pytest.raises(cr.InvalidInputError, match="keyframed"):
-        sim.add_collider(keyed)
     # Wires and points: too few points, no length, a normal along the wire
     # or zero, NaN.
     with pytest.raises(cr.InvalidInputError, match="two points"):
@@ -623,6 +619,50 @@ def test_a_tilting_box_lets_the_sheet_slide_off_without_friction_and_holds_it_wi
     assert abs(held["slid_while_held_m"]) < 0.02, held["slid_while_held_m"]
     with pytest.raises(cr.InvalidInputError, match="tilt"):
         eol_scenes.eol_tilting_box(out_dir=tmp_path / "bad", tilt=1.5)
+
+
+def _held_edge_distance(sim: cr.eol.Simulation, cloth: cr.eol.Cloth) -> float:
+    """The largest distance of an EOL vertex inside box 0 from the nearest
+    of its 12 edge lines, m (in the box's frame: for a point inside, the
+    nearest edge is the nearest pair of faces)."""
+    b = sim.colliders[0]
+    half = np.asarray(b._spec["half_extents"])
+    x, e = cloth.positions, cloth.is_eol
+    held = e & (b.signed_distance(x) <= 0.0)
+    if not held.any():
+        return 0.0
+    gap = half - np.abs((x[held] - np.asarray(b.translation)) @ np.asarray(b.rotation))
+    return float(np.min([np.hypot(gap[:, i], gap[:, j]) for i, j in ((0, 1), (1, 2), (0, 2))], axis=0).max())
+
+
+@pytest.mark.parametrize("by", ["advance", "step"])
+def test_a_keyframed_box_carries_its_eol_vertices_along_its_path(by: str) -> None:
+    """A box keyframed to turn by −0.2 rad about z and rise 5 cm, with keys
+    off the step grid (dt 2e-3 s; keys at 0.101 s and 0.601 s): each step's
+    velocity lands the box on its keyed pose, so its EOL vertices stay on
+    the edges of the box where the keys put it (those inside within δ +
+    1e-8 m of an edge line), through both keys, whether the run advances
+    by frames or by single steps; nothing enters the box deeper than
+    2·thr; the box ends on its last key."""
+    sim, cloth = _edge_sim(dt=2e-3)
+    rz = cr.colliders.rotation((0.0, 0.0, 1.0), float(np.degrees(-0.2)))
+    c0 = np.array([0.5, -0.5, 0.25])
+    sim.colliders[0].set_keyframes([0.101, 0.601], [tuple(c0), tuple(c0 + [0.0, 0.05, 0.0])], [np.eye(3), rz])
+    worst, deepest, eol_seen = 0.0, 0.0, 0
+    while sim.time < 0.75 - 1e-9:
+        if by == "advance":
+            sim.advance(1.0 / 24.0)
+        else:
+            sim.step()
+        worst = max(worst, _held_edge_distance(sim, cloth))
+        deepest = max(deepest, float(-sim.colliders[0].signed_distance(cloth.positions).min()))
+        eol_seen = max(eol_seen, int(cloth.is_eol.sum()))
+        assert np.all(np.isfinite(cloth.positions))
+    assert eol_seen > 0
+    assert worst <= 0.1 * THR + 1e-8, worst
+    assert deepest <= 2 * THR, deepest
+    np.testing.assert_allclose(sim.colliders[0].rotation, rz, atol=1e-12)
+    np.testing.assert_allclose(sim.colliders[0].translation, c0 + [0.0, 0.05, 0.0], atol=1e-12)
 
 
 def test_a_turning_box_checkpoints_mid_turn(tmp_path: Path) -> None:

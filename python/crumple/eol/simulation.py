@@ -439,12 +439,14 @@ class Simulation(SimulationBase):
         a callback that returns its pose and velocities. A box given a new
         orientation between steps (``set_pose`` or a callback's pose that is
         not where its angular velocity turned it) releases the EOL vertices
-        on its features; the remesher makes new ones. Its 12 edges and 8
-        corners are the sharp features, its faces contacts. Its ``mode``
-        says how it rubs: ``"separate"`` (the default) Coulomb friction with
-        its ``friction``, ``"slip"`` frictionless. Raises
-        :class:`InvalidInputError` for other shapes, ``"sticky"`` and
-        keyframed motion. Returns its index."""
+        on its features; the remesher makes new ones. Keyframed boxes
+        (``set_keyframes``) follow their path step by step (each step's
+        velocity carries the box from its pose to the keyed pose at the
+        step's end). Its 12 edges and 8 corners are the sharp features,
+        its faces contacts. Its ``mode`` says how it rubs: ``"separate"``
+        (the default) Coulomb friction with its ``friction``, ``"slip"``
+        frictionless. Raises :class:`InvalidInputError` for other shapes
+        and ``"sticky"``. Returns its index."""
         if not isinstance(collider, Box):
             raise InvalidInputError(
                 f"crumple.eol takes Box colliders (their edges are the features); got {type(collider).__name__}")

@@ -34,8 +34,9 @@ pub struct PyEolSimulation {
 }
 
 /// The EOL obstacle of a collider: a box in any orientation, static,
-/// moving and turning at a constant linear and angular velocity, or moved
-/// by a callback's pose and velocities each frame.
+/// moving and turning at a constant linear and angular velocity, along
+/// keyframes (aimed step by step, [`keyframe_aim`]), or moved by a
+/// callback's pose and velocities each frame.
 fn box_of(col: &c::Collider) -> PyResult<BoxObstacle> {
     let c::Shape::Box(b) = col.shape() else {
         return Err(invalid(format!(
@@ -43,12 +44,6 @@ fn box_of(col: &c::Collider) -> PyResult<BoxObstacle> {
             col.shape().name()
         )));
     };
-    if matches!(col.motion(), c::Motion::Keyframes { .. }) {
-        return Err(invalid(
-            "crumple.eol: keyframed boxes are not implemented yet; move the box with set_velocity(linear=...) \
-             or a callback",
-        ));
-    }
     // The collider's boundary mode says how it rubs (the shared toolkit's
     // vocabulary): "slip" frictionless, "separate" Coulomb with its
     // `friction`; "sticky" (glued) is not an EOL contact.
@@ -187,6 +182,28 @@ fn uv_rows(u: &PyReadonlyArray2<'_, f64>) -> PyResult<Vec<[f64; 2]>> {
         )));
     }
     Ok(u.as_array().rows().into_iter().map(|r| [r[0], r[1]]).collect())
+}
+
+/// Before each step from `t` of `h` s: every keyframed box is aimed at its
+/// keyframed pose at `t + h` (its velocity changes at the keys, so one
+/// velocity per `advance` would leave the path; spec §4.2's
+/// finite-difference velocity between the two poses keeps the box on it,
+/// and its EOL vertices with it). Boxes with other motions keep theirs.
+fn keyframe_aim(colliders: &[c::Collider]) -> impl FnMut(f64, f64, &mut [BoxObstacle]) + Send + use<> {
+    let keyed: Vec<(usize, c::Collider)> = colliders
+        .iter()
+        .enumerate()
+        .filter(|(_, col)| matches!(col.motion(), c::Motion::Keyframes { .. }))
+        .map(|(k, col)| (k, col.clone()))
+        .collect();
+    move |t, h, boxes| {
+        for (k, col) in &keyed {
+            let mut at = col.clone();
+            if let (Ok(()), Some(b)) = (at.advance_to(t + h), boxes.get_mut(*k)) {
+                b.aim(at.translation(), at.rotation(), h);
+            }
+        }
+    }
 }
 
 /// The largest difference between a box's orientation in the collider and
@@ -524,6 +541,9 @@ impl PyEolSimulation {
     fn step(&mut self, py: Python<'_>, dt: Option<f64>) -> PyResult<()> {
         self.sync_boxes()?;
         let h = dt.unwrap_or(self.s.h);
+        if h.is_finite() && h > 0.0 {
+            keyframe_aim(&self.colliders)(self.s.time, h, &mut self.s.boxes);
+        }
         let s = &mut self.s;
         let r = py.detach(|| s.step_by(h));
         self.follow_colliders()?;
@@ -535,9 +555,10 @@ impl PyEolSimulation {
     /// Ctrl-C stops it at a step boundary).
     fn advance(&mut self, py: Python<'_>, duration: f64) -> PyResult<u64> {
         self.sync_boxes()?;
+        let aim = keyframe_aim(&self.colliders);
         let s = &mut self.s;
         let mut sig = SignalCheck::new();
-        let r = py.detach(|| s.advance_with(duration, || sig.stop()));
+        let r = py.detach(|| s.advance_moving(duration, || sig.stop(), aim));
         self.follow_colliders()?;
         sig.finish(r)
     }
@@ -686,7 +707,7 @@ impl PyEolSimulation {
     }
 
     /// Raises unless `collider` is an obstacle EOL takes (a box, static,
-    /// moving or turning, not keyframed, not sticky).
+    /// moving, turning or keyframed, not sticky).
     #[staticmethod]
     fn check_collider(collider: &PyCollider) -> PyResult<()> {
         box_of(&collider.inner).map(|_| ())

@@ -10,7 +10,8 @@
 //! Lagrangian baselines of §6.4), the step's QP (`qp`: a warm-started
 //! active-set method on faer's sparse LDLᵀ, Clarabel as reference and
 //! fallback, the KKT check of §10 test 10), obstacles (`obstacle`: boxes
-//! in any fixed orientation, wires and points, each static or translating),
+//! in any orientation, static, translating or turning; wires and points,
+//! static or translating),
 //! the contact-conforming remesher (`remesh`: insertion where cloth edges
 //! cross a box edge or a wire and where a point or box corner pokes through
 //! a face, collapses into
@@ -21,7 +22,8 @@
 //! non-conformal baseline. The velocity of new collision vertices follows
 //! §5.7 Eq. 13 or the `zero_eulerian` option (`Stepper::eq13`). Beyond the
 //! paper: the cloth module's persistent wrinkles on the hinges, their state
-//! carried through remeshing (`wrinkle`). Not yet: rotating obstacles.
+//! carried through remeshing (`wrinkle`). Not yet: the rest of the
+//! cleanup loop of §5.3.
 
 pub mod checkpoint;
 pub mod constraints;

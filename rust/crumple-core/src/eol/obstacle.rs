@@ -217,31 +217,46 @@ impl BoxObstacle {
         self.center += self.velocity * h;
     }
 
+    /// Sets its velocity and angular velocity for the coming step of `h` s
+    /// so that [`Self::advance`] lands it at centre `center` and
+    /// orientation `rotation` (spec §4.2's finite-difference obstacle
+    /// velocity between two poses): how a keyframed box, whose velocity
+    /// changes at its keys, moves step by step exactly along its path
+    /// (a step over a key takes the mean twist of the two segments).
+    pub fn aim(&mut self, center: Vec3<f64>, rotation: Mat3<f64>, h: f64) {
+        self.velocity = (center - self.center) * (1.0 / h);
+        self.angular_velocity = rotation::log(rotation * self.rotation.transpose()) * (1.0 / h);
+    }
+
     /// The edge or corner feature of this box (number `obstacle`) that
     /// `feature`, one of its features before it turned by `turn`, has
     /// become: the one whose face normals best match the turned normals,
     /// in any order (the normals of a box's edges and corners are distinct
-    /// axis directions, so the match is clear for any turn well under
-    /// 45°). None for a wire or point feature.
+    /// axis directions). None when no feature's normals match the turned
+    /// ones to 1e-6 (the box was re-posed, not turned by `turn`: its
+    /// vertices are off their features) and for a wire or point feature.
     pub fn turned_feature(&self, feature: &Feature, turn: &Mat3<f64>, obstacle: u32) -> Option<Feature> {
-        let score = |a: &[Vec3<f64>], b: &[Vec3<f64>]| {
+        // The worst of the turned normals' best matches: 1 for the same
+        // feature, at most cos 90° + 1e-6-ish rounding for any other.
+        let fit = |a: &[Vec3<f64>], b: &[Vec3<f64>]| {
             a.iter()
                 .map(|p| b.iter().map(|q| (*turn * *p).dot(*q)).fold(f64::MIN, f64::max))
-                .sum::<f64>()
+                .fold(f64::MAX, f64::min)
         };
-        match feature {
+        let (found, fit) = match feature {
             Feature::Edge { normals, .. } => self
                 .edges()
                 .into_iter()
-                .max_by(|a, b| score(normals, &a.normals).total_cmp(&score(normals, &b.normals)))
-                .map(|e| e.feature(obstacle)),
+                .map(|e| (e.feature(obstacle), fit(normals, &e.normals)))
+                .max_by(|a, b| a.1.total_cmp(&b.1))?,
             Feature::Corner { normals, .. } => self
                 .corners()
                 .into_iter()
-                .max_by(|a, b| score(normals, &a.normals).total_cmp(&score(normals, &b.normals)))
-                .map(|c| c.feature(obstacle)),
-            Feature::Wire { .. } | Feature::Point { .. } => None,
-        }
+                .map(|c| (c.feature(obstacle), fit(normals, &c.normals)))
+                .max_by(|a, b| a.1.total_cmp(&b.1))?,
+            Feature::Wire { .. } | Feature::Point { .. } => return None,
+        };
+        (fit >= 1.0 - 1e-6).then_some(found)
     }
 
     /// `x` in the box's frame (origin at its centre).

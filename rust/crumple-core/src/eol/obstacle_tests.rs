@@ -379,9 +379,10 @@ fn eq13_splits_the_velocity_of_a_new_point_vertex() {
 
 /// A turning box (spec §4.2): `x + h v_obs(x)` is where the box's motion
 /// takes `x` (its centre moved by `h v`, the offset turned by `exp(h[ω])`)
-/// for points anywhere, `advance` moves it there, and every edge and
-/// corner feature of the box before the step maps to the turned box's own
-/// feature, the same edge or corner (for any order of its normals).
+/// for points anywhere, `advance` moves it there (and `aim` at a pose
+/// lands it there), and every edge and corner feature of the box before
+/// the step maps to the turned box's own feature, the same edge or corner
+/// (for any order of its normals).
 #[test]
 fn a_turning_box_moves_points_and_features_with_it() {
     let r = crate::math::Mat3::from_axis_angle(Vec3::new(0.3, 1.0, -0.2).normalize_or_zero(), 0.7);
@@ -423,6 +424,26 @@ fn a_turning_box_moves_points_and_features_with_it() {
     for (c0, c1) in before.corners().iter().zip(b.corners()) {
         assert_eq!(b.turned_feature(&c0.feature(1), &turn, 1), Some(c1.feature(1)));
     }
+    // Aimed at a pose, a step lands on it (a keyframed box's path).
+    let (c1, r1) = (
+        Vec3::new(0.3, 0.1, -0.2),
+        crate::math::Mat3::from_axis_angle(Vec3::new(1.0, 0.2, 0.0).normalize_or_zero(), 0.05) * b.rotation,
+    );
+    let mut aimed = b;
+    aimed.aim(c1, r1, h);
+    aimed.advance(h);
+    assert!((aimed.center - c1).norm() < 1e-15 && (aimed.rotation - r1).max_abs() < 1e-14);
+    // A box re-posed by 0.01 rad, not turned by `turn`: no feature matches.
+    let nudged = BoxObstacle {
+        rotation: crate::math::Mat3::from_axis_angle(Vec3::new(0.0, 1.0, 0.0), 0.01) * b.rotation,
+        ..b
+    };
+    let f = before.edges()[3].feature(2);
+    assert_eq!(nudged.turned_feature(&f, &turn, 2), None);
+    assert_eq!(
+        nudged.turned_feature(&before.corners()[5].feature(2), &turn, 2),
+        None
+    );
     let w = Wire {
         ends: [Vec3::zero(), Vec3::new(1.0, 0.0, 0.0)],
         normal: Vec3::new(0.0, 1.0, 0.0),

@@ -123,7 +123,8 @@ impl Timings {
     }
 }
 
-/// An EOL cloth on a fixed mesh with static boxes.
+/// An EOL cloth with its obstacles (boxes, wires, points; static, moving or
+/// turning boxes), its remeshers and its QP.
 #[derive(Clone, Debug)]
 pub struct Stepper {
     /// The mesh (world and material positions, EOL flags).
@@ -582,17 +583,26 @@ impl Stepper {
     /// After box `k` turned by `turn`: the EOL vertices on its edges and
     /// corners get the features they are on now (their normals and
     /// tangents turned; compared exactly against the box's own features
-    /// elsewhere, so taken from the box).
+    /// elsewhere, so taken from the box). A vertex whose feature matches
+    /// none of the box's (it was re-posed, not turned by `turn`) is
+    /// released (world velocity kept, spec §5.5).
     pub fn follow_turned_box(&mut self, k: usize, turn: &Mat3<f64>) {
-        let Some(b) = self.boxes.get(k) else {
+        let Some(b) = self.boxes.get(k).copied() else {
             return;
         };
-        for f in self.features.iter_mut().flatten() {
-            if matches!(f, Feature::Edge { .. } | Feature::Corner { .. })
-                && f.obstacle() as usize == k
-                && let Some(g) = b.turned_feature(f, turn, k as u32)
-            {
-                *f = g;
+        for i in 0..self.features.len() {
+            let Some(f) = self.features[i] else {
+                continue;
+            };
+            if !matches!(f, Feature::Edge { .. } | Feature::Corner { .. }) || f.obstacle() as usize != k {
+                continue;
+            }
+            match b.turned_feature(&f, turn, k as u32) {
+                Some(g) => self.features[i] = Some(g),
+                None => {
+                    release_vertex(&mut self.mesh, &mut self.xd, &mut self.ud, &mut self.features, i);
+                    self.active.clear();
+                }
             }
         }
     }
@@ -672,7 +682,19 @@ impl Stepper {
     /// Steps until `time + duration` (s), the last step shortened to land
     /// there; `stop` is asked before each step and ends the run early (the
     /// state is whole). Returns the steps taken and whether it stopped.
-    pub fn advance_with(&mut self, duration: f64, mut stop: impl FnMut() -> bool) -> Result<(u64, bool)> {
+    pub fn advance_with(&mut self, duration: f64, stop: impl FnMut() -> bool) -> Result<(u64, bool)> {
+        self.advance_moving(duration, stop, |_, _, _| {})
+    }
+
+    /// [`Self::advance_with`], with `aim(t, h, boxes)` called before each
+    /// step from `t` of `h` s to set the boxes' velocities for it (e.g.
+    /// [`BoxObstacle::aim`] at a keyframed box's pose at `t + h`).
+    pub fn advance_moving(
+        &mut self,
+        duration: f64,
+        mut stop: impl FnMut() -> bool,
+        mut aim: impl FnMut(f64, f64, &mut [BoxObstacle]),
+    ) -> Result<(u64, bool)> {
         if !(duration.is_finite() && duration >= 0.0) {
             return Err(Error::InvalidInput(format!(
                 "advance: duration must be a finite number of seconds ≥ 0, got {duration}"
@@ -684,6 +706,7 @@ impl Stepper {
             if stop() {
                 return Ok((steps, true));
             }
+            aim(self.time, h, &mut self.boxes);
             self.step_by(h)?;
             steps += 1;
         }
@@ -732,24 +755,31 @@ impl Stepper {
         let pinned = self.pinned_flags();
         let m = &self.mesh;
         let free = |i: usize| !m.eol[i] && !pinned[i];
+        // A turning box's face rows take the face's normal at the end of
+        // the step: with `v_o` the finite-difference velocity,
+        // `n'ᵀ(x + hẋ − E'x) ≥ −gap` keeps the vertex outside the turned face
+        // exactly (the start normal would let a vertex sliding along the
+        // face drift in by h²|ω||ẋ_t| per step, as for EOL vertices).
+        let turns: Vec<Option<Mat3<f64>>> = self.boxes.iter().map(|b| b.turns().then(|| b.turn(h))).collect();
         for (i, &x) in m.x.iter().enumerate() {
             if !free(i) {
                 continue;
             }
-            for b in &self.boxes {
+            for (b, turn) in self.boxes.iter().zip(&turns) {
                 let v_o = b.velocity_at(x, h);
+                let turned = |n: Vec3<f64>| turn.map_or(n, |r| r * n);
                 // The reach of this step: relative to the obstacle, which moves too.
                 let reach = self.thr + 2.0 * (self.xd[i] - v_o).norm() * h;
                 let r0 = rows.inequality_count();
                 if let Some((nf, depth)) = b.nearest_face(x) {
                     if depth <= 5.0 * self.thr {
-                        rows.vertex(dofs, i, true, nf, v_o);
+                        rows.vertex(dofs, i, true, turned(nf), v_o);
                         contacts += 1;
                     }
                 } else if let Some((nf, gap)) = b.face_above(x)
                     && gap <= reach
                 {
-                    rows.vertex_ahead(dofs, i, nf, v_o, gap / h);
+                    rows.vertex_ahead(dofs, i, turned(nf), v_o, gap / h);
                     contacts += 1;
                 }
                 rows.set_friction_from(r0, b.friction);
