@@ -1,7 +1,8 @@
 """Weidner et al. 2018 (crumple.eol): eol_tilting_box.
 
-A box tilts under a table cloth (a turning obstacle, spec §2.5): without
-friction the sheet slides off the low edge, with friction it stays.
+A box tilts (a turning obstacle, spec §2.5) under a sheet folded over its
+long edges: without friction the sheet slides along the turning edges at
+g sin(tilt), with friction it stays.
 
 Opens a window with play/pause and a frame slider where a display exists;
 otherwise writes the picture. ``python examples/gallery/eol_tilting_box.py [FRAMES]``
