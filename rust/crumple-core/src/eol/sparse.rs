@@ -240,6 +240,14 @@ impl PatternCache {
         self.pattern = Some(p);
     }
 
+    /// Keeps `pattern` and `map` as [`Self::set`] would from coordinates
+    /// whose [`Csc::pattern`] they are (built another way: the caller
+    /// vouches for them).
+    pub fn keep(&mut self, pattern: Csc, map: Vec<u32>) {
+        self.map = map;
+        self.pattern = Some(pattern);
+    }
+
     /// The matrix of triplets with `values` at the kept coordinates (one
     /// value per coordinate, in their order; duplicates summed in that
     /// order), as [`Csc::from_triplets`] builds it. Empty when no pattern is

@@ -295,3 +295,68 @@ fn a_kept_pattern_gives_the_fresh_assembly() {
         &fresh.qp_terms(0.01, &qd[..n]).0
     ));
 }
+
+/// The block-structured pattern is the counting sort's: for meshes with
+/// and without EOL vertices, faces alone (M) and faces then hinges (K),
+/// `block_pattern` gives the arrays and the per-coordinate map that
+/// `Csc::pattern` gives for the coordinates `emit_coords` lists.
+#[test]
+fn the_block_pattern_is_the_sorted_one() {
+    for (k, mesh) in [
+        sheet(6, 0.05, 3, |_| false),
+        sheet(6, 0.05, 3, |i| i % 7 == 2),
+        sheet(5, 0.05, 2, |i| i % 3 != 0),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let dofs = Dofs::new(&mesh.eol);
+        let n = dofs.len();
+        let hinges: Vec<[u32; 4]> = mesh.hinges.iter().map(|h| h.vertices).collect();
+        let mut coords = Vec::new();
+        for f in &mesh.faces {
+            for &i in f {
+                for &j in f {
+                    emit_coords(&dofs, i as usize, j as usize, &mut coords);
+                }
+            }
+        }
+        let sorted_m = Csc::pattern(n, n, &coords);
+        for h in &hinges {
+            for &i in h {
+                for &j in h {
+                    emit_coords(&dofs, i as usize, j as usize, &mut coords);
+                }
+            }
+        }
+        let sorted_k = Csc::pattern(n, n, &coords);
+        assert!(!hinges.is_empty() && !dofs.eol.is_empty() || k == 0);
+        assert_eq!(block_pattern(&dofs, &mesh.faces, &[]), sorted_m, "mesh {k}: M");
+        assert_eq!(
+            block_pattern(&dofs, &mesh.faces, &hinges),
+            sorted_k,
+            "mesh {k}: K"
+        );
+    }
+}
+
+/// `upper_within` gives the pattern and map `Csc::pattern` gives for the
+/// upper entries of M then K (M's pattern inside K's), and None when M has
+/// an entry K lacks.
+#[test]
+fn the_upper_pattern_of_m_within_k_is_the_sorted_one() {
+    let p = params(9.8);
+    for mesh in [sheet(6, 0.05, 3, |_| false), sheet(5, 0.05, 2, |i| i % 3 != 0)] {
+        let s = assemble(&mesh, &p).unwrap();
+        let mut coords = Vec::new();
+        upper_entries(&s.mass, &mut coords);
+        upper_entries(&s.stiffness, &mut coords);
+        let n = s.mass.rows;
+        assert_eq!(
+            upper_within(&s.mass, &s.stiffness),
+            Some(Csc::pattern(n, n, &coords))
+        );
+        // K's pattern is not inside M's (the hinges).
+        assert_eq!(upper_within(&s.stiffness, &s.mass), None);
+    }
+}
