@@ -579,15 +579,18 @@ def eol_tilting_box(*, out_dir: Path, frames: int = 24, backend: str = "cpu", sc
     edge lines (m; EOL vertices sit δ = 0.1·thr inside it, spec §4.4), the deepest
     cloth point inside the box (m), and the slide (m): the sheet's centre
     of mass along the box's length in its own frame (local z; positive is
-    downhill). At the end: the slide while the box held still, its
-    acceleration fitted over those frames (m/s²) and g·sin(tilt)."""
+    downhill). At the end: the slide from the first frame after the box
+    stopped turning to the last, the acceleration fitted over those frames
+    (m/s²; NaN with fewer than 4 of them: a slow or large tilt needs more
+    ``frames``) and g·sin(tilt)."""
     sc = positive(scale, "scale")
     choice(backend, "backend", ("cpu", "auto"))
     mode_ = _mode(mode)
     mu = non_negative(friction, "friction")
     angle, speed = positive(tilt, "tilt"), positive(tilt_speed, "tilt_speed")
     if angle > 1.0:
-        raise errors.InvalidInputError(f"tilt must be at most 1 rad (the sheet then falls off); got {angle}")
+        raise errors.InvalidInputError(f"tilt must be at most 1 rad (the sheet would slide off the box's end "
+                                        f"within a few frames); got {angle}")
     nx, nz = max(4, int(round(24 * sc))), max(3, int(round(14 * sc)))
     sheet = geometry.grid_mesh(size=(1.0, 0.6), resolution=(nx, nz), center=(0.0, 0.001, 0.0), normal="y")
     g = 9.8

@@ -223,9 +223,25 @@ impl BoxObstacle {
     /// velocity between two poses): how a keyframed box, whose velocity
     /// changes at its keys, moves step by step exactly along its path
     /// (a step over a key takes the mean twist of the two segments).
+    /// A pose it already has to rounding (a box at rest on its last key)
+    /// gives zero velocities, not rounding-sized ones.
     pub fn aim(&mut self, center: Vec3<f64>, rotation: Mat3<f64>, h: f64) {
-        self.velocity = (center - self.center) * (1.0 / h);
-        self.angular_velocity = rotation::log(rotation * self.rotation.transpose()) * (1.0 / h);
+        let (dc, turn) = (
+            center - self.center,
+            rotation::log(rotation * self.rotation.transpose()),
+        );
+        let scale = 1.0 + self.center.norm() + self.half.norm();
+        let rounding = |d: f64| d <= 1e-12 * scale;
+        self.velocity = if rounding(dc.norm()) {
+            Vec3::zero()
+        } else {
+            dc * (1.0 / h)
+        };
+        self.angular_velocity = if turn.norm() <= 1e-12 {
+            Vec3::zero()
+        } else {
+            turn * (1.0 / h)
+        };
     }
 
     /// The edge or corner feature of this box (number `obstacle`) that

@@ -433,6 +433,9 @@ fn a_turning_box_moves_points_and_features_with_it() {
     aimed.aim(c1, r1, h);
     aimed.advance(h);
     assert!((aimed.center - c1).norm() < 1e-15 && (aimed.rotation - r1).max_abs() < 1e-14);
+    // Aimed where it is (to rounding), it rests.
+    aimed.aim(c1 + Vec3::new(1e-17, 0.0, 0.0), r1, h);
+    assert!(aimed.velocity == Vec3::zero() && !aimed.turns());
     // A box re-posed by 0.01 rad, not turned by `turn`: no feature matches.
     let nudged = BoxObstacle {
         rotation: crate::math::Mat3::from_axis_angle(Vec3::new(0.0, 1.0, 0.0), 0.01) * b.rotation,

@@ -428,6 +428,10 @@ fn upper_within(m: &Csc, k: &Csc) -> Option<(Csc, Vec<u32>)> {
     for c in 0..k.cols {
         let start = rowval.len();
         for &r in &k.rowval[k.colptr[c]..k.colptr[c + 1]] {
+            // Rows ascending without repeats (a public field could break it).
+            if rowval.len() > start && rowval.last().is_some_and(|&q| q >= r) {
+                return None;
+            }
             if r <= c {
                 rowval.push(r);
             }

@@ -360,3 +360,32 @@ fn the_upper_pattern_of_m_within_k_is_the_sorted_one() {
         assert_eq!(upper_within(&s.stiffness, &s.mass), None);
     }
 }
+
+/// The same on a mesh made to be awkward: a face with a repeated vertex,
+/// an EOL vertex in no element, a hinge whose outer pair shares no face,
+/// and EOL vertices out of order in the faces.
+#[test]
+fn the_block_pattern_is_the_sorted_one_on_an_odd_mesh() {
+    let eol = [false, true, false, true, false, true, true];
+    let dofs = Dofs::new(&eol);
+    let faces = [[0u32, 1, 2], [3, 2, 1], [4, 4, 5], [5, 3, 1]];
+    let hinges = [[1u32, 2, 0, 3], [0, 5, 2, 4]];
+    let n = dofs.len();
+    let mut coords = Vec::new();
+    for f in &faces {
+        for &i in f {
+            for &j in f {
+                emit_coords(&dofs, i as usize, j as usize, &mut coords);
+            }
+        }
+    }
+    assert_eq!(block_pattern(&dofs, &faces, &[]), Csc::pattern(n, n, &coords));
+    for h in &hinges {
+        for &i in h {
+            for &j in h {
+                emit_coords(&dofs, i as usize, j as usize, &mut coords);
+            }
+        }
+    }
+    assert_eq!(block_pattern(&dofs, &faces, &hinges), Csc::pattern(n, n, &coords));
+}
