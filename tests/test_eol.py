@@ -600,7 +600,7 @@ def test_moving_box_scene_carries_drops_and_catches_the_sheet(tmp_path: Path) ->
 
 
 def test_a_tilting_box_lets_the_sheet_slide_along_its_edges_at_g_sin_tilt(tmp_path: Path) -> None:
-    """A turning box (spec §2.5 constant twist, §4.2): the box under a sheet
+    """A turning box (spec §2.5, §4.2; keyframed): the box under a sheet
     folded over its two long edges tilts by 0.25 rad about its short axis.
     The EOL vertices ride the turning edges (those inside the box within
     δ + 1e-8 m of an edge line) and nothing enters the box deeper than

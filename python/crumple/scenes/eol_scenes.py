@@ -565,9 +565,10 @@ def eol_tilting_box(*, out_dir: Path, frames: int = 24, backend: str = "cpu", sc
     """A turning box (spec §2.5's constant twist, §4.2) in y-up axes: a 1 m
     × 0.6 m sheet lies 1 mm over the top of a box 0.5 m wide in x, 0.2 m
     high and 1.8 m long in z (top at y = 0); it folds over the two long top
-    edges (along z) and round the bottom ones. From 0.3 s the box turns about its own x axis (through
-    its centre) at ``tilt_speed`` rad/s until it is tilted by ``tilt`` rad
-    (its +z end down), then holds. The sheet's EOL vertices ride the
+    edges (along z) and round the bottom ones. The box is keyframed: from
+    0.3 s it turns about its own x axis (through its centre) at
+    ``tilt_speed`` rad/s until it is tilted by ``tilt`` rad (its +z end
+    down), then holds. The sheet's EOL vertices ride the
     turning edges and, with ``friction`` μ = 0 (a ``"slip"`` box), the whole
     sheet slides down along them at g·sin(tilt) once the box holds (the
     flaps hang symmetrically, so nothing else drives it); with μ above
@@ -599,29 +600,23 @@ def eol_tilting_box(*, out_dir: Path, frames: int = 24, backend: str = "cpu", sc
     half = (0.25, 0.1, 0.9)
     box = colliders.Box(center=(0.0, -0.1, 0.0), half_extents=half, mode="slip" if mu == 0 else "separate",
                         friction=mu)
+    start, stop = 0.3, 0.3 + angle / speed
+    # Keyframed: level until `start`, turned about x by `angle` at `stop`
+    # (one constant angular velocity between the keys), held after.
+    box.set_keyframes([start, stop], [box.translation, box.translation],
+                      [np.eye(3), colliders.rotation((1.0, 0.0, 0.0), math.degrees(angle))])
     sim.add_collider(box, name="box")
     thr = float(sim._params["collision_threshold"])
-    start, stop = 0.3, 0.3 + angle / speed
-    phase = "rest"
     series: dict[str, list[Any]] = {"time_s": [], "tilt_rad": [], "eol_vertices": [], "edge_distance_m": [],
                                     "deepest_m": [], "slide_m": []}
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
 
-    def go(t_end: float) -> None:
-        nonlocal phase
-        while sim.time < t_end - 1e-12:
-            nxt = {"rest": start, "tilt": stop}.get(phase, t_end)
-            sim.advance(max(0.0, min(nxt, t_end) - sim.time))
-            if sim.time >= nxt - 1e-12 and phase != "hold":
-                phase = "tilt" if phase == "rest" else "hold"
-                sim.colliders[0].set_velocity(angular=(speed if phase == "tilt" else 0.0, 0.0, 0.0))
-
     with frame_writer(out, "eol_tilting_box", fps=1.0 / FRAME_DT, sim=sim) as writer:
         writer.write(sim.frame())
         with _progress_bar(frames, "eol_tilting_box", enabled=progress) as bar:
             for _ in range(max(int(frames), 1)):
-                go(sim.time + FRAME_DT)
+                sim.advance(FRAME_DT)
                 b = sim.colliders[0]
                 r = np.asarray(b.rotation)
                 x, e = cloth.positions, cloth.is_eol
