@@ -437,8 +437,8 @@ class Simulation(SimulationBase):
         rad/s about it, world frame; spec §2.5, §4.2: EOL vertices on a
         moving or turning edge ride on it and slide along it), or moved by
         a callback that returns its pose and velocities. A box given a new
-        orientation between steps (``set_pose`` or a callback's pose that is
-        not where its angular velocity turned it) releases the EOL vertices
+        orientation between steps (a replaced collider or a callback's pose
+        that is not where its angular velocity turned it) releases the EOL vertices
         on its features; the remesher makes new ones. Keyframed boxes
         (``set_keyframes``) follow their path step by step (each step's
         velocity carries the box from its pose to the keyed pose at the
