@@ -109,7 +109,18 @@ def test_cloth_add_pin_step(mesh: Any, data: st.DataObject) -> None:
 @given(mesh=meshes(False), data=st.data())
 def test_eol_add_obstacles_step(mesh: Any, data: st.DataObject) -> None:
     sim = eol.Simulation(mode=data.draw(st.sampled_from(["eol", "lag_static"])))
-    attempt("eol", sim.add_collider, cr.colliders.Box(center=(0.0, -0.5, 0.0), half_extents=(0.5, 0.49, 0.5)))
+    box = cr.colliders.Box(center=(0.0, -0.5, 0.0), half_extents=(0.5, 0.49, 0.5))
+    # Moving, turning and keyframed boxes (any numbers: huge turns per step included).
+    motion = data.draw(st.sampled_from(["static", "velocity", "keyframes"]))
+    if motion == "velocity":
+        attempt("eol", box.set_velocity, data.draw(vec3s()), data.draw(vec3s()))
+    elif motion == "keyframes":
+        n = data.draw(st.integers(min_value=1, max_value=3))
+        turns = data.draw(st.lists(st.floats(min_value=-720.0, max_value=720.0), min_size=n, max_size=n))
+        attempt("eol", box.set_keyframes, data.draw(st.one_of(arrays(1, 4), wild)),
+                data.draw(st.one_of(arrays(2, 4), wild)),
+                [cr.colliders.rotation((0.3, 1.0, -0.2), d) for d in turns])
+    attempt("eol", sim.add_collider, box)
     attempt("eol", sim.add_wire, data.draw(st.one_of(arrays(2, 4), wild)),
             **data.draw(kwargs_for(eol.Simulation.add_wire, skip=("points",))))
     attempt("eol", sim.add_point, data.draw(st.one_of(st.tuples(floats, floats, floats), wild)),

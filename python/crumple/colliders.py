@@ -28,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from ._checks import as_points, as_vec3, choice, non_negative, positive, rotation_matrix
+from ._checks import as_array, as_points, as_vec3, choice, non_negative, positive, rotation_matrix
 from .errors import InvalidInputError
 from .geometry import TriMesh
 
@@ -149,9 +149,9 @@ class Collider:
         ``translations (K, 3)`` (m), ``rotations (K, 3, 3)`` (default identity).
         Translation is interpolated linearly, rotation along the shortest arc;
         the pose is held before the first and after the last key."""
-        t = np.ascontiguousarray(np.asarray(times, dtype=np.float64).reshape(-1))
+        t = np.ascontiguousarray(as_array(times, "times").reshape(-1))
         tr = as_points(translations, "translations")
-        r = np.tile(np.eye(3), (len(t), 1, 1)) if rotations is None else np.asarray(rotations, dtype=np.float64)
+        r = np.tile(np.eye(3), (len(t), 1, 1)) if rotations is None else as_array(rotations, "rotations")
         self._callback = None
         self._c.set_keyframes(t, tr, np.ascontiguousarray(r))
         self._record("keyframes", times=t.tolist(), translations=tr.tolist(), rotations=np.asarray(r).tolist())
