@@ -198,9 +198,9 @@ fn keyframe_aim(colliders: &[c::Collider]) -> impl FnMut(f64, f64, &mut [BoxObst
         .collect();
     move |t, h, boxes| {
         for (k, col) in &keyed {
-            let mut at = col.clone();
-            if let (Ok(()), Some(b)) = (at.advance_to(t + h), boxes.get_mut(*k)) {
-                b.aim(at.translation(), at.rotation(), h);
+            if let Some(b) = boxes.get_mut(*k) {
+                let (center, rotation) = col.pose_at(t + h);
+                b.aim(center, rotation, h);
             }
         }
     }

@@ -110,6 +110,17 @@ impl Collider {
         Ok(())
     }
 
+    /// Its pose (translation, rotation) at absolute time `t` (s) under its
+    /// motion, without moving it; a [`Motion::Scripted`] collider answers
+    /// its current pose.
+    pub fn pose_at(&self, t: f64) -> (Vec3<f64>, Mat3<f64>) {
+        let k = self
+            .motion
+            .evaluate(t, &self.base, self.base_time)
+            .unwrap_or(self.current);
+        (k.translation, k.rotation)
+    }
+
     /// Moves the collider to its pose at absolute time `t` (seconds, finite;
     /// earlier times are allowed). A [`Motion::Scripted`] collider only
     /// records the time.

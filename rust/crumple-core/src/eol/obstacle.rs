@@ -166,6 +166,36 @@ impl BoxEdge {
     }
 }
 
+/// [`BoxObstacle::turned_feature`] against a box's edges and corners listed
+/// once by the caller (a loop over EOL vertices lists them once per box).
+pub(crate) fn turned_among(
+    feature: &Feature,
+    turn: &Mat3<f64>,
+    edges: &[BoxEdge],
+    corners: &[BoxCorner],
+    obstacle: u32,
+) -> Option<Feature> {
+    // The worst of the turned normals' best matches: 1 for the same
+    // feature, at most cos 90° + 1e-6-ish rounding for any other.
+    let fit = |a: &[Vec3<f64>], b: &[Vec3<f64>]| {
+        a.iter()
+            .map(|p| b.iter().map(|q| (*turn * *p).dot(*q)).fold(f64::MIN, f64::max))
+            .fold(f64::MAX, f64::min)
+    };
+    let (found, fit) = match feature {
+        Feature::Edge { normals, .. } => edges
+            .iter()
+            .map(|e| (e.feature(obstacle), fit(normals, &e.normals)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))?,
+        Feature::Corner { normals, .. } => corners
+            .iter()
+            .map(|c| (c.feature(obstacle), fit(normals, &c.normals)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))?,
+        Feature::Wire { .. } | Feature::Point { .. } => return None,
+    };
+    (fit >= 1.0 - 1e-6).then_some(found)
+}
+
 fn unit(k: usize, s: f64) -> Vec3<f64> {
     let mut v = Vec3::zero();
     v[k] = s;
@@ -203,8 +233,15 @@ impl BoxObstacle {
         if !self.turns() {
             return self.velocity;
         }
+        self.velocity_turning(x, h, &self.turn(h))
+    }
+
+    /// [`Self::velocity_at`] for a box that turns, with its step's turn
+    /// `turn = self.turn(h)` already at hand (loops over vertices compute it
+    /// once).
+    pub fn velocity_turning(&self, x: Vec3<f64>, h: f64, turn: &Mat3<f64>) -> Vec3<f64> {
         let r = x - self.center;
-        self.velocity + (self.turn(h) * r - r) * (1.0 / h)
+        self.velocity + (*turn * r - r) * (1.0 / h)
     }
 
     /// Moves it over a step of `h` s: the centre at its velocity, the
@@ -252,27 +289,7 @@ impl BoxObstacle {
     /// ones to 1e-6 (the box was re-posed, not turned by `turn`: its
     /// vertices are off their features) and for a wire or point feature.
     pub fn turned_feature(&self, feature: &Feature, turn: &Mat3<f64>, obstacle: u32) -> Option<Feature> {
-        // The worst of the turned normals' best matches: 1 for the same
-        // feature, at most cos 90° + 1e-6-ish rounding for any other.
-        let fit = |a: &[Vec3<f64>], b: &[Vec3<f64>]| {
-            a.iter()
-                .map(|p| b.iter().map(|q| (*turn * *p).dot(*q)).fold(f64::MIN, f64::max))
-                .fold(f64::MAX, f64::min)
-        };
-        let (found, fit) = match feature {
-            Feature::Edge { normals, .. } => self
-                .edges()
-                .into_iter()
-                .map(|e| (e.feature(obstacle), fit(normals, &e.normals)))
-                .max_by(|a, b| a.1.total_cmp(&b.1))?,
-            Feature::Corner { normals, .. } => self
-                .corners()
-                .into_iter()
-                .map(|c| (c.feature(obstacle), fit(normals, &c.normals)))
-                .max_by(|a, b| a.1.total_cmp(&b.1))?,
-            Feature::Wire { .. } | Feature::Point { .. } => return None,
-        };
-        (fit >= 1.0 - 1e-6).then_some(found)
+        turned_among(feature, turn, &self.edges(), &self.corners(), obstacle)
     }
 
     /// `x` in the box's frame (origin at its centre).

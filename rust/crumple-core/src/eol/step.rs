@@ -9,7 +9,7 @@
 
 use super::constraints::{Feature, Rows, Site, line_direction, material_direction};
 use super::element::{Mat2d, deformation_gradient, signed_area};
-use super::obstacle::{BoxObstacle, PointObstacle, Wire};
+use super::obstacle::{BoxObstacle, PointObstacle, Wire, turned_among};
 use super::qp::{Kkt, KktWorkspace, Qp, kkt, polish, solve_active_set, solve_clarabel};
 use super::remesh::{
     Cloth, Obstacles, RemeshReport, near_face, point_over_face, release_vertex, vertex_grad,
@@ -590,6 +590,7 @@ impl Stepper {
         let Some(b) = self.boxes.get(k).copied() else {
             return;
         };
+        let (edges, corners) = (b.edges(), b.corners());
         for i in 0..self.features.len() {
             let Some(f) = self.features[i] else {
                 continue;
@@ -597,7 +598,7 @@ impl Stepper {
             if !matches!(f, Feature::Edge { .. } | Feature::Corner { .. }) || f.obstacle() as usize != k {
                 continue;
             }
-            match b.turned_feature(&f, turn, k as u32) {
+            match turned_among(&f, turn, &edges, &corners, k as u32) {
                 Some(g) => self.features[i] = Some(g),
                 None => {
                     release_vertex(&mut self.mesh, &mut self.xd, &mut self.ud, &mut self.features, i);
@@ -750,7 +751,14 @@ impl Stepper {
     /// wire or a point into EOL vertices first, so the last two catch a
     /// cloth on its way in; in the Lagrangian baseline they are the
     /// contact.
-    fn lagrangian_contacts(&self, dofs: &super::system::Dofs, rows: &mut Rows, h: f64) -> usize {
+    /// `turns`: each box's turn over the step (None: it does not turn).
+    fn lagrangian_contacts(
+        &self,
+        dofs: &super::system::Dofs,
+        rows: &mut Rows,
+        h: f64,
+        turns: &[Option<Mat3<f64>>],
+    ) -> usize {
         let mut contacts = 0;
         let pinned = self.pinned_flags();
         let m = &self.mesh;
@@ -760,13 +768,12 @@ impl Stepper {
         // `n'ᵀ(x + hẋ − E'x) ≥ −gap` keeps the vertex outside the turned face
         // exactly (the start normal would let a vertex sliding along the
         // face drift in by h²|ω||ẋ_t| per step, as for EOL vertices).
-        let turns: Vec<Option<Mat3<f64>>> = self.boxes.iter().map(|b| b.turns().then(|| b.turn(h))).collect();
         for (i, &x) in m.x.iter().enumerate() {
             if !free(i) {
                 continue;
             }
-            for (b, turn) in self.boxes.iter().zip(&turns) {
-                let v_o = b.velocity_at(x, h);
+            for (b, turn) in self.boxes.iter().zip(turns) {
+                let v_o = turn.as_ref().map_or(b.velocity, |r| b.velocity_turning(x, h, r));
                 let turned = |n: Vec3<f64>| turn.map_or(n, |r| r * n);
                 // The reach of this step: relative to the obstacle, which moves too.
                 let reach = self.thr + 2.0 * (self.xd[i] - v_o).norm() * h;
@@ -1119,7 +1126,9 @@ impl Stepper {
             }
             rows.set_friction_from(r0, self.obstacles().friction_of(&feature));
         }
-        let contacts = self.lagrangian_contacts(dofs, &mut rows, h);
+        // Each box's turn over this step (its pose stays put until the step's end).
+        let turns: Vec<Option<Mat3<f64>>> = self.boxes.iter().map(|b| b.turns().then(|| b.turn(h))).collect();
+        let contacts = self.lagrangian_contacts(dofs, &mut rows, h, &turns);
         timings.cd = clock.elapsed().as_secs_f64();
         let clock = std::time::Instant::now();
         for pin in &self.pins {
@@ -1279,7 +1288,6 @@ impl Stepper {
         // turned edge exactly ([D]: `x + hẋ` would leave it by
         // h²|ẋ_t|·|ω| per step, which builds up; the difference is second
         // order in h).
-        let turns: Vec<Option<Mat3<f64>>> = self.boxes.iter().map(|b| b.turns().then(|| b.turn(h))).collect();
         for (i, (x, v)) in self.mesh.x.iter_mut().zip(&xd).enumerate() {
             let on_turning = self.features[i]
                 .filter(|_| self.mesh.eol[i])
@@ -1287,7 +1295,7 @@ impl Stepper {
                 .and_then(|f| Some((f.obstacle() as usize, turns.get(f.obstacle() as usize).copied()??)));
             match on_turning {
                 Some((k, turn)) => {
-                    let v_o = self.boxes[k].velocity_at(*x, h);
+                    let v_o = self.boxes[k].velocity_turning(*x, h, &turn);
                     *x += v_o * h + turn * ((*v - v_o) * h);
                 }
                 None => *x += *v * h,
