@@ -455,3 +455,42 @@ fn a_turning_box_moves_points_and_features_with_it() {
     };
     assert_eq!(b.turned_feature(&w.feature(0), &turn, 0), None);
 }
+
+/// Spec §5.2 step 3: a nail under the sheet within `b_r = 2.5 τ` of the
+/// cloth's border (6 mm in from it, with τ = 5 mm: b_r = 12.5 mm) gets no
+/// EOL vertex (§5.4 would revert it: a point vertex that near the border
+/// has almost no material on one side); 16 mm in, it gets one. The border
+/// vertices themselves are farther than τ from the nail, so the old rule
+/// (no border vertex made EOL) did not refuse it.
+#[test]
+fn no_point_vertex_is_made_within_the_border_range() {
+    use crate::eol::remesh::Obstacles;
+    for (inset, made) in [(0.006, 0), (0.016, 1)] {
+        let m = grid_mesh((0.5, 0.5), (12, 12), Vec3::new(0.25 - inset, 0.021, -1e-3), 2).unwrap();
+        let u: Vec<Mat2d> = m.vertices().iter().map(|v| [v.x, v.y]).collect();
+        let mut s = Stepper::new(
+            m.vertices().to_vec(),
+            u,
+            m.faces().to_vec(),
+            test_params(9.8),
+            2e-3,
+        )
+        .unwrap();
+        let points = vec![PointObstacle {
+            position: Vec3::zero(),
+            normal: Vec3::new(0.0, 0.0, 1.0),
+            velocity: Vec3::zero(),
+            friction: 0.0,
+        }];
+        let pinned = vec![false; s.mesh.x.len()];
+        let obstacles = Obstacles {
+            boxes: &[],
+            wires: &[],
+            points: &points,
+        };
+        let mut c = s.cloth(&pinned);
+        let r = c.remesh(&obstacles, 5e-3, 0.005, 2e-3).unwrap();
+        assert_eq!(r.created, made, "inset {inset}: {r:?}");
+        assert_eq!(s.mesh.eol.iter().filter(|&&e| e).count(), made);
+    }
+}

@@ -330,6 +330,81 @@ pub(super) fn point_over_face(
     Some((height, c.map(|c| c / sum), nt))
 }
 
+/// Spec §5.2 and §5.4's border range `b_r` over the collapse length τ: the
+/// spec's defaults are `b_r = 0.025 L` and `τ = 0.01 L`, so a user's τ
+/// scales both.
+pub(super) const BORDER_RANGE_OVER_TAU: f64 = 2.5;
+
+/// cos 36°: the spec's border angle (§5.2, §5.4) between a feature line and
+/// the cloth border in material space.
+fn cos_border_angle() -> f64 {
+    (std::f64::consts::PI / 5.0).cos()
+}
+
+/// Whether two material directions meet at less than 36° (or more than
+/// 144°: a line has no orientation). Zero directions never do.
+fn shallow(d: Mat2d, e: Mat2d) -> bool {
+    let (ld, le) = (d[0].hypot(d[1]), e[0].hypot(e[1]));
+    ld > 0.0 && le > 0.0 && ((d[0] * e[0] + d[1] * e[1]) / (ld * le)).abs() > cos_border_angle()
+}
+
+/// The cloth's border in material space: its segments (edges of one face),
+/// for the distance tests of spec §5.2 step 3 and §5.4. Written out here
+/// because the tests look at a few hundred segments for a few points per
+/// step; a spatial index would cost more than it saves.
+pub(super) struct Border {
+    segs: Vec<[Mat2d; 2]>,
+}
+
+impl Border {
+    pub(super) fn of(mesh: &Mesh) -> Self {
+        let segs = mesh
+            .edge_face_counts()
+            .iter()
+            .filter(|&(_, c)| c == 1)
+            .map(|((a, b), _)| [mesh.u[a as usize], mesh.u[b as usize]])
+            .collect();
+        Border { segs }
+    }
+
+    /// The directions of the border segments within `r` (material m) of
+    /// material point `p`.
+    pub(super) fn near(&self, p: Mat2d, r: f64) -> Vec<Mat2d> {
+        self.segs
+            .iter()
+            .filter_map(|[a, b]| {
+                let d = [b[0] - a[0], b[1] - a[1]];
+                let l2 = d[0] * d[0] + d[1] * d[1];
+                let t = if l2 > 0.0 {
+                    (((p[0] - a[0]) * d[0] + (p[1] - a[1]) * d[1]) / l2).clamp(0.0, 1.0)
+                } else {
+                    0.0
+                };
+                let q = [a[0] + t * d[0], a[1] + t * d[1]];
+                ((p[0] - q[0]).hypot(p[1] - q[1]) < r).then_some(d)
+            })
+            .collect()
+    }
+}
+
+/// [D] "Near two border segments" (spec §5.2, §5.4), read as near a cloth
+/// corner: two of the nearby border segments meet at 36° or more. Two
+/// segments of one straight (or gently curved) border are one border.
+fn two_borders(near: &[Mat2d]) -> bool {
+    near.iter()
+        .enumerate()
+        .any(|(i, &d)| near[i + 1..].iter().any(|&e| !shallow(d, e)))
+}
+
+/// Spec §5.2 step 3's border check for a new EOL vertex on a feature line
+/// at material point `p`: refused within `r` of a border segment the
+/// line's material direction `dir` (`Fᵀt`) meets at under 36°, and within
+/// `r` of two borders (a cloth corner).
+fn line_refused_at_border(border: &Border, p: Mat2d, dir: Mat2d, r: f64) -> bool {
+    let near = border.near(p, r);
+    two_borders(&near) || near.iter().any(|&e| shallow(dir, e))
+}
+
 /// A feature line the cloth can cross: a box edge or a wire.
 enum Line {
     Edge(BoxEdge),
@@ -475,6 +550,7 @@ impl Cloth<'_> {
         thr: f64,
         tau: f64,
         border: &[bool],
+        (outline, b_r): (&Border, f64),
     ) -> usize {
         let mut made = 0;
         for (p, feature) in points {
@@ -518,6 +594,11 @@ impl Cloth<'_> {
             let x = p.position - p.normal * (0.1 * thr);
             let uf = f.map(|v| m.u[v as usize]);
             let uc = [0, 1].map(|j| b[0] * uf[0][j] + b[1] * uf[1][j] + b[2] * uf[2][j]);
+            // Spec §5.2 step 3: no corner or point vertex within b_r of the
+            // cloth border (§5.4 would revert it).
+            if !outline.near(uc, b_r).is_empty() {
+                continue;
+            }
             let dist = |a: Mat2d| (a[0] - uc[0]).hypot(a[1] - uc[1]);
             let fixed = |v: u32| {
                 self.pinned.get(v as usize).copied().unwrap_or(false)
@@ -787,52 +868,52 @@ impl Cloth<'_> {
         }
     }
 
-    /// Spec §5.4, after cleanup: an EOL vertex on the cloth's border is
-    /// made Lagrangian again when it has no conformal edge (no EOL
-    /// neighbour on its feature) or its conformal edge meets the border at
-    /// less than 36° in material space, and a border vertex that is a cloth
-    /// corner never stays EOL. Such a vertex has almost no material on one
-    /// side of its line, so its Eulerian mass is nearly singular and the QP
-    /// sends Ẋ to hundreds of m/s. Returns the count released.
-    fn border_rule(&mut self) -> usize {
-        let (border, corner) = self.border_vertices();
+    /// Spec §5.4, after cleanup: an EOL vertex within `b_r` (material m) of
+    /// the cloth's border is made Lagrangian again when it is on a corner
+    /// or a point, is near two borders (a cloth corner, [`two_borders`]),
+    /// has no conformal edge (no neighbour on its feature), or has a
+    /// conformal edge that meets a nearby border segment at under 36° in
+    /// material space; a cloth corner is never EOL. Such a vertex has
+    /// almost no material on one side of its line, so its Eulerian mass is
+    /// nearly singular and the QP sends Ẋ to hundreds of m/s. §5.2 step 3
+    /// refuses the same vertices on insertion. Returns the count released.
+    fn border_rule(&mut self, b_r: f64) -> usize {
+        let outline = Border::of(self.mesh);
+        let (_, corner) = self.border_vertices();
         let n = self.mesh.x.len();
-        // Neighbours, and the border edges at each vertex (material directions).
-        let count = self.mesh.edge_face_counts();
         let mut nbrs: Vec<Vec<u32>> = vec![Vec::new(); n];
-        let mut bdir: Vec<Vec<Mat2d>> = vec![Vec::new(); n];
-        for ((a, b), c) in count.iter() {
+        for ((a, b), _) in self.mesh.edge_face_counts().iter() {
             nbrs[a as usize].push(b);
             nbrs[b as usize].push(a);
-            if c == 1 {
-                let (ua, ub) = (self.mesh.u[a as usize], self.mesh.u[b as usize]);
-                let d = [ub[0] - ua[0], ub[1] - ua[1]];
-                bdir[a as usize].push(d);
-                bdir[b as usize].push(d);
-            }
         }
-        let cos36 = 36f64.to_radians().cos();
         let mut released = 0;
         for v in 0..n {
-            if !self.mesh.eol[v] || !border[v] {
+            if !self.mesh.eol[v] {
+                continue;
+            }
+            let uv = self.mesh.u[v];
+            let near = outline.near(uv, b_r);
+            if near.is_empty() {
                 continue;
             }
             let f = self.features[v];
+            let on_point = matches!(f, Some(Feature::Corner { .. } | Feature::Point { .. }));
             let line: Vec<u32> = nbrs[v]
                 .iter()
                 .copied()
                 .filter(|&w| self.mesh.eol[w as usize] && self.features[w as usize] == f)
                 .collect();
-            let shallow = line.iter().any(|&w| {
-                let (a, b) = (self.mesh.u[v], self.mesh.u[w as usize]);
-                let d = [b[0] - a[0], b[1] - a[1]];
-                let ld = d[0].hypot(d[1]);
-                bdir[v].iter().any(|e| {
-                    let le = e[0].hypot(e[1]);
-                    ld > 0.0 && le > 0.0 && ((d[0] * e[0] + d[1] * e[1]) / (ld * le)).abs() > cos36
-                })
-            });
-            if corner[v] || line.is_empty() || shallow {
+            let steep = |w: u32| {
+                let uw = self.mesh.u[w as usize];
+                let d = [uw[0] - uv[0], uw[1] - uv[1]];
+                !near.iter().any(|&e| shallow(d, e))
+            };
+            if corner[v]
+                || on_point
+                || two_borders(&near)
+                || line.is_empty()
+                || !line.iter().all(|&w| steep(w))
+            {
                 release_vertex(self.mesh, self.xd, self.ud, self.features, v);
                 released += 1;
             }
@@ -948,7 +1029,13 @@ impl Cloth<'_> {
         // ever getting its own), then box edges and wires, each cloth edge
         // once.
         let (border, _) = self.border_vertices();
-        report.created += self.insert_points(&obstacles.point_features(h), thr, tau, &border);
+        // The border in material space, for §5.2 step 3's border checks
+        // (splits of border edges keep its segments' union, so one list
+        // serves the whole insertion).
+        let outline = Border::of(self.mesh);
+        let b_r = BORDER_RANGE_OVER_TAU * tau;
+        report.created +=
+            self.insert_points(&obstacles.point_features(h), thr, tau, &border, (&outline, b_r));
         let mut edges: Vec<(u32, u32)> = self
             .mesh
             .faces
@@ -1004,10 +1091,35 @@ impl Cloth<'_> {
                     continue;
                 }
                 let x = on_edge - normal * (0.1 * thr);
+                // The old face (spec §5.7 Eq. 13 uses its F): one on the cut edge.
+                let old = self
+                    .mesh
+                    .faces
+                    .iter()
+                    .copied()
+                    .find(|f| f.contains(&p) && f.contains(&q));
+                let (ua, ub) = (self.mesh.u[pi], self.mesh.u[qi]);
+                // Spec §5.2 step 3's border check: the crossing's material
+                // point X* and the line's material direction Fᵀt.
+                let uc = [ua[0] + w * (ub[0] - ua[0]), ua[1] + w * (ub[1] - ua[1])];
+                let tangent = match feature {
+                    Feature::Edge { tangent, .. } | Feature::Wire { tangent, .. } => tangent,
+                    _ => Vec3::zero(),
+                };
+                let dir = old
+                    .and_then(|f| {
+                        super::element::deformation_gradient(
+                            &f.map(|k| self.mesh.x[k as usize]),
+                            &f.map(|k| self.mesh.u[k as usize]),
+                        )
+                    })
+                    .map_or([0.0, 0.0], |(g, _)| [g.0[0].dot(tangent), g.0[1].dot(tangent)]);
+                if line_refused_at_border(&outline, uc, dir, b_r) {
+                    continue;
+                }
                 // A crossing within τ of an end point makes that end point
                 // EOL instead (what the split and the collapse of the short
                 // edge into it would give, without the zero-length edge).
-                let (ua, ub) = (self.mesh.u[pi], self.mesh.u[qi]);
                 let len = (ub[0] - ua[0]).hypot(ub[1] - ua[1]);
                 let near = if w * len < tau {
                     Some(p)
@@ -1023,13 +1135,6 @@ impl Cloth<'_> {
                 if near.is_some_and(fixed) {
                     continue;
                 }
-                // The old face (spec §5.7 Eq. 13 uses its F): one on the cut edge.
-                let old = self
-                    .mesh
-                    .faces
-                    .iter()
-                    .copied()
-                    .find(|f| f.contains(&p) && f.contains(&q));
                 // F of that face before the snap moves one of its corners.
                 let g = self.old_grad(old);
                 match near {
@@ -1082,7 +1187,7 @@ impl Cloth<'_> {
             }
         }
         report.mended = self.mend(tau, h, &border, &corner);
-        report.released += self.border_rule();
+        report.released += self.border_rule(BORDER_RANGE_OVER_TAU * tau);
         if report != RemeshReport::default() {
             self.finish()?;
         }

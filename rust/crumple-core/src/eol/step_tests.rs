@@ -456,3 +456,36 @@ fn a_failed_step_is_rolled_back_whole() {
     s.pins.clear();
     s.step().unwrap();
 }
+
+/// Spec §5.4's border reversion: after a remesh pass, an EOL line within
+/// `b_r = 2.5 τ` of a border it runs along (the strip's end, parallel to
+/// the edge) is Lagrangian again, each of its vertices (the middle one
+/// for its conformal edges at 0° to the end, the two at the sides also
+/// for being near two borders); and §5.2 step 3 does not put it back on
+/// the next pass. The same line half-way down the strip, meeting the
+/// side borders at 90°, keeps all three vertices. With τ = 0.01 m:
+/// b_r = 0.025 m, and the fold at v = 0.02 m is within it.
+#[test]
+fn an_eol_line_along_a_near_border_is_released_and_not_put_back() {
+    use crate::eol::remesh::Obstacles;
+    for (fold, kept) in [(0.02, 0), (0.5, 3)] {
+        let mut s = strip(fold, 50);
+        let pinned = vec![false; s.mesh.x.len()];
+        let boxes = s.boxes.clone();
+        let obstacles = Obstacles {
+            boxes: &boxes,
+            wires: &[],
+            points: &[],
+        };
+        let (thr, tau) = (s.thr, s.tau);
+        for pass in 0..2 {
+            let mut c = s.cloth(&pinned);
+            let r = c.remesh(&obstacles, thr, tau, 1e-3).unwrap();
+            let eol = s.mesh.eol.iter().filter(|&&e| e).count();
+            assert_eq!(eol, kept, "fold {fold}, pass {pass}: {r:?}");
+            for i in (0..s.mesh.x.len()).filter(|&i| !s.mesh.eol[i]) {
+                assert!(s.features[i].is_none() && s.ud[i] == [0.0, 0.0]);
+            }
+        }
+    }
+}
