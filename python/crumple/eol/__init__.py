@@ -29,9 +29,8 @@ frictionless), scripted (pinned) vertices, ``mode="eol"`` and the Lagrangian
 baselines ``"lag_static"``, ``"lag_conformal_avg"`` and
 ``"lag_conformal_cone"``, the sizing remesh of spec §5.6
 (:class:`Sizing`, ``Simulation(sizing=...)``) and with it the non-conformal
-baseline ``"lag_nonconformal"``. Not yet: the rest of
-the cleanup loop (fast flow through an edge can outrun the remesher:
-``SolverError``, the step rolled back). Units are SI (m, s, kg); y is up.
+baseline ``"lag_nonconformal"``. Fast flow through an edge
+can outrun the remesher (``SolverError``, the step rolled back). Units are SI (m, s, kg); y is up.
 """
 
 from __future__ import annotations

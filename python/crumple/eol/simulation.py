@@ -679,7 +679,8 @@ class Simulation(SimulationBase):
         Clarabel's solution relative to the largest velocity (``qp_gap``:
         after its refinement; ``qp_gap_raw``: its interior point), the
         sub-steps a failing step split into (``substeps``), ill-conditioned
-        triangles mended (``mended``), equality and inequality rows, face
+        triangles mended (``mended``), edges flipped at EOL vertices by the
+        cleanup loop (``flipped``), equality and inequality rows, face
         contacts, EOL vertices made, released and collapsed into, EOL
         vertices now, the sizing remesh's edges split, collapsed and flipped
         (``sizing_split``, ``sizing_collapsed``, ``sizing_flipped``; 0

@@ -1,12 +1,14 @@
 //! The contact-conforming part of the remesher (spec eol_cloth §4.3 tests
-//! 1, 2, 5, §4.4, §5.2 step 3, §5.3 steps 1–3, §5.4, §5.5): cloth edges
+//! 1, 2, 5, §4.4, §5.2 step 3, §5.3 steps 0–4, §5.4, §5.5): cloth edges
 //! that cross a box's sharp edge or a wire are split there and the new
 //! vertex is EOL on that feature (its world position snapped just inside,
 //! its material coordinate interpolated from the cloth); a point or box
 //! corner that pokes through a face gets one EOL vertex there (the face split in three, or the
-//! nearest vertex or edge within τ); short non-conformal edges at an EOL
-//! vertex are collapsed into it; EOL vertices no longer in their obstacle's
-//! contact band are released with their world velocity kept.
+//! nearest vertex or edge within τ); the cleanup loop (flips at EOL
+//! vertices, short non-conformal edges collapsed into them, short conformal
+//! edges and ill-conditioned triangles mended) runs until nothing changes;
+//! EOL vertices near the border (§5.4) and those no longer in their
+//! obstacle's contact band are released with their world velocity kept.
 //! Consecutive crossings of one triangle connect by themselves: splitting an
 //! edge joins the new vertex to the opposite corners, so the second split
 //! of the same triangle creates the edge between the two crossing vertices.
@@ -117,6 +119,8 @@ pub struct RemeshReport {
     pub collapsed: usize,
     /// Ill-conditioned triangles at EOL vertices mended (§5.3 step 3).
     pub mended: usize,
+    /// Edges flipped near EOL vertices (§5.3 step 0).
+    pub flipped: usize,
 }
 
 /// The mutable per-vertex state the remesher keeps in step with the mesh.
@@ -646,11 +650,39 @@ impl Cloth<'_> {
     }
 
     /// Collapses vertex `w` into `v` (spec §5.3 step 1: always toward the
-    /// EOL vertex) unless a face would turn over or vanish in material
-    /// space. Returns whether it did.
-    fn collapse(&mut self, w: u32, v: u32) -> bool {
+    /// EOL vertex) unless it fails spec §5.3 step 4's validity tests in
+    /// material space: a face would turn over, or become a near-zero face
+    /// (area under 1e-6 L² = 0.01 τ² while shrinking, or aspect ratio
+    /// 12√3·A/perimeter² under 1e-6); or the mesh would stop being a
+    /// manifold (the link condition: the vertices next to both `w` and `v`
+    /// are exactly those opposite the edge, so no two faces fold onto each
+    /// other). Returns whether it did.
+    fn collapse(&mut self, w: u32, v: u32, tau: f64) -> bool {
         let m = &mut *self.mesh;
         let area = |u: &[Mat2d], f: [u32; 3]| signed_area(&f.map(|k| u[k as usize]));
+        let ring = |k: u32| {
+            let mut r: Vec<u32> = m
+                .faces
+                .iter()
+                .filter(|f| f.contains(&k))
+                .flat_map(|f| f.iter().copied())
+                .filter(|&j| j != k)
+                .collect();
+            r.sort_unstable();
+            r.dedup();
+            r
+        };
+        let (rw, rv) = (ring(w), ring(v));
+        let on_edge = m
+            .faces
+            .iter()
+            .filter(|f| f.contains(&w) && f.contains(&v))
+            .count();
+        let common = rw.iter().filter(|k| rv.binary_search(k).is_ok()).count();
+        if !rw.contains(&v) || common != on_edge {
+            return false;
+        }
+        let min_area = 0.01 * tau * tau;
         let mut next = Vec::with_capacity(m.faces.len());
         for f in &m.faces {
             if !f.contains(&w) {
@@ -661,13 +693,82 @@ impl Cloth<'_> {
                 continue; // the faces on the collapsed edge go
             }
             let g = f.map(|k| if k == w { v } else { k });
-            if area(&m.u, g) <= 1e-12 {
+            let a = area(&m.u, g);
+            let ug = g.map(|k| m.u[k as usize]);
+            let perimeter: f64 = (0..3)
+                .map(|k| (ug[k][0] - ug[(k + 1) % 3][0]).hypot(ug[k][1] - ug[(k + 1) % 3][1]))
+                .sum();
+            let aspect = 12.0 * 3f64.sqrt() * a / (perimeter * perimeter);
+            if a <= 1e-12 || (a < min_area && a < area(&m.u, *f)) || aspect.is_nan() || aspect < 1e-6 {
                 return false;
             }
             next.push(g);
         }
         m.faces = next;
         true
+    }
+
+    /// Spec §5.3 step 1, one sweep: an edge shorter than τ (material m)
+    /// from an EOL vertex v to a Lagrangian vertex w collapses w into v
+    /// (the material slides through EOL vertices, so their one-rings shrink
+    /// on one side), shortest first, and [R2] only when it is the shortest
+    /// such edge at both of its ends ([D] among these candidate edges: a
+    /// short edge elsewhere does not hold up the collapse at the EOL
+    /// vertex). Border–interior edges never collapse; a border vertex that
+    /// an EOL vertex slides up to along the border does (the border stays
+    /// straight), cloth corners and scripted vertices never. A vertex
+    /// whose one-ring a collapse changed waits for the next sweep (the
+    /// cleanup loop repeats). Returns the count collapsed.
+    fn collapse_short(&mut self, tau: f64, border: &[bool], corner: &[bool]) -> usize {
+        let m = &*self.mesh;
+        let n = m.x.len();
+        let at = |v: &[bool], k: u32| v.get(k as usize).copied().unwrap_or(false);
+        let mut cand: Vec<(f64, u32, u32)> = m
+            .faces
+            .iter()
+            .flat_map(|f| (0..3).map(move |k| (f[k].min(f[(k + 1) % 3]), f[k].max(f[(k + 1) % 3]))))
+            .filter(|&(a, b)| m.eol[a as usize] != m.eol[b as usize])
+            .map(|(a, b)| {
+                let (w, v) = if m.eol[a as usize] { (b, a) } else { (a, b) };
+                let (uv, uw) = (m.u[v as usize], m.u[w as usize]);
+                ((uv[0] - uw[0]).hypot(uv[1] - uw[1]), w, v)
+            })
+            .filter(|c| c.0 < tau)
+            .collect();
+        cand.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then((a.1, a.2).cmp(&(b.1, b.2))));
+        cand.dedup_by(|a, b| (a.1, a.2) == (b.1, b.2));
+        let mut shortest = vec![f64::INFINITY; n];
+        for &(l, w, v) in &cand {
+            for k in [w, v] {
+                shortest[k as usize] = shortest[k as usize].min(l);
+            }
+        }
+        let mut touched = vec![false; n];
+        let mut collapsed = 0;
+        for (l, w, v) in cand {
+            let (wi, vi) = (w as usize, v as usize);
+            if touched[wi] || touched[vi] || l > shortest[wi] || l > shortest[vi] {
+                continue;
+            }
+            let allowed = !at(self.pinned, w) && (!at(border, w) || (at(border, v) && !at(corner, w)));
+            if !allowed {
+                continue;
+            }
+            let ring: Vec<u32> = self
+                .mesh
+                .faces
+                .iter()
+                .filter(|f| f.contains(&w))
+                .flat_map(|f| f.iter().copied())
+                .collect();
+            if self.collapse(w, v, tau) {
+                collapsed += 1;
+                for k in ring {
+                    touched[k as usize] = true;
+                }
+            }
+        }
+        collapsed
     }
 
     /// Spec §5.3 step 3, ill-conditioned triangles at EOL vertices, with
@@ -757,8 +858,8 @@ impl Cloth<'_> {
                     // keeps every vertex (w joins the far vertex of the
                     // neighbouring face); then the collapses.
                     let c = self.flip_out(face, k)
-                        || (collapse_ok(w, v1) && self.collapse(w, v1))
-                        || (collapse_ok(w, v2) && self.collapse(w, v2));
+                        || (collapse_ok(w, v1) && self.collapse(w, v1, tau))
+                        || (collapse_ok(w, v2) && self.collapse(w, v2, tau));
                     if c {
                         mended += 1;
                     } else {
@@ -791,14 +892,14 @@ impl Cloth<'_> {
                         self.flip_out(face, k0)
                     } else {
                         let (w1, w2) = if t < 0.5 { (a, b) } else { (b, a) };
-                        (collapse_ok(w1, v) && self.collapse(w1, v))
-                            || (collapse_ok(w2, v) && self.collapse(w2, v))
+                        (collapse_ok(w1, v) && self.collapse(w1, v, tau))
+                            || (collapse_ok(w2, v) && self.collapse(w2, v, tau))
                     }
                 } else {
                     let w = p;
                     let (v1, v2) = if t < 0.5 { (a, b) } else { (b, a) };
-                    (collapse_ok(w, v1) && self.collapse(w, v1))
-                        || (collapse_ok(w, v2) && self.collapse(w, v2))
+                    (collapse_ok(w, v1) && self.collapse(w, v1, tau))
+                        || (collapse_ok(w, v2) && self.collapse(w, v2, tau))
                         || self.join_line(w, v1, v2, at(self.pinned, w) || at(corner, w))
                 };
                 if done {
@@ -818,7 +919,9 @@ impl Cloth<'_> {
             } else {
                 (p, q)
             };
-            if (collapse_ok(w, v) && self.collapse(w, v)) || (collapse_ok(v, w) && self.collapse(v, w)) {
+            if (collapse_ok(w, v) && self.collapse(w, v, tau))
+                || (collapse_ok(v, w) && self.collapse(v, w, tau))
+            {
                 mended += 1;
             } else {
                 skip.insert([p, q, u32::MAX]);
@@ -1154,39 +1257,24 @@ impl Cloth<'_> {
                 report.created += 1;
             }
         }
-        // Collapse short non-conformal edges into EOL vertices (§5.3 step 1;
-        // the material slides through EOL vertices, so their one-rings shrink
-        // on one side). The border flags again: a point split a face.
-        let (border, corner) = self.border_vertices();
-        let eol_now: Vec<u32> = (0..self.mesh.x.len() as u32)
-            .filter(|&k| self.mesh.eol[k as usize])
-            .collect();
-        for &v in &eol_now {
-            let mut nbrs: Vec<u32> = self
-                .mesh
-                .faces
-                .iter()
-                .filter(|f| f.contains(&v))
-                .flat_map(|f| f.iter().copied())
-                .filter(|&k| k != v)
-                .collect();
-            nbrs.sort_unstable();
-            nbrs.dedup();
-            for w in nbrs {
-                let (uv, uw) = (self.mesh.u[v as usize], self.mesh.u[w as usize]);
-                let len = (uv[0] - uw[0]).hypot(uv[1] - uw[1]);
-                // Border–interior edges never collapse; a border vertex
-                // that an EOL vertex slides up to along the border does (the
-                // border stays straight), cloth corners never.
-                let (wb, vb) = (border[w as usize], border[v as usize]);
-                let scripted = self.pinned.get(w as usize).copied().unwrap_or(false);
-                let allowed = !scripted && (!wb || (vb && !corner[w as usize]));
-                if len < tau && !self.mesh.eol[w as usize] && allowed && self.collapse(w, v) {
-                    report.collapsed += 1;
-                }
+        // The cleanup loop (§5.3) until nothing changes, capped at 100
+        // rounds (the paper has no convergence proof): flips near EOL
+        // vertices (step 0), short non-conformal edges collapsed into EOL
+        // vertices (step 1), short conformal edges and ill-conditioned
+        // triangles (steps 2 and 3, `mend`). The border flags each round: a
+        // point split a face, and a border sliver can go.
+        for _ in 0..100 {
+            let (border, corner) = self.border_vertices();
+            let flipped = self.flip_near_eol();
+            let collapsed = self.collapse_short(tau, &border, &corner);
+            let mended = self.mend(tau, h, &border, &corner);
+            report.flipped += flipped;
+            report.collapsed += collapsed;
+            report.mended += mended;
+            if flipped + collapsed + mended == 0 {
+                break;
             }
         }
-        report.mended = self.mend(tau, h, &border, &corner);
         report.released += self.border_rule(BORDER_RANGE_OVER_TAU * tau);
         if report != RemeshReport::default() {
             self.finish()?;
@@ -1250,5 +1338,80 @@ mod eq13_tests {
         assert!((xd - g.apply(ud) - w).norm() < 1e-12);
         let ft = g.apply_t(xd);
         assert!(ft[0].abs() < 1e-12 && ft[1].abs() < 1e-12, "{ft:?}");
+    }
+}
+
+#[cfg(test)]
+mod cleanup_tests {
+    use crate::eol::element::{Mat2d, signed_area};
+    use crate::eol::step::Stepper;
+    use crate::math::Vec3;
+
+    /// Spec §5.3 step 4: a short edge (4 mm, τ = 1 cm) from a Lagrangian
+    /// vertex w to an EOL vertex v is collapsed into v by step 1 unless a
+    /// face it leaves would be near zero. w's ring is v, p1, p2, p3; with p2
+    /// `eps` off the line through v and p3, the face (v, p2, p3) the
+    /// collapse makes has area 0.05·eps m² (aspect ratio about 5e-8 at eps
+    /// = 1e-8: refused, though it keeps its orientation, which was all the
+    /// old test asked) or, at eps = 0.02, a healthy one (collapsed).
+    #[test]
+    fn step_one_refuses_a_collapse_that_leaves_a_near_zero_face() {
+        for (eps, want) in [(1e-8, 0), (0.02, 1)] {
+            let u: Vec<Mat2d> = vec![
+                [0.0, 0.0],         // w
+                [-0.004, 0.0],      // v (EOL)
+                [0.0, -0.1],        // p1
+                [0.004 + eps, 0.2], // p2
+                [0.0, 0.1],         // p3
+            ];
+            let faces = vec![[0, 1, 2], [0, 2, 3], [0, 3, 4], [0, 4, 1]];
+            for f in &faces {
+                assert!(signed_area(&f.map(|k| u[k as usize])) > 0.0);
+            }
+            let x = u.iter().map(|p| Vec3::new(p[0], p[1], 0.0)).collect();
+            let params = crate::eol::system::test_params(9.8);
+            let mut s = Stepper::new(x, u, faces, params, 1e-3).unwrap();
+            s.mesh.eol[1] = true;
+            let pinned = vec![false; 5];
+            let mut c = s.cloth(&pinned);
+            let (border, corner) = c.border_vertices();
+            assert!(!border[0] && border[1]);
+            let made = c.collapse_short(0.01, &border, &corner);
+            assert_eq!(made, want, "eps {eps}");
+            assert_eq!(s.mesh.faces.len(), 4 - 2 * want);
+            for f in &s.mesh.faces {
+                let a = signed_area(&f.map(|k| s.mesh.u[k as usize]));
+                assert!(a > 1e-6, "eps {eps}: face {f:?} area {a:e}");
+            }
+        }
+    }
+
+    /// Spec §5.3 step 0: the ARCSim flip test in material space flips the
+    /// diagonal (p, q) of a flat quad whose opposite angles sum to about
+    /// 315° when a triangle on it has an EOL vertex (a); with no EOL vertex
+    /// the cleanup leaves it (the sizing remesh owns the rest of the mesh),
+    /// and a conformal edge (p and q EOL on one box edge) is never flipped.
+    #[test]
+    fn step_zero_flips_a_bad_diagonal_at_an_eol_vertex_only() {
+        let edge = crate::eol::constraints::Feature::Edge {
+            normals: [Vec3::new(0.0, 0.0, 1.0), Vec3::new(0.0, 1.0, 0.0)],
+            tangent: Vec3::new(1.0, 0.0, 0.0),
+            obstacle: 0,
+        };
+        for (eol, want) in [(vec![2], 1), (vec![], 0), (vec![0, 1], 0)] {
+            let u: Vec<Mat2d> = vec![[0.0, 0.0], [1.0, 0.0], [0.5, 0.1], [0.5, -0.1]];
+            let x = u.iter().map(|p| Vec3::new(p[0], p[1], 0.0)).collect();
+            let params = crate::eol::system::test_params(9.8);
+            let mut s = Stepper::new(x, u, vec![[0, 1, 2], [1, 0, 3]], params, 1e-3).unwrap();
+            for &k in &eol {
+                s.mesh.eol[k] = true;
+                s.features[k] = Some(edge);
+            }
+            let pinned = vec![false; 4];
+            let flipped = s.cloth(&pinned).flip_near_eol();
+            assert_eq!(flipped, want, "EOL {eol:?}");
+            let joined = s.mesh.faces.iter().any(|f| f.contains(&2) && f.contains(&3));
+            assert_eq!(joined, want == 1);
+        }
     }
 }

@@ -444,9 +444,27 @@ impl Cloth<'_> {
         v
     }
 
+    /// Spec §5.3 step 0: one sweep of the ARCSim flip test (§5.6) over the
+    /// edges of triangles at an EOL vertex, in material space (the
+    /// identity metric: the contact pass has no sizing field). Returns the
+    /// count flipped.
+    pub(super) fn flip_near_eol(&mut self) -> usize {
+        if !self.mesh.eol.iter().any(|&e| e) {
+            return 0;
+        }
+        let identity = vec![[1.0, 0.0, 1.0]; self.mesh.x.len()];
+        self.flip_where(&identity, true)
+    }
+
     /// One sweep of metric-Delaunay flips over the interior edges that may
     /// flip (not conformal, not border, world dihedral below 40°).
     fn flip_pass(&mut self, s: &[Sym2]) -> usize {
+        self.flip_where(s, false)
+    }
+
+    /// [`Cloth::flip_pass`], with `near_eol`: only the edges of the two
+    /// triangles of which one has an EOL vertex.
+    fn flip_where(&mut self, s: &[Sym2], near_eol: bool) -> usize {
         let mut flipped = 0;
         let table = edge_table(&self.mesh.faces);
         // Edges this pass made (two flips must not make the same one).
@@ -468,6 +486,9 @@ impl Cloth<'_> {
             }
             let opp = |f: [u32; 3]| f.into_iter().find(|&k| k != p && k != q).unwrap_or(p);
             let (a, b) = (opp(m.faces[f1]), opp(m.faces[f2]));
+            if near_eol && ![p, q, a, b].iter().any(|&k| m.eol[k as usize]) {
+                continue;
+            }
             if a == b || find_edge(&table, a, b).is_some() || made.contains(&(a.min(b), a.max(b))) {
                 continue;
             }

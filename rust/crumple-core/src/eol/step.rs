@@ -255,6 +255,7 @@ impl StepReport {
                 released: r.released + b.remesh.released,
                 collapsed: r.collapsed + b.remesh.collapsed,
                 mended: r.mended + b.remesh.mended,
+                flipped: r.flipped + b.remesh.flipped,
             },
             adapt: {
                 let mut a = self.adapt;
