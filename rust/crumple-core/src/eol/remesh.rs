@@ -150,6 +150,10 @@ pub struct Cloth<'a> {
     /// of the world velocity as the feature allows into `Ẋ`); false: the
     /// `zero_eulerian` option (`Ẋ = 0`, `ẋ` the world velocity).
     pub eq13: bool,
+    /// Run the cleanup loop's flips (spec §5.3 step 0). False when the
+    /// sizing remesh follows: its flips, in the sizing metric, cover these
+    /// edges, and the two tests would undo each other's flips every step.
+    pub cleanup_flips: bool,
 }
 
 /// Spec §5.7 Eq. 13 for a new EOL vertex on `feature` whose material moves
@@ -1265,7 +1269,11 @@ impl Cloth<'_> {
         // point split a face, and a border sliver can go.
         for _ in 0..100 {
             let (border, corner) = self.border_vertices();
-            let flipped = self.flip_near_eol();
+            let flipped = if self.cleanup_flips {
+                self.flip_near_eol()
+            } else {
+                0
+            };
             let collapsed = self.collapse_short(tau, &border, &corner);
             let mended = self.mend(tau, h, &border, &corner);
             report.flipped += flipped;

@@ -439,6 +439,7 @@ impl Stepper {
             pinned,
             held: &[],
             eq13: self.eq13,
+            cleanup_flips: self.sizing.is_none(),
         }
     }
 
@@ -1012,6 +1013,7 @@ impl Stepper {
                 pinned: &pinned,
                 held: &self.quarantine.0,
                 eq13: self.eq13,
+                cleanup_flips: self.sizing.is_none(),
             };
             let report = if self.remesh {
                 cloth.remesh(&obstacles, self.thr, self.tau, h)?
