@@ -680,7 +680,9 @@ class Simulation(SimulationBase):
         after its refinement; ``qp_gap_raw``: its interior point), the
         sub-steps a failing step split into (``substeps``), ill-conditioned
         triangles mended (``mended``), edges flipped at EOL vertices by the
-        cleanup loop (``flipped``), equality and inequality rows, face
+        cleanup loop (``flipped``), long edges split without
+        :class:`Sizing` (``refined``: those over 1.5 × the cloth's longest
+        given edge), equality and inequality rows, face
         contacts, EOL vertices made, released and collapsed into, EOL
         vertices now, the sizing remesh's edges split, collapsed and flipped
         (``sizing_split``, ``sizing_collapsed``, ``sizing_flipped``; 0

@@ -121,6 +121,8 @@ pub struct RemeshReport {
     pub mended: usize,
     /// Edges flipped near EOL vertices (§5.3 step 0).
     pub flipped: usize,
+    /// Long edges split without the sizing remesh (`Stepper::refine_length`).
+    pub refined: usize,
 }
 
 /// The mutable per-vertex state the remesher keeps in step with the mesh.
@@ -154,6 +156,10 @@ pub struct Cloth<'a> {
     /// sizing remesh follows: its flips, in the sizing metric, cover these
     /// edges, and the two tests would undo each other's flips every step.
     pub cleanup_flips: bool,
+    /// Split edges longer than this (material m) after the cleanup loop
+    /// (`Stepper::refine_length`); `f64::INFINITY` when the sizing remesh
+    /// follows.
+    pub refine_length: f64,
 }
 
 /// Spec §5.7 Eq. 13 for a new EOL vertex on `feature` whose material moves
@@ -1283,6 +1289,7 @@ impl Cloth<'_> {
                 break;
             }
         }
+        report.refined += self.refine(self.refine_length);
         report.released += self.border_rule(BORDER_RANGE_OVER_TAU * tau);
         if report != RemeshReport::default() {
             self.finish()?;

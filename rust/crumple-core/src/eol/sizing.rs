@@ -456,6 +456,45 @@ impl Cloth<'_> {
         self.flip_where(&identity, true)
     }
 
+    /// [`Cloth::refine_length`]: splits every edge longer than `len`
+    /// (material m) at its middle, longest first, one split per vertex per
+    /// sweep, with the isotropic Delaunay flips after each sweep (ARCSim's
+    /// split loop in the metric `I/len²`). Capped at 4F + 10⁴ splits.
+    /// Returns the count.
+    pub(super) fn refine(&mut self, len: f64) -> usize {
+        if len.is_nan() || len <= 0.0 || len.is_infinite() {
+            return 0;
+        }
+        let q = 1.0 / (len * len);
+        let mut s = vec![[q, 0.0, q]; self.mesh.x.len()];
+        let cap = 4 * self.mesh.faces.len() + 10_000;
+        let mut split = 0;
+        loop {
+            let mut edges: Vec<(f64, u32, u32)> = edge_table(&self.mesh.faces)
+                .into_iter()
+                .map(|((a, b), _)| (edge_metric(&self.mesh.u, &s, a, b), a, b))
+                .filter(|e| e.0 > 1.0)
+                .collect();
+            if edges.is_empty() || split >= cap {
+                return split;
+            }
+            edges.sort_by(|x, y| y.0.total_cmp(&x.0).then((x.1, x.2).cmp(&(y.1, y.2))));
+            let mut touched = vec![false; self.mesh.x.len()];
+            for (_, a, b) in edges {
+                if touched[a as usize] || touched[b as usize] || split >= cap {
+                    continue;
+                }
+                self.split_mid(a, b);
+                s.push([q, 0.0, q]);
+                touched[a as usize] = true;
+                touched[b as usize] = true;
+                touched.push(true);
+                split += 1;
+            }
+            self.flip_pass(&s);
+        }
+    }
+
     /// One sweep of metric-Delaunay flips over the interior edges that may
     /// flip (not conformal, not border, world dihedral below 40°).
     fn flip_pass(&mut self, s: &[Sym2]) -> usize {

@@ -181,6 +181,14 @@ pub struct Stepper {
     pub tau: f64,
     /// EOL, or one of the conformal Lagrangian baselines.
     pub conformal: Conformal,
+    /// [D] Without `sizing`, the remesher splits edges longer than this
+    /// (material m) at their middle; `Stepper::new` sets 1.5 × the longest
+    /// edge of the cloth as given, `f64::INFINITY` turns it off. Material
+    /// that flows through an EOL line has its vertices collapsed into the
+    /// line (spec §5.3 step 1), and the edges it leaves on the far side
+    /// grow with the flow; the paper's ARCSim pass (§5.6, here `sizing`)
+    /// splits them, and this keeps the given resolution when it is off.
+    pub refine_length: f64,
     /// The ARCSim-style sizing remesh after the contact-conforming pass
     /// (spec §5.6), or none (the mesh changes only at features).
     pub sizing: Option<Sizing>,
@@ -256,6 +264,7 @@ impl StepReport {
                 collapsed: r.collapsed + b.remesh.collapsed,
                 mended: r.mended + b.remesh.mended,
                 flipped: r.flipped + b.remesh.flipped,
+                refined: r.refined + b.remesh.refined,
             },
             adapt: {
                 let mut a = self.adapt;
@@ -386,6 +395,12 @@ impl Stepper {
                 )));
             }
         }
+        let longest = mesh
+            .faces()
+            .iter()
+            .flat_map(|f| (0..3).map(move |k| (f[k] as usize, f[(k + 1) % 3] as usize)))
+            .map(|(a, b)| (u[a][0] - u[b][0]).hypot(u[a][1] - u[b][1]))
+            .fold(0.0f64, f64::max);
         Ok(Self {
             mesh: Mesh {
                 x: mesh.vertices().to_vec(),
@@ -417,6 +432,7 @@ impl Stepper {
             remesh: true,
             tau: 0.01,
             conformal: Conformal::Eol,
+            refine_length: 1.5 * longest,
             sizing: None,
             eq13: false,
             assembly: AssemblyCache::default(),
@@ -440,6 +456,11 @@ impl Stepper {
             held: &[],
             eq13: self.eq13,
             cleanup_flips: self.sizing.is_none(),
+            refine_length: if self.sizing.is_none() {
+                self.refine_length
+            } else {
+                f64::INFINITY
+            },
         }
     }
 
@@ -1014,6 +1035,11 @@ impl Stepper {
                 held: &self.quarantine.0,
                 eq13: self.eq13,
                 cleanup_flips: self.sizing.is_none(),
+                refine_length: if self.sizing.is_none() {
+                    self.refine_length
+                } else {
+                    f64::INFINITY
+                },
             };
             let report = if self.remesh {
                 cloth.remesh(&obstacles, self.thr, self.tau, h)?

@@ -489,3 +489,67 @@ fn an_eol_line_along_a_near_border_is_released_and_not_put_back() {
         }
     }
 }
+
+/// [D] `Stepper::refine_length`: the strip's top end pulled away from the
+/// edge at 0.25 m/s for 0.6 s draws 0.15 m of material (three rows) over
+/// the edge. The remesher collapses each row that reaches the EOL line
+/// into it (spec §5.3 step 1), so without refinement the edges behind the
+/// line grow with the flow; with it no edge ends longer than
+/// `refine_length` (1.5 × the longest edge given) and the strip keeps its
+/// vertices. The EOL vertices stay on the edge line throughout.
+#[test]
+fn a_long_pull_keeps_the_strip_resolution() {
+    let mut longest = Vec::new();
+    for refine in [true, false] {
+        let mut s = strip(0.7, 20);
+        s.remesh = true;
+        if !refine {
+            s.refine_length = f64::INFINITY;
+        }
+        let limit = strip(0.7, 20).refine_length;
+        let n0 = s.mesh.x.len();
+        let pull = Vec3::new(0.0, -0.25, 0.0);
+        s.pins = (0..s.mesh.x.len() as u32)
+            .filter(|&i| s.mesh.u[i as usize][1] < 1e-9)
+            .map(|i| Pin {
+                id: i,
+                target: s.mesh.x[i as usize],
+                velocity: pull,
+            })
+            .collect();
+        // Settle with the end held still, then pull (as in E1 above).
+        s.pins.iter_mut().for_each(|p| p.velocity = Vec3::zero());
+        for _ in 0..100 {
+            s.step().unwrap();
+        }
+        s.pins.iter_mut().for_each(|p| p.velocity = pull);
+        for _ in 0..600 {
+            let r = s.step().unwrap();
+            assert!(r.kkt.ok(), "t = {}: {:?}", s.time, r.kkt);
+            for i in (0..s.mesh.x.len()).filter(|&i| s.mesh.eol[i]) {
+                let x = s.mesh.x[i];
+                assert!(x.y.hypot(x.z) <= 5e-4 + 1e-8, "refine {refine} t = {}: EOL vertex {i} at {x:?} off the edge", s.time);
+            }
+        }
+        let u = &s.mesh.u;
+        let most = s
+            .mesh
+            .faces
+            .iter()
+            .flat_map(|f| (0..3).map(move |k| (f[k] as usize, f[(k + 1) % 3] as usize)))
+            .map(|(a, b)| (u[a][0] - u[b][0]).hypot(u[a][1] - u[b][1]))
+            .fold(0.0f64, f64::max);
+        eprintln!(
+            "refine {refine}: {} vertices (from {n0}), longest edge {most:.4} m, limit {limit:.4} m",
+            s.mesh.x.len()
+        );
+        if refine {
+            assert!(most <= limit + 1e-12, "{most} > {limit}");
+            assert!(s.mesh.x.len() >= n0, "{} < {n0}", s.mesh.x.len());
+        }
+        longest.push(most);
+    }
+    // Without refinement the edges behind the line outgrow the limit (the
+    // test would see the coarsening).
+    assert!(longest[1] > 1.2 * longest[0], "{longest:?}");
+}
