@@ -528,7 +528,11 @@ fn a_long_pull_keeps_the_strip_resolution() {
             assert!(r.kkt.ok(), "t = {}: {:?}", s.time, r.kkt);
             for i in (0..s.mesh.x.len()).filter(|&i| s.mesh.eol[i]) {
                 let x = s.mesh.x[i];
-                assert!(x.y.hypot(x.z) <= 5e-4 + 1e-8, "refine {refine} t = {}: EOL vertex {i} at {x:?} off the edge", s.time);
+                assert!(
+                    x.y.hypot(x.z) <= 5e-4 + 1e-8,
+                    "refine {refine} t = {}: EOL vertex {i} at {x:?} off the edge",
+                    s.time
+                );
             }
         }
         let u = &s.mesh.u;
