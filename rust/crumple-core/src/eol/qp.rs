@@ -265,9 +265,9 @@ pub fn solve_active_set(
                 changed = true;
             }
         } else {
-            for k in 0..mi {
-                if wrong(k, active[k]) {
-                    active[k] = !active[k];
+            for (k, on) in active.iter_mut().enumerate() {
+                if wrong(k, *on) {
+                    *on = !*on;
                     changed = true;
                 }
             }
