@@ -231,7 +231,7 @@ pub fn polish(qp: &Qp<'_>, sol: &QpSolution, ws: &mut KktWorkspace) -> Option<Qp
 /// the NAILS row); when an active set comes back, the passes change one
 /// row at a time instead, the first that violates its sign (Murty's
 /// least-index rule, which ends for a strictly convex QP with independent
-/// rows), with up to `4 · max_passes` more passes: each is one numeric
+/// rows), with up to `2 · max_passes` more passes: each is one numeric
 /// factorization, and Clarabel costs about as much as fifty of them.
 /// Returns `None` when the passes run out without a KKT-valid point (the
 /// caller falls back to Clarabel). The equalities of the step (EOL Eulerian
@@ -277,7 +277,7 @@ pub fn solve_active_set(
         }
         if !single && seen.contains(&active) {
             single = true;
-            budget = pass + 1 + 4 * max_passes;
+            budget = pass + 1 + 2 * max_passes;
         }
         pass += 1;
     }

@@ -377,6 +377,9 @@ impl Border {
             .iter()
             .filter(|&(_, c)| c == 1)
             .map(|((a, b), _)| [mesh.u[a as usize], mesh.u[b as usize]])
+            // A zero-length segment has no direction (it would count as a
+            // second border in `two_borders`).
+            .filter(|[a, b]| (a[0] - b[0]).hypot(a[1] - b[1]) > 0.0)
             .collect();
         Border { segs }
     }
@@ -666,7 +669,10 @@ impl Cloth<'_> {
     /// 12√3·A/perimeter² under 1e-6); or the mesh would stop being a
     /// manifold (the link condition: the vertices next to both `w` and `v`
     /// are exactly those opposite the edge, so no two faces fold onto each
-    /// other). Returns whether it did.
+    /// other; and two border vertices joined by an interior edge never
+    /// meet, which would pinch the cloth at `v`). A Lagrangian `w` never
+    /// leaves a face of three EOL vertices (spec §10 test 15), as the
+    /// sizing collapses do not. Returns whether it did.
     fn collapse(&mut self, w: u32, v: u32, tau: f64) -> bool {
         let m = &mut *self.mesh;
         let area = |u: &[Mat2d], f: [u32; 3]| signed_area(&f.map(|k| u[k as usize]));
@@ -692,6 +698,22 @@ impl Cloth<'_> {
         if !rw.contains(&v) || common != on_edge {
             return false;
         }
+        // On the border: an edge at k with one face (every face at k is
+        // among those at w or v).
+        let near: Vec<[u32; 3]> = m
+            .faces
+            .iter()
+            .copied()
+            .filter(|f| f.contains(&w) || f.contains(&v))
+            .collect();
+        let on_border = |k: u32, ring: &[u32]| {
+            ring.iter()
+                .any(|&r| near.iter().filter(|f| f.contains(&k) && f.contains(&r)).count() == 1)
+        };
+        if on_edge != 1 && on_border(w, &rw) && on_border(v, &rv) {
+            return false;
+        }
+        let lagrangian = !m.eol[w as usize];
         let min_area = 0.01 * tau * tau;
         let mut next = Vec::with_capacity(m.faces.len());
         for f in &m.faces {
@@ -703,6 +725,9 @@ impl Cloth<'_> {
                 continue; // the faces on the collapsed edge go
             }
             let g = f.map(|k| if k == w { v } else { k });
+            if lagrangian && g.iter().all(|&k| m.eol[k as usize]) {
+                return false;
+            }
             let a = area(&m.u, g);
             let ug = g.map(|k| m.u[k as usize]);
             let perimeter: f64 = (0..3)
@@ -724,9 +749,13 @@ impl Cloth<'_> {
     /// on one side), shortest first, and [R2] only when it is the shortest
     /// such edge at both of its ends ([D] among these candidate edges: a
     /// short edge elsewhere does not hold up the collapse at the EOL
-    /// vertex). Border–interior edges never collapse; a border vertex that
-    /// an EOL vertex slides up to along the border does (the border stays
-    /// straight), cloth corners and scripted vertices never. A vertex
+    /// vertex). [D] Of the border–interior edges (spec: never collapsed)
+    /// only those from an interior w to a border EOL vertex do, since the
+    /// material flows through an EOL vertex on the border too; a border
+    /// vertex never goes into an interior one (the border would move), a
+    /// border vertex that an EOL vertex slides up to along the border does
+    /// (the border stays straight), cloth corners and scripted vertices
+    /// never. A vertex
     /// whose one-ring a collapse changed waits for the next sweep (the
     /// cleanup loop repeats). Returns the count collapsed.
     fn collapse_short(&mut self, tau: f64, border: &[bool], corner: &[bool]) -> usize {
@@ -1000,35 +1029,42 @@ impl Cloth<'_> {
             nbrs[b as usize].push(a);
         }
         let mut released = 0;
-        for v in 0..n {
-            if !self.mesh.eol[v] {
-                continue;
-            }
-            let uv = self.mesh.u[v];
-            let near = outline.near(uv, b_r);
-            if near.is_empty() {
-                continue;
-            }
-            let f = self.features[v];
-            let on_point = matches!(f, Some(Feature::Corner { .. } | Feature::Point { .. }));
-            let line: Vec<u32> = nbrs[v]
-                .iter()
-                .copied()
-                .filter(|&w| self.mesh.eol[w as usize] && self.features[w as usize] == f)
-                .collect();
-            let steep = |w: u32| {
-                let uw = self.mesh.u[w as usize];
-                let d = [uw[0] - uv[0], uw[1] - uv[1]];
-                !near.iter().any(|&e| shallow(d, e))
-            };
-            if corner[v]
-                || on_point
-                || two_borders(&near)
-                || line.is_empty()
-                || !line.iter().all(|&w| steep(w))
-            {
-                release_vertex(self.mesh, self.xd, self.ud, self.features, v);
-                released += 1;
+        // Until none is released: a vertex kept for its one conformal
+        // neighbour loses it when that neighbour goes.
+        let mut again = true;
+        while again {
+            again = false;
+            for v in 0..n {
+                if !self.mesh.eol[v] {
+                    continue;
+                }
+                let uv = self.mesh.u[v];
+                let near = outline.near(uv, b_r);
+                if near.is_empty() {
+                    continue;
+                }
+                let f = self.features[v];
+                let on_point = matches!(f, Some(Feature::Corner { .. } | Feature::Point { .. }));
+                let line: Vec<u32> = nbrs[v]
+                    .iter()
+                    .copied()
+                    .filter(|&w| self.mesh.eol[w as usize] && self.features[w as usize] == f)
+                    .collect();
+                let steep = |w: u32| {
+                    let uw = self.mesh.u[w as usize];
+                    let d = [uw[0] - uv[0], uw[1] - uv[1]];
+                    !near.iter().any(|&e| shallow(d, e))
+                };
+                if corner[v]
+                    || on_point
+                    || two_borders(&near)
+                    || line.is_empty()
+                    || !line.iter().all(|&w| steep(w))
+                {
+                    release_vertex(self.mesh, self.xd, self.ud, self.features, v);
+                    released += 1;
+                    again = true;
+                }
             }
         }
         released
@@ -1273,9 +1309,12 @@ impl Cloth<'_> {
         // vertices (step 1), short conformal edges and ill-conditioned
         // triangles (steps 2 and 3, `mend`). The border flags each round: a
         // point split a face, and a border sliver can go.
-        for _ in 0..100 {
+        for round in 0..100 {
             let (border, corner) = self.border_vertices();
-            let flipped = if self.cleanup_flips {
+            // [D] Step 0 in the first round only: `mend` flips slivers out
+            // (also those thin only after the coming step), and the Delaunay
+            // test of a later round could flip them back, round after round.
+            let flipped = if self.cleanup_flips && round == 0 {
                 self.flip_near_eol()
             } else {
                 0
@@ -1427,6 +1466,33 @@ mod cleanup_tests {
             assert_eq!(flipped, want, "EOL {eol:?}");
             let joined = s.mesh.faces.iter().any(|f| f.contains(&2) && f.contains(&3));
             assert_eq!(joined, want == 1);
+        }
+    }
+
+    /// Spec §5.3 step 4 (the mesh stays a manifold): on a strip one quad
+    /// wide, the diagonal of the middle quad joins a vertex of the bottom
+    /// border to one of the top border. Collapsing it would leave the two
+    /// end quads touching at one vertex (a pinch the link condition does
+    /// not see: the two ends share exactly the two vertices opposite the
+    /// edge); it is refused, and the same collapse along the bottom border
+    /// (an edge with one face) is done.
+    #[test]
+    fn a_collapse_never_pinches_the_cloth_between_two_borders() {
+        let h = 0.01;
+        let u: Vec<Mat2d> = (0..8).map(|k| [h * (k % 4) as f64, h * (k / 4) as f64]).collect();
+        let faces: Vec<[u32; 3]> = (0..3u32)
+            .flat_map(|i| [[i, i + 1, 5 + i], [i, 5 + i, 4 + i]])
+            .collect();
+        for (w, v, want) in [(6, 1, false), (2, 1, true)] {
+            let x = u.iter().map(|p| Vec3::new(p[0], p[1], 0.0)).collect();
+            let params = crate::eol::system::test_params(9.8);
+            let mut s = Stepper::new(x, u.clone(), faces.clone(), params, 1e-3).unwrap();
+            let pinned = vec![false; 8];
+            let mut c = s.cloth(&pinned);
+            assert_eq!(c.collapse(w, v, 0.01), want, "{w} into {v}");
+            if want {
+                c.finish().unwrap();
+            }
         }
     }
 }
