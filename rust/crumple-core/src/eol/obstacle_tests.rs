@@ -119,7 +119,12 @@ fn e0_wire_a_strip_runs_over_a_wire_like_a_chain_over_a_peg() {
 /// A 0.5 m sheet 1 mm over a nail at the origin (normal +z), moving at
 /// `vx` m/s along x.
 fn sheet_over_nail(vx: f64) -> Stepper {
-    let m = grid_mesh((0.5, 0.5), (12, 12), Vec3::new(0.013, 0.021, 1e-3), 2).unwrap();
+    sheet_over_nail_at(Vec3::new(0.013, 0.021, 1e-3), vx)
+}
+
+/// [`sheet_over_nail`] with the sheet's centre at `center`.
+fn sheet_over_nail_at(center: Vec3<f64>, vx: f64) -> Stepper {
+    let m = grid_mesh((0.5, 0.5), (12, 12), center, 2).unwrap();
     let u: Vec<Mat2d> = m.vertices().iter().map(|v| [v.x, v.y]).collect();
     let mut s = Stepper::new(
         m.vertices().to_vec(),
@@ -466,22 +471,8 @@ fn a_turning_box_moves_points_and_features_with_it() {
 fn no_point_vertex_is_made_within_the_border_range() {
     use crate::eol::remesh::Obstacles;
     for (inset, made) in [(0.006, 0), (0.016, 1)] {
-        let m = grid_mesh((0.5, 0.5), (12, 12), Vec3::new(0.25 - inset, 0.021, -1e-3), 2).unwrap();
-        let u: Vec<Mat2d> = m.vertices().iter().map(|v| [v.x, v.y]).collect();
-        let mut s = Stepper::new(
-            m.vertices().to_vec(),
-            u,
-            m.faces().to_vec(),
-            test_params(9.8),
-            2e-3,
-        )
-        .unwrap();
-        let points = vec![PointObstacle {
-            position: Vec3::zero(),
-            normal: Vec3::new(0.0, 0.0, 1.0),
-            velocity: Vec3::zero(),
-            friction: 0.0,
-        }];
+        let mut s = sheet_over_nail_at(Vec3::new(0.25 - inset, 0.021, -1e-3), 0.0);
+        let points = s.points.clone();
         let pinned = vec![false; s.mesh.x.len()];
         let obstacles = Obstacles {
             boxes: &[],

@@ -348,44 +348,9 @@ impl Cloth<'_> {
         let cap = ((2.0 * total / (0.433 * p.size_min * p.size_min)).min(1e6) as usize
             + self.mesh.faces.len())
         .min(4 * self.mesh.faces.len() + 10_000);
-        loop {
-            let mut edges: Vec<(f64, u32, u32)> = edge_table(&self.mesh.faces)
-                .into_iter()
-                .map(|((a, b), _)| (edge_metric(&self.mesh.u, &s, a, b), a, b))
-                .filter(|e| e.0 > 1.0)
-                .collect();
-            if edges.is_empty() || report.split >= cap {
-                break;
-            }
-            // Worst first; ties in the (deterministic) edge order.
-            edges.sort_by(|x, y| y.0.total_cmp(&x.0).then((x.1, x.2).cmp(&(y.1, y.2))));
-            let mut touched = vec![false; self.mesh.x.len()];
-            for (_, a, b) in edges {
-                // One split per vertex per sweep: the edge metric of a cut
-                // edge has changed (the next sweep measures it again).
-                if touched[a as usize] || touched[b as usize] || report.split >= cap {
-                    continue;
-                }
-                let v = self.split_mid(a, b);
-                let (sa, sb) = (s[a as usize], s[b as usize]);
-                s.push([
-                    0.5 * (sa[0] + sb[0]),
-                    0.5 * (sa[1] + sb[1]),
-                    0.5 * (sa[2] + sb[2]),
-                ]);
-                touched[a as usize] = true;
-                touched[b as usize] = true;
-                touched.push(true);
-                debug_assert_eq!(s.len(), self.mesh.x.len());
-                let _ = v;
-                report.split += 1;
-            }
-            // Flip after each sweep (ARCSim flips after every split): the
-            // new vertices' diagonals turn towards the metric's Delaunay
-            // ones, so the next sweep finds the long edges that are left,
-            // not the halves of a uniform subdivision.
-            report.flipped += self.flip_pass(&s);
-        }
+        let (split, flipped) = self.split_sweeps(&mut s, cap);
+        report.split += split;
+        report.flipped += flipped;
         report.flipped += self.flip_pass(&s);
         // Collapses until none is left (a few sweeps: each removes at most
         // one vertex per edge it looks at), flipping after each.
@@ -457,10 +422,9 @@ impl Cloth<'_> {
     }
 
     /// [`Cloth::refine_length`]: splits every edge longer than `len`
-    /// (material m) at its middle, longest first, one split per vertex per
-    /// sweep, with the isotropic Delaunay flips after each sweep (ARCSim's
-    /// split loop in the metric `I/len²`). Capped at 4F + 10⁴ splits.
-    /// Returns the count.
+    /// (material m) at its middle, the split loop of §5.6 in the metric
+    /// `I/len²` (`split_sweeps`). Capped at 4F + 10⁴ splits. Returns the
+    /// count.
     pub(super) fn refine(&mut self, len: f64) -> usize {
         if len.is_nan() || len <= 0.0 || len.is_infinite() {
             return 0;
@@ -468,30 +432,53 @@ impl Cloth<'_> {
         let q = 1.0 / (len * len);
         let mut s = vec![[q, 0.0, q]; self.mesh.x.len()];
         let cap = 4 * self.mesh.faces.len() + 10_000;
-        let mut split = 0;
+        self.split_sweeps(&mut s, cap).0
+    }
+
+    /// ARCSim's split loop (spec §5.6 step 2) in the vertex metric `s`:
+    /// sweeps that split every edge with `s(e) > 1` at its middle, worst
+    /// first, one split per vertex per sweep, a split vertex taking the
+    /// mean of its ends' metric, with the metric-Delaunay flips after each
+    /// sweep; until no such edge is left or `cap` splits are made. Returns
+    /// (splits, flips).
+    fn split_sweeps(&mut self, s: &mut Vec<Sym2>, cap: usize) -> (usize, usize) {
+        let (mut split, mut flipped) = (0, 0);
         loop {
             let mut edges: Vec<(f64, u32, u32)> = edge_table(&self.mesh.faces)
                 .into_iter()
-                .map(|((a, b), _)| (edge_metric(&self.mesh.u, &s, a, b), a, b))
+                .map(|((a, b), _)| (edge_metric(&self.mesh.u, s, a, b), a, b))
                 .filter(|e| e.0 > 1.0)
                 .collect();
             if edges.is_empty() || split >= cap {
-                return split;
+                return (split, flipped);
             }
+            // Worst first; ties in the (deterministic) edge order.
             edges.sort_by(|x, y| y.0.total_cmp(&x.0).then((x.1, x.2).cmp(&(y.1, y.2))));
             let mut touched = vec![false; self.mesh.x.len()];
             for (_, a, b) in edges {
+                // One split per vertex per sweep: the edge metric of a cut
+                // edge has changed (the next sweep measures it again).
                 if touched[a as usize] || touched[b as usize] || split >= cap {
                     continue;
                 }
                 self.split_mid(a, b);
-                s.push([q, 0.0, q]);
+                let (sa, sb) = (s[a as usize], s[b as usize]);
+                s.push([
+                    0.5 * (sa[0] + sb[0]),
+                    0.5 * (sa[1] + sb[1]),
+                    0.5 * (sa[2] + sb[2]),
+                ]);
                 touched[a as usize] = true;
                 touched[b as usize] = true;
                 touched.push(true);
+                debug_assert_eq!(s.len(), self.mesh.x.len());
                 split += 1;
             }
-            self.flip_pass(&s);
+            // Flip after each sweep (ARCSim flips after every split): the
+            // new vertices' diagonals turn towards the metric's Delaunay
+            // ones, so the next sweep finds the long edges that are left,
+            // not the halves of a uniform subdivision.
+            flipped += self.flip_pass(s);
         }
     }
 

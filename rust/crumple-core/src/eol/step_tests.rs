@@ -51,6 +51,18 @@ fn strip(fold: f64, rows: usize) -> Stepper {
     s
 }
 
+/// Pins on the strip's top end (v = 0, on the top face), moving at `pull`.
+fn top_end_pins(s: &Stepper, pull: Vec3<f64>) -> Vec<Pin> {
+    (0..s.mesh.x.len() as u32)
+        .filter(|&i| s.mesh.u[i as usize][1] < 1e-9)
+        .map(|i| Pin {
+            id: i,
+            target: s.mesh.x[i as usize],
+            velocity: pull,
+        })
+        .collect()
+}
+
 /// The material length hanging below the edge: 1 − v of the EOL row.
 fn hanging(s: &Stepper) -> f64 {
     let eol: Vec<usize> = (0..s.mesh.x.len()).filter(|&i| s.mesh.eol[i]).collect();
@@ -368,14 +380,7 @@ fn e1_a_pulled_strip_slides_over_the_edge_at_the_pull_speed() {
     let mut s = strip(0.7, 20);
     s.remesh = true;
     let pull = Vec3::new(0.0, -0.1, 0.0);
-    s.pins = (0..s.mesh.x.len() as u32)
-        .filter(|&i| s.mesh.u[i as usize][1] < 1e-9)
-        .map(|i| Pin {
-            id: i,
-            target: s.mesh.x[i as usize],
-            velocity: pull,
-        })
-        .collect();
+    s.pins = top_end_pins(&s, pull);
     assert_eq!(s.pins.len(), 3);
     let row = |s: &Stepper| {
         let eol: Vec<usize> = (0..s.mesh.x.len()).filter(|&i| s.mesh.eol[i]).collect();
@@ -509,14 +514,7 @@ fn a_long_pull_keeps_the_strip_resolution() {
         let limit = strip(0.7, 20).refine_length;
         let n0 = s.mesh.x.len();
         let pull = Vec3::new(0.0, -0.25, 0.0);
-        s.pins = (0..s.mesh.x.len() as u32)
-            .filter(|&i| s.mesh.u[i as usize][1] < 1e-9)
-            .map(|i| Pin {
-                id: i,
-                target: s.mesh.x[i as usize],
-                velocity: pull,
-            })
-            .collect();
+        s.pins = top_end_pins(&s, pull);
         // Settle with the end held still, then pull (as in E1 above).
         s.pins.iter_mut().for_each(|p| p.velocity = Vec3::zero());
         for _ in 0..100 {
