@@ -145,6 +145,19 @@ fn sheet_over_nail_at(center: Vec3<f64>, vx: f64) -> Stepper {
     s
 }
 
+/// One contact-conforming pass of `s` against its own points (no vertex
+/// scripted; thr 5 mm, τ 5 mm, h 2 ms).
+fn remesh_on_its_nail(s: &mut Stepper) -> crate::eol::remesh::RemeshReport {
+    let points = s.points.clone();
+    let pinned = vec![false; s.mesh.x.len()];
+    let obstacles = crate::eol::remesh::Obstacles {
+        boxes: &[],
+        wires: &[],
+        points: &points,
+    };
+    s.cloth(&pinned).remesh(&obstacles, 5e-3, 0.005, 2e-3).unwrap()
+}
+
 /// E3 and §4.3 tests 2 and 4: a sheet dropped on a nail gets one EOL
 /// vertex of kind 3 (point) where it lands; the vertex stays at the tip
 /// (the tangential equality rows, residual ≤ 1e-9 m per step against its
@@ -348,7 +361,6 @@ fn a_turned_box_answers_in_its_own_frame() {
 /// same vertex has `Ẋ = 0`.
 #[test]
 fn eq13_splits_the_velocity_of_a_new_point_vertex() {
-    use crate::eol::remesh::Obstacles;
     for eq13 in [false, true] {
         let mut s = sheet_over_nail(0.2);
         for x in &mut s.mesh.x {
@@ -356,16 +368,8 @@ fn eq13_splits_the_velocity_of_a_new_point_vertex() {
         }
         let w0 = Vec3::new(0.2, 0.0, -0.1);
         s.xd = vec![w0; s.mesh.x.len()];
-        let pinned = vec![false; s.mesh.x.len()];
         s.eq13 = eq13;
-        let points = s.points.clone();
-        let obstacles = Obstacles {
-            boxes: &[],
-            wires: &[],
-            points: &points,
-        };
-        let mut c = s.cloth(&pinned);
-        let r = c.remesh(&obstacles, 5e-3, 0.005, 2e-3).unwrap();
+        let r = remesh_on_its_nail(&mut s);
         assert_eq!(r.created, 1, "{r:?}");
         let v = (0..s.mesh.x.len()).find(|&i| s.mesh.eol[i]).unwrap();
         let ud = s.ud[v];
@@ -469,18 +473,9 @@ fn a_turning_box_moves_points_and_features_with_it() {
 /// (no border vertex made EOL) did not refuse it.
 #[test]
 fn no_point_vertex_is_made_within_the_border_range() {
-    use crate::eol::remesh::Obstacles;
     for (inset, made) in [(0.006, 0), (0.016, 1)] {
         let mut s = sheet_over_nail_at(Vec3::new(0.25 - inset, 0.021, -1e-3), 0.0);
-        let points = s.points.clone();
-        let pinned = vec![false; s.mesh.x.len()];
-        let obstacles = Obstacles {
-            boxes: &[],
-            wires: &[],
-            points: &points,
-        };
-        let mut c = s.cloth(&pinned);
-        let r = c.remesh(&obstacles, 5e-3, 0.005, 2e-3).unwrap();
+        let r = remesh_on_its_nail(&mut s);
         assert_eq!(r.created, made, "inset {inset}: {r:?}");
         assert_eq!(s.mesh.eol.iter().filter(|&&e| e).count(), made);
     }

@@ -371,9 +371,10 @@ pub(super) struct Border {
 }
 
 impl Border {
-    pub(super) fn of(mesh: &Mesh) -> Self {
-        let segs = mesh
-            .edge_face_counts()
+    /// The border of `mesh`, whose edge counts are `count`
+    /// ([`Mesh::edge_face_counts`]).
+    pub(super) fn of(mesh: &Mesh, count: &super::system::EdgeCounts) -> Self {
+        let segs = count
             .iter()
             .filter(|&(_, c)| c == 1)
             .map(|((a, b), _)| [mesh.u[a as usize], mesh.u[b as usize]])
@@ -465,11 +466,15 @@ impl Cloth<'_> {
     }
 
     pub(super) fn border_vertices(&self) -> (Vec<bool>, Vec<bool>) {
-        let count = self.mesh.edge_face_counts();
+        self.border_flags(&self.mesh.edge_face_counts())
+    }
+
+    /// [`Cloth::border_vertices`] from the mesh's edge counts.
+    fn border_flags(&self, count: &super::system::EdgeCounts) -> (Vec<bool>, Vec<bool>) {
         let n = self.mesh.x.len();
         let mut border = vec![false; n];
         let mut dirs: Vec<Vec<Mat2d>> = vec![Vec::new(); n];
-        for ((a, b), c) in count {
+        for ((a, b), c) in count.iter() {
             if c == 1 {
                 let (ua, ub) = (self.mesh.u[a as usize], self.mesh.u[b as usize]);
                 let d = [ub[0] - ua[0], ub[1] - ua[1]];
@@ -676,9 +681,17 @@ impl Cloth<'_> {
     fn collapse(&mut self, w: u32, v: u32, tau: f64) -> bool {
         let m = &mut *self.mesh;
         let area = |u: &[Mat2d], f: [u32; 3]| signed_area(&f.map(|k| u[k as usize]));
+        // The faces at w or v (one scan): every face at either is among
+        // them, so their rings, the edge's faces and their border edges
+        // all follow from these.
+        let near: Vec<[u32; 3]> = m
+            .faces
+            .iter()
+            .copied()
+            .filter(|f| f.contains(&w) || f.contains(&v))
+            .collect();
         let ring = |k: u32| {
-            let mut r: Vec<u32> = m
-                .faces
+            let mut r: Vec<u32> = near
                 .iter()
                 .filter(|f| f.contains(&k))
                 .flat_map(|f| f.iter().copied())
@@ -689,23 +702,12 @@ impl Cloth<'_> {
             r
         };
         let (rw, rv) = (ring(w), ring(v));
-        let on_edge = m
-            .faces
-            .iter()
-            .filter(|f| f.contains(&w) && f.contains(&v))
-            .count();
+        let on_edge = near.iter().filter(|f| f.contains(&w) && f.contains(&v)).count();
         let common = rw.iter().filter(|k| rv.binary_search(k).is_ok()).count();
         if !rw.contains(&v) || common != on_edge {
             return false;
         }
-        // On the border: an edge at k with one face (every face at k is
-        // among those at w or v).
-        let near: Vec<[u32; 3]> = m
-            .faces
-            .iter()
-            .copied()
-            .filter(|f| f.contains(&w) || f.contains(&v))
-            .collect();
+        // On the border: an edge at k with one face.
         let on_border = |k: u32, ring: &[u32]| {
             ring.iter()
                 .any(|&r| near.iter().filter(|f| f.contains(&k) && f.contains(&r)).count() == 1)
@@ -1020,11 +1022,12 @@ impl Cloth<'_> {
     /// nearly singular and the QP sends Ẋ to hundreds of m/s. §5.2 step 3
     /// refuses the same vertices on insertion. Returns the count released.
     fn border_rule(&mut self, b_r: f64) -> usize {
-        let outline = Border::of(self.mesh);
-        let (_, corner) = self.border_vertices();
+        let count = self.mesh.edge_face_counts();
+        let outline = Border::of(self.mesh, &count);
+        let (_, corner) = self.border_flags(&count);
         let n = self.mesh.x.len();
         let mut nbrs: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for ((a, b), _) in self.mesh.edge_face_counts().iter() {
+        for ((a, b), _) in count.iter() {
             nbrs[a as usize].push(b);
             nbrs[b as usize].push(a);
         }
@@ -1177,11 +1180,12 @@ impl Cloth<'_> {
         // edge vertex made first next to a corner would keep the corner from
         // ever getting its own), then box edges and wires, each cloth edge
         // once.
-        let (border, _) = self.border_vertices();
+        let count = self.mesh.edge_face_counts();
+        let (border, _) = self.border_flags(&count);
         // The border in material space, for §5.2 step 3's border checks
         // (splits of border edges keep its segments' union, so one list
         // serves the whole insertion).
-        let outline = Border::of(self.mesh);
+        let outline = Border::of(self.mesh, &count);
         let b_r = BORDER_RANGE_OVER_TAU * tau;
         report.created +=
             self.insert_points(&obstacles.point_features(h), thr, tau, &border, (&outline, b_r));

@@ -429,6 +429,20 @@ impl Cloth<'_> {
         if len.is_nan() || len <= 0.0 || len.is_infinite() {
             return 0;
         }
+        // Most steps have no such edge: look before building the edge table.
+        let u = &self.mesh.u;
+        let long = |a: u32, b: u32| {
+            let (p, q) = (u[a as usize], u[b as usize]);
+            (p[0] - q[0]).hypot(p[1] - q[1]) > len
+        };
+        if !self
+            .mesh
+            .faces
+            .iter()
+            .any(|f| long(f[0], f[1]) || long(f[1], f[2]) || long(f[2], f[0]))
+        {
+            return 0;
+        }
         let q = 1.0 / (len * len);
         let mut s = vec![[q, 0.0, q]; self.mesh.x.len()];
         let cap = 4 * self.mesh.faces.len() + 10_000;
