@@ -86,6 +86,32 @@ def _material_areas(u: npt.NDArray[np.float64], faces: npt.NDArray[Any]) -> npt.
     return np.asarray(0.5 * np.abs(d1[:, 0] * d2[:, 1] - d1[:, 1] * d2[:, 0]), dtype=np.float64)
 
 
+def _barycentric_lookup(u: npt.NDArray[np.float64], faces: npt.NDArray[Any], p: npt.NDArray[np.float64],
+                        values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """``values`` (per vertex) interpolated at the material points ``p``
+    ``(K, 2)``: the face whose smallest barycentric of ``p`` is largest (the
+    one holding it; on a shared edge either gives the same value), NaN where
+    that is below −1e-9 (outside the sheet). Dense over faces in chunks of
+    points: a tracer read-out is a handful of points, so a spatial index would
+    cost more to build than it saves."""
+    a, b, c = u[faces[:, 0]], u[faces[:, 1]], u[faces[:, 2]]
+    e1, e2 = b - a, c - a
+    det = e1[:, 0] * e2[:, 1] - e1[:, 1] * e2[:, 0]  # > 0: CCW faces (spec §10 test 14)
+    out = np.full((len(p), values.shape[1]), np.nan)
+    for s in range(0, len(p), 256):
+        d = p[s:s + 256, None, :] - a[None]  # (k, F, 2)
+        w1 = (d[..., 0] * e2[:, 1] - d[..., 1] * e2[:, 0]) / det
+        w2 = (e1[:, 0] * d[..., 1] - e1[:, 1] * d[..., 0]) / det
+        w = np.stack([1.0 - w1 - w2, w1, w2], axis=-1)  # (k, F, 3)
+        best = w.min(axis=-1).argmax(axis=1)
+        k = np.arange(len(best))
+        wb = w[k, best]
+        inside = wb.min(axis=1) >= -1e-9
+        vals = np.einsum("kj,kjd->kd", wb, values[faces[best]])
+        out[s:s + 256][inside] = vals[inside]
+    return out
+
+
 def planar_coordinates(mesh: TriMesh) -> npt.NDArray[np.float64]:
     """Material coordinates ``(N, 2)`` m of a flat ``mesh``: its vertices in
     an orthonormal frame of its plane, oriented so the faces run
@@ -175,6 +201,20 @@ class Cloth:
     def material_velocities(self) -> npt.NDArray[np.float64]:
         """Material velocities Ẋ ``(N, 2)`` float64, m/s (zero off the features)."""
         return np.asarray(self._s.material_velocities())
+
+    def positions_at(self, material_points: npt.ArrayLike) -> npt.NDArray[np.float64]:
+        """World positions ``(K, 3)`` float64, m, of fixed material points
+        ``(K, 2)`` m (tracers, spec §9): each is found in the current
+        material mesh and mapped by its face's barycentrics (paper Eq. 1).
+        Unlike vertex read-outs, a tracer is the same piece of cloth in
+        every step, however the remesher changes the vertices or material
+        slides through EOL vertices. NaN rows for points outside the sheet."""
+        p = np.asarray(material_points, dtype=np.float64)
+        if p.ndim == 1:
+            p = p[None, :]
+        if p.ndim != 2 or p.shape[1] != 2 or not np.isfinite(p).all():
+            raise InvalidInputError(f"material_points must be finite (K, 2) m; got shape {p.shape}")
+        return _barycentric_lookup(self.material_coordinates, self.faces, p, self.positions)
 
     @property
     def is_eol(self) -> npt.NDArray[np.bool_]:

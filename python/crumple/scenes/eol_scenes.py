@@ -280,6 +280,13 @@ def _stretches(x: np.ndarray, u: np.ndarray, f: np.ndarray) -> tuple[np.ndarray,
 def _height_over(x: np.ndarray, f: np.ndarray, px: float, pz: float) -> float:
     """The cloth's height (y) over the plan point (px, pz): the highest face
     whose plan view holds it, interpolated; NaN where none does."""
+    return float(_over(x, f, px, pz, x[:, 1:2])[0])
+
+
+def _over(x: np.ndarray, f: np.ndarray, px: float, pz: float, values: np.ndarray) -> np.ndarray:
+    """Per-vertex ``values`` (N, k) interpolated at the cloth's highest
+    point over the plan point (px, pz) (the highest face whose plan view
+    holds it); NaN where no face does."""
     a, b, c = x[f[:, 0]], x[f[:, 1]], x[f[:, 2]]
 
     def cross(p: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -289,11 +296,12 @@ def _height_over(x: np.ndarray, f: np.ndarray, px: float, pz: float) -> float:
     area = cross(b - a, c - a)
     with np.errstate(divide="ignore", invalid="ignore"):
         w = np.stack([cross(b - o, c - o), cross(c - o, a - o), cross(a - o, b - o)], axis=1) / area[:, None]
-    inside = np.all(w >= -1e-12, axis=1) & (np.abs(area) > 0)
-    if not inside.any():
-        return float("nan")
+    inside = np.flatnonzero(np.all(w >= -1e-12, axis=1) & (np.abs(area) > 0))
+    if not len(inside):
+        return np.full(values.shape[1], np.nan)
     y = (w[inside] * np.stack([a[inside, 1], b[inside, 1], c[inside, 1]], axis=1)).sum(axis=1)
-    return float(y.max())
+    k = inside[int(np.argmax(y))]
+    return np.asarray(w[k] @ values[f[k]], dtype=np.float64)
 
 
 @register("eol_wire", "E2: a wire rises into a sheet held at its four corners; the bend at the wire stays sharp",
@@ -400,7 +408,9 @@ def eol_points(*, out_dir: Path, frames: int = 36, backend: str = "cpu", scale: 
     height over each tip (m: on it within the snap, not through it), and
     per nail the material distance slid past it since the pull started
     (m: the EOL vertex's material coordinate moves while it stays on the
-    tip; a Lagrangian cloth snags)."""
+    tip; a Lagrangian cloth snags), and per nail the material point of the
+    cloth over its tip (m, the highest face over it; NaN off the cloth: the
+    tracer of spec E3's throughput, the same measure in every mode)."""
     sc = positive(scale, "scale")
     choice(backend, "backend", ("cpu", "auto"))
     mode_ = _mode(mode)
@@ -417,7 +427,7 @@ def eol_points(*, out_dir: Path, frames: int = 36, backend: str = "cpu", scale: 
         sim.add_point(tuple(p), normal=(0.0, 1.0, 0.0))
     thr = float(sim._params["collision_threshold"])
     series: dict[str, list[Any]] = {"time_s": [], "eol_vertices": [], "tip_offset_m": [],
-                                    "height_over_tips_m": [], "slid_m": []}
+                                    "height_over_tips_m": [], "slid_m": [], "over_tip_material_m": []}
     at_pull: dict[int, np.ndarray] = {}
     pulling = False
     out = Path(out_dir)
@@ -440,6 +450,7 @@ def eol_points(*, out_dir: Path, frames: int = 36, backend: str = "cpu", scale: 
                 off = [float(np.hypot(*(x[i, [0, 2]] - tips[owner[i], [0, 2]]))) for i in np.flatnonzero(kinds == 3)]
                 series["tip_offset_m"].append(max(off, default=0.0))
                 series["height_over_tips_m"].append([_height_over(x, f, p[0], p[2]) - p[1] for p in tips])
+                series["over_tip_material_m"].append([_over(x, f, p[0], p[2], u).tolist() for p in tips])
                 slid = []
                 for k in range(len(tips)):
                     on = np.flatnonzero((kinds == 3) & (owner == k))

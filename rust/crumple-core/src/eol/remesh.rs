@@ -203,10 +203,17 @@ pub fn eq13(g: &super::element::Grad, w: Vec3<f64>, feature: &Feature) -> (Vec3<
     (w + g.apply(ud), ud)
 }
 
-/// F of the first face around vertex i (for the world velocity of a
-/// released vertex, spec §5.5; the spec's angle-weighted mean differs only
-/// where the faces around the vertex disagree, which a released vertex no
-/// longer bent over a feature hardly does).
+/// F of the first face around vertex i, for the world velocity of a
+/// released vertex (spec §5.5) and friction (§6.7). [D] The spec's vertex F
+/// (§3.2) is the angle-weighted mean of the incident faces' F. An EOL
+/// vertex sits on a fold over a convex feature, where material flowing
+/// through it moves along one face of the obstacle on one side and along
+/// the other face on the other: each face's `−F Ẋ` is tangent to the
+/// obstacle, their mean points away from both faces. With the mean, a
+/// strip's EOL line released at the start of a pull (E1) flew off the edge
+/// at half the flow speed, was caught again, and drifted off the edge line
+/// by more than δ; one face's F keeps the released vertex sliding on that
+/// face (test `a_release_keeps_the_world_velocity_and_slides_on_a_face`).
 pub(super) fn vertex_grad(m: &Mesh, i: usize) -> Option<super::element::Grad> {
     let f = m.faces.iter().find(|f| f.contains(&(i as u32)))?;
     super::element::deformation_gradient(&f.map(|k| m.x[k as usize]), &f.map(|k| m.u[k as usize]))
@@ -1396,6 +1403,74 @@ mod eq13_tests {
         assert!((xd - g.apply(ud) - w).norm() < 1e-12);
         let ft = g.apply_t(xd);
         assert!(ft[0].abs() < 1e-12 && ft[1].abs() < 1e-12, "{ft:?}");
+    }
+}
+
+#[cfg(test)]
+mod release_tests {
+    use super::*;
+
+    /// Spec §10 test 17 (and §5.5): releasing an EOL vertex keeps its
+    /// material's world velocity, `ẋ ← ẋ − F Ẋ`, and clears `Ẋ` and its
+    /// feature. The vertex sits on a 90° fold over a box edge along x: the
+    /// faces with material v ≥ 0 lie on the top (z = 0, F's v column
+    /// (0,0,1)), those with v ≤ 0 hang down the side (y = 0, v column
+    /// (0,1,0)); material flows through it at Ẋ = (0.3, −0.2) while it
+    /// rests on the edge (ẋ = 0). Released, it slides along one of the two
+    /// faces, into neither (the [D] of `vertex_grad`: the spec's
+    /// angle-weighted F, (0, ½, ½) here, would send it off both faces), in
+    /// either face order.
+    #[test]
+    fn a_release_keeps_the_world_velocity_and_slides_on_a_face() {
+        let u: Vec<Mat2d> = vec![[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [-1.0, 0.0], [0.0, -1.0]];
+        let x = u
+            .iter()
+            .map(|p| {
+                if p[1] >= 0.0 {
+                    Vec3::new(p[0], 0.0, p[1])
+                } else {
+                    Vec3::new(p[0], p[1], 0.0)
+                }
+            })
+            .collect::<Vec<_>>();
+        let faces = vec![[0, 1, 2], [0, 2, 3], [0, 3, 4], [0, 4, 1]];
+        let ud0 = [0.3, -0.2];
+        let (top, side) = (Vec3::new(0.0, 0.0, 1.0), Vec3::new(0.0, 1.0, 0.0));
+        let mut slid_on = Vec::new();
+        for order in [faces.clone(), faces.iter().rev().copied().collect()] {
+            let mut mesh = Mesh {
+                x: x.clone(),
+                u: u.clone(),
+                faces: order,
+                hinges: Vec::new(),
+                eol: vec![true, false, false, false, false],
+            };
+            let f = vertex_grad(&mesh, 0).unwrap();
+            let (mut xd, mut ud) = (vec![Vec3::zero(); 5], vec![[0.0; 2]; 5]);
+            ud[0] = ud0;
+            let mut features = vec![None; 5];
+            features[0] = Some(Feature::Edge {
+                normals: [side, top],
+                tangent: Vec3::new(1.0, 0.0, 0.0),
+                obstacle: 0,
+            });
+            release_vertex(&mut mesh, &mut xd, &mut ud, &mut features, 0);
+            assert!((xd[0] + f.apply(ud0)).norm() == 0.0, "{:?}", xd[0]);
+            assert!(ud[0] == [0.0, 0.0] && !mesh.eol[0] && features[0].is_none());
+            assert!(
+                xd[1..].iter().all(|&v| v == Vec3::zero()),
+                "only the released vertex changes"
+            );
+            let (a, b) = (xd[0].dot(top), xd[0].dot(side));
+            assert!(
+                a >= 0.0 && b >= 0.0 && a.min(b) == 0.0,
+                "off both faces or into one: {:?}",
+                xd[0]
+            );
+            assert!(xd[0].norm() > 0.1, "the flow's velocity was lost: {:?}", xd[0]);
+            slid_on.push(a == 0.0);
+        }
+        assert!(slid_on[0] != slid_on[1], "each order picks its first face");
     }
 }
 
