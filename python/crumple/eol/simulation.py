@@ -713,7 +713,10 @@ class Simulation(SimulationBase):
         self._core().set_hold_warp(non_negative(per_step, "per_step"), positive_int(steps, "steps", 0))
 
     def stats(self) -> dict[str, float]:
-        """The last step: KKT residuals of its QP (spec §10 test 10),
+        """The last step: KKT residuals of its QP (spec §10 test 10:
+        ``kkt_stationarity``, ``kkt_equality``, ``kkt_inequality``,
+        ``kkt_complementarity`` and ``kkt_dual``, the most negative
+        inequality multiplier relative to the force),
         solver passes (``qp_iterations``), whether it went to Clarabel
         (``qp_clarabel``), with ``verify_qp`` the largest difference from
         Clarabel's solution relative to the largest velocity (``qp_gap``:

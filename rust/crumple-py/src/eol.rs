@@ -909,6 +909,7 @@ impl PyEolSimulation {
         d.set_item("kkt_equality", r.kkt.equality)?;
         d.set_item("kkt_inequality", r.kkt.inequality)?;
         d.set_item("kkt_complementarity", r.kkt.complementarity)?;
+        d.set_item("kkt_dual", r.kkt.dual)?;
         d.set_item("qp_iterations", r.iterations)?;
         d.set_item("qp_clarabel", r.clarabel)?;
         d.set_item("qp_gap", r.qp_gap)?;

@@ -70,16 +70,21 @@ pub struct Kkt {
     pub inequality: f64,
     /// `max |μ_k (A_in q̇ − b_in)_k|`.
     pub complementarity: f64,
+    /// Dual feasibility: `max(0, −min μ) / max(‖f̃‖∞, 1)` (stationarity's
+    /// scale: a multiplier is a force).
+    pub dual: f64,
 }
 
 impl Kkt {
     /// Within §10 test 10's bounds (stationarity 1e-6 relative, equality
-    /// and inequality 1e-9, complementarity 1e-8).
+    /// and inequality 1e-9, complementarity 1e-8; the spec's `μ ≥ 0` to
+    /// stationarity's 1e-6 relative).
     pub fn ok(&self) -> bool {
         self.stationarity <= 1e-6
             && self.equality <= 1e-9
             && self.inequality <= 1e-9
             && self.complementarity <= 1e-8
+            && self.dual <= 1e-6
     }
 }
 
@@ -194,11 +199,13 @@ pub fn kkt(qp: &Qp<'_>, sol: &QpSolution) -> Kkt {
     let ineq = qp.slack(&sol.v);
     let inequality = ineq.iter().fold(0.0f64, |a, &g| a.max(-g));
     let complementarity = inf(&mut ineq.iter().zip(&sol.mu).map(|(g, m)| g * m));
+    let dual = sol.mu.iter().fold(0.0f64, |a, &m| a.max(-m)) / scale;
     Kkt {
         stationarity,
         equality,
         inequality,
         complementarity,
+        dual,
     }
 }
 

@@ -56,6 +56,28 @@ fn t5_lagrangian_limit() {
     // Σ of all entries of C⊗I ρA/12 over the faces is 3ρA per face (each of
     // the 3 diagonals of I sums C's 9 entries, 12/12).
     assert!((total - 3.0 * p.density * 1.0).abs() < 1e-12, "{total}");
+    // Entry by entry: M = Σ_faces ρA/12 (1 + δ_ab) I₃ on the blocks of the
+    // face's vertices a, b (consistent mass), written out here apart from
+    // the element code.
+    let mut want = DMatrix::<f64>::zeros(n, n);
+    for f in &lag.faces {
+        let [a, b, c] = f.map(|k| lag.u[k as usize]);
+        let area = 0.5 * ((b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])).abs();
+        for (i, &vi) in f.iter().enumerate() {
+            for (j, &vj) in f.iter().enumerate() {
+                let m = p.density * area / 12.0 * if i == j { 2.0 } else { 1.0 };
+                for d in 0..3 {
+                    want[(3 * vi as usize + d, 3 * vj as usize + d)] += m;
+                }
+            }
+        }
+    }
+    let got = dense(&s.mass);
+    let worst = (0..n)
+        .flat_map(|r| (r..n).map(move |c| (r, c)))
+        .map(|(r, c)| (got[(r, c)] - want[(r, c)]).abs())
+        .fold(0.0, f64::max);
+    assert!(worst <= 1e-15, "M differs from the consistent mass by {worst:e}");
     let h = 5e-3;
     let mut g = Rng::new(55);
     let qd: Vec<f64> = (0..n).map(|_| 0.1 * g.sym()).collect();
@@ -101,6 +123,67 @@ fn t5_lagrangian_limit() {
         diff < 1e-8 * scale.max(1.0),
         "EOL with Ẋ = 0 differs from the Lagrangian step by {diff:e}"
     );
+}
+
+/// Test 5 (second half) over a trajectory: 20 implicit steps of the
+/// Lagrangian sheet and of the same sheet with every third vertex EOL and
+/// its Ẋ held at 0 by an equality row (each step re-assembled at the new
+/// positions, `x += h ẋ`) end at the same positions to 1e-10 m.
+#[test]
+fn t5_eol_with_pinned_material_velocity_follows_the_lagrangian_trajectory() {
+    let p = params(9.8);
+    let h = 5e-3;
+    let step = |mesh: &Mesh, qd: &[f64]| {
+        let s = assemble(mesh, &p).unwrap();
+        let (n, nx) = (s.dofs.len(), 3 * mesh.x.len());
+        let (lhs, q) = s.qp_terms(h, qd);
+        let mut t: Vec<(u32, u32, f64)> = (0..n - nx).map(|k| (k as u32, (nx + k) as u32, 1.0)).collect();
+        let a_eq = Csc::from_triplets(n - nx, n, &mut t);
+        let (b_eq, ineq) = (vec![0.0; n - nx], no_rows(n));
+        let qp = Qp {
+            p_upper: &lhs,
+            q: &q,
+            a_eq: &a_eq,
+            b_eq: &b_eq,
+            a_in: &ineq,
+            b_in: &[],
+        };
+        let sol = solve_clarabel(&qp, 1e-12).unwrap();
+        assert!(kkt(&qp, &sol).ok());
+        sol.v
+    };
+    let mut lag = sheet(4, 0.03, 5, |_| false);
+    let mut eol = Mesh {
+        eol: (0..lag.x.len()).map(|i| i % 3 == 0).collect(),
+        ..lag.clone()
+    };
+    let start = lag.x.clone();
+    let (mut qd, mut qd_e) = (vec![0.0; 3 * lag.x.len()], Vec::new());
+    for _ in 0..20 {
+        qd_e.resize(3 * eol.x.len() + eol.eol.iter().filter(|e| **e).count() * 2, 0.0);
+        qd = step(&lag, &qd);
+        qd_e = step(&eol, &qd_e);
+        for (m, v) in [(&mut lag, &qd), (&mut eol, &qd_e)] {
+            for (i, x) in m.x.iter_mut().enumerate() {
+                *x += Vec3::new(v[3 * i], v[3 * i + 1], v[3 * i + 2]) * h;
+            }
+        }
+    }
+    let moved = lag
+        .x
+        .iter()
+        .zip(&start)
+        .map(|(a, b)| (*a - *b).norm())
+        .fold(0.0, f64::max);
+    let diff = lag
+        .x
+        .iter()
+        .zip(&eol.x)
+        .map(|(a, b)| (*a - *b).norm())
+        .fold(0.0, f64::max);
+    eprintln!("t5: moved {moved:e} m in 20 steps, trajectories {diff:e} m apart");
+    assert!(moved > 1e-3, "the sheet did not move: {moved:e}");
+    assert!(diff <= 1e-10, "the trajectories part by {diff:e} m");
 }
 
 /// Test 11: with no constraints the QP's solution is the linear solve of
@@ -181,14 +264,21 @@ fn t10_kkt_of_a_constrained_step() {
 }
 
 /// Test 13: with no gravity and no constraints a rigid translation's
-/// momentum is kept by one implicit step (frozen M).
+/// momentum (`q̇_Tᵀ M q̇` with `q̇_T = (ẋ_i = u, Ẋ = 0)`) is kept by one
+/// implicit step (frozen M), on a Lagrangian sheet and on one with every
+/// fourth vertex EOL (random Ẋ in the start velocity).
 #[test]
 fn t13_momentum_of_one_step() {
+    for every in [0, 4] {
+        momentum_of_one_step(sheet(5, 0.05, 13, |i| every > 0 && i % every == 1));
+    }
+}
+
+fn momentum_of_one_step(mesh: Mesh) {
     let p = ClothParams {
         gravity: Vec3::zero(),
         ..params(0.0)
     };
-    let mesh = sheet(5, 0.05, 13, |_| false);
     let s = assemble(&mesh, &p).unwrap();
     let n = s.dofs.len();
     let mut g = Rng::new(130);
@@ -209,6 +299,7 @@ fn t13_momentum_of_one_step() {
         let p0: f64 = (0..mesh.x.len()).map(|i| mv0[3 * i + axis]).sum();
         let p1: f64 = (0..mesh.x.len()).map(|i| mv1[3 * i + axis]).sum();
         assert!((p0 - p1).abs() < 1e-10, "axis {axis}: {p0} → {p1}");
+        assert!(p0.abs() > 1e-4, "axis {axis}: no momentum to keep");
     }
 }
 
