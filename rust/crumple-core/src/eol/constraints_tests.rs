@@ -170,9 +170,42 @@ fn t19_constraint_geometry() {
     );
     let (a_eq, _, a_in, _) = rows.build(n);
     assert_eq!((a_eq.rows, a_in.rows), (1, 2));
+    // The two inequalities are the two face normals on ẋ_i alone; the
+    // equality is t̄ᵀẊ_i (here `along`) on Ẋ_i alone.
+    let (d, e) = (dense(&a_in), dense(&a_eq));
+    let ui = s.dofs.u(i).unwrap();
+    for k in 0..2 {
+        let row: Vec<f64> = (0..3).map(|c| d[(k, 3 * i + c)]).collect();
+        assert_eq!(row, vec![normals[k].x, normals[k].y, normals[k].z], "row {k}");
+        let elsewhere = (0..n)
+            .filter(|&c| c / 3 != i || c >= 3 * mesh.x.len())
+            .map(|c| d[(k, c)].abs());
+        assert_eq!(
+            elsewhere.fold(0.0, f64::max),
+            0.0,
+            "row {k} reaches other unknowns"
+        );
+    }
+    assert_eq!((e[(0, ui)], e[(0, ui + 1)]), (1.0, 0.0));
+    assert_eq!(
+        (0..n)
+            .filter(|&c| c != ui)
+            .map(|c| e[(0, c)].abs())
+            .fold(0.0, f64::max),
+        0.0
+    );
     let t = line_direction(mesh.u[line[0]], mesh.u[line[1]], mesh.u[line[2]]);
     // The line runs along +u in material space; t̄ from prev → next is ∓ that.
     assert!(t[1].abs() <= 1e-12 && (t[0].abs() - 1.0).abs() <= 1e-12, "{t:?}");
+    // And along a straight line in any direction, unevenly spaced.
+    for k in 0..12 {
+        let a = 0.37 + 0.5 * k as f64;
+        let dir = [a.cos(), a.sin()];
+        let at = |s: f64| [0.2 + s * dir[0], -0.1 + s * dir[1]];
+        let t = line_direction(at(-0.031), at(0.0), at(0.047));
+        let sin = t[0] * dir[1] - t[1] * dir[0];
+        assert!(sin.abs() <= 1e-12, "{a}: |sin| {sin:e}");
+    }
 }
 
 /// [D] The one inequality of a flat or softly bent edge vertex is along its
