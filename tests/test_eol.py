@@ -904,6 +904,9 @@ def test_corner_scene_keeps_a_vertex_on_the_tip_while_cloth_slides(tmp_path: Pat
     m = _scene(tmp_path, "eol_corner", "eol", scale=0.75, frames=5)
     assert m["failed_at_s"] is None
     assert max(m["corner_vertices"]) == 1
+    # E6: the remesher makes edge vertices on the fly too, in the same run,
+    # as the sheet folds over the corner's three edges.
+    assert max(m["edge_vertices"]) > 0 and m["edge_vertices"][0] <= 1, m["edge_vertices"]
     assert m["corner_offset_max_m"] <= 0.1 * THR + 1e-8
     assert m["slid_max_m"] > 5e-3
     assert m["deepest_max_m"] <= 2 * THR

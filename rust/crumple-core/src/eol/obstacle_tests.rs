@@ -386,6 +386,64 @@ fn eq13_splits_the_velocity_of_a_new_point_vertex() {
     }
 }
 
+/// Spec §10 test 16 in a field that is not linear: every vertex of the
+/// sheet moves at its own velocity (0.2 m/s sideways and 0.1 m/s down onto
+/// the tip, each plus a random part of up to 0.05 m/s per axis; a face
+/// lifting off the tip gets no vertex); the new point vertex's world
+/// velocity `ẋ − F Ẋ` is the old face's barycentric interpolation of its
+/// corners' velocities at the vertex's material point, to 1e-12, with
+/// either transfer (`zero_eulerian` or Eq. 13), and every vertex that was
+/// there before keeps its velocity.
+#[test]
+fn a_new_vertex_takes_the_interpolated_world_velocity_of_any_field() {
+    for eq13 in [false, true] {
+        let mut s = sheet_over_nail(0.0);
+        for x in &mut s.mesh.x {
+            x.z -= 2e-3;
+        }
+        let mut g = crate::test_util::Rng::new(16);
+        s.xd = (0..s.mesh.x.len())
+            .map(|_| Vec3::new(0.2, 0.0, -0.1) + g.vec(0.05))
+            .collect();
+        s.eq13 = eq13;
+        let (faces, u, xd, ids) = (
+            s.mesh.faces.clone(),
+            s.mesh.u.clone(),
+            s.xd.clone(),
+            s.ids.clone(),
+        );
+        let r = remesh_on_its_nail(&mut s);
+        assert_eq!(r.created, 1, "{r:?}");
+        let v = (0..s.mesh.x.len()).find(|&i| s.mesh.eol[i]).unwrap();
+        let p = s.mesh.u[v];
+        // The old face holding p, and p's barycentrics in it.
+        let (face, w) = faces
+            .iter()
+            .find_map(|f| {
+                let [a, b, c] = f.map(|k| u[k as usize]);
+                let d = (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]);
+                let wb = ((p[0] - a[0]) * (c[1] - a[1]) - (p[1] - a[1]) * (c[0] - a[0])) / d;
+                let wc = ((b[0] - a[0]) * (p[1] - a[1]) - (b[1] - a[1]) * (p[0] - a[0])) / d;
+                let w = [1.0 - wb - wc, wb, wc];
+                w.iter().all(|&x| x >= -1e-12).then_some((*f, w))
+            })
+            .unwrap();
+        let want = xd[face[0] as usize] * w[0] + xd[face[1] as usize] * w[1] + xd[face[2] as usize] * w[2];
+        // F is the identity on (x, y) on this flat sheet.
+        let world = s.xd[v] - Vec3::new(s.ud[v][0], s.ud[v][1], 0.0);
+        assert!(
+            (world - want).norm() < 1e-12,
+            "eq13 {eq13}: {world:?} vs {want:?}"
+        );
+        assert_eq!(s.ud[v] == [0.0, 0.0], !eq13, "Ẋ {:?}", s.ud[v]);
+        for (i, id) in s.ids.iter().enumerate() {
+            if let Some(k) = ids.iter().position(|j| j == id) {
+                assert_eq!(s.xd[i], xd[k], "vertex {id} changed its velocity");
+            }
+        }
+    }
+}
+
 /// A turning box (spec §4.2): `x + h v_obs(x)` is where the box's motion
 /// takes `x` (its centre moved by `h v`, the offset turned by `exp(h[ω])`)
 /// for points anywhere, `advance` moves it there (and `aim` at a pose

@@ -143,25 +143,35 @@ fn check_invariants(s: &Stepper, lo: Mat2d, hi: Mat2d, tau: f64) -> usize {
 }
 
 /// Tests 10 and 18 and E0: the strip slides off the table as a chain does,
-/// its EOL vertices on the edge line, every QP's KKT residuals in bounds.
+/// its EOL vertices on the edge line (and drifting off it by at most
+/// 1e-10 m per step), every QP's KKT residuals in bounds.
 #[test]
 fn e0_a_strip_slides_off_the_edge_like_a_chain() {
     let mut s = strip(0.7, 20);
     let l0 = hanging(&s);
     assert!((l0 - 0.3).abs() < 1e-9);
     let steps = 100;
-    let mut worst_off = 0.0f64;
+    let (mut worst_off, mut worst_drift) = (0.0f64, 0.0f64);
+    let off = |s: &Stepper, i: usize| s.mesh.x[i].y.hypot(s.mesh.x[i].z);
     for _ in 0..steps {
+        let before: Vec<f64> = (0..s.mesh.x.len()).map(|i| off(&s, i)).collect();
         let r = s.step().unwrap();
         assert!(r.kkt.ok(), "t = {}: {:?}", s.time, r.kkt);
         for i in (0..s.mesh.x.len()).filter(|&i| s.mesh.eol[i]) {
             let x = s.mesh.x[i];
             worst_off = worst_off.max(x.y.abs().max(x.z.abs()));
+            // The remesher is off here: vertex i is the same vertex.
+            worst_drift = worst_drift.max(off(&s, i) - before[i]);
         }
     }
     assert!(
         worst_off <= 1e-9,
         "an EOL vertex left the edge line by {worst_off:e} m"
+    );
+    // Test 18: the drift off the line is at most 1e-10 m per step.
+    assert!(
+        worst_drift <= 1e-10,
+        "an EOL vertex drifted {worst_drift:e} m in one step"
     );
     // Test 14: the material domain keeps its area (0.1 m²), every triangle
     // counter-clockwise with positive area, though the EOL row moved in it.
