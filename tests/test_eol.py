@@ -509,7 +509,7 @@ def test_a_translating_box_carries_the_eol_vertices_on_its_edge() -> None:
     and the collider the user holds is where its motion puts it. When the
     box then drops away at 2 m/s, all EOL vertices are released within two
     steps (E5; world-velocity continuity at release is the Rust test
-    `a_release_keeps_the_world_velocity_and_slides_on_a_face`)."""
+    `a_release_keeps_the_world_velocity_in_one_face_plane`)."""
     sim, cloth = _edge_sim(dt=5e-3)
     far = np.flatnonzero(np.isclose(cloth.positions[:, 0], 0.35))
     cloth.pin(far)  # or it slides off the top
@@ -577,7 +577,7 @@ def test_wire_scene_bends_sharply_at_the_wire_where_lagrangian_rounds_it(tmp_pat
     the snap), the bend at the wire (the cloth's top at most δ over it), no
     bunching (E2: the faces within 5 cm of the wire compressed by less
     than 10 %), the cloth never under the wire by more than δ (it does not
-    cross it); the Lagrangian baseline's crease rides above the wire.""" 
+    cross it); the Lagrangian baseline's crease rides above the wire."""
     e = _scene(tmp_path, "eol_wire", "eol", scale=0.5, frames=6)
     lag = _scene(tmp_path, "eol_wire", "lag_static", scale=0.5, frames=6)
     assert min(e["eol_vertices"]) > 0
@@ -595,11 +595,11 @@ def test_points_scene_keeps_its_vertices_on_the_tips_while_cloth_slides(tmp_path
     corners): every point-EOL vertex on its tip in the plane (≤ 1e-9 m),
     one per nail at most, cloth slid over some nail by at least half the
     pull. The throughput past the nail the cloth rests on all along (nail
-    0; the sheet swings off the others): the material over its tip moves
-    at least the pull from 0.4 s on with EOL (measured 2×: the hanging
-    cloth also slides under gravity) and snags in the Lagrangian baseline,
-    by more than half of EOL's (measured 0.013 m against 0.067 m; spec E3:
-    throughput drop > 50 %)."""
+    0; the sheet swings off the others), from the frame at 0.417 s to the
+    last at 0.75 s (pull 0.033 m): the material over its tip moves at least
+    the pull with EOL (measured 0.067 m: the hanging cloth also slides
+    under gravity) and snags in the Lagrangian baseline, under half the
+    pull (measured 0.013 m; spec E3: throughput drop > 50 %)."""
     m = _scene(tmp_path, "eol_points", "eol", scale=0.5, frames=18)
     assert float(m["tip_offset_max_m"]) <= 1e-9
     counts = m["eol_vertices"]
@@ -618,7 +618,7 @@ def test_points_scene_keeps_its_vertices_on_the_tips_while_cloth_slides(tmp_path
     through, pull = throughput(m)
     lag_through, _ = throughput(lag)
     assert through >= pull > 0.02, (through, pull)
-    assert lag_through <= 0.5 * through, (lag_through, through)
+    assert lag_through <= 0.5 * pull, (lag_through, pull, through)
 
 
 def test_moving_box_scene_carries_drops_and_catches_the_sheet(tmp_path: Path) -> None:
@@ -730,7 +730,7 @@ def test_positions_at_reads_the_cloth_at_material_points() -> None:
     sim, cloth = _edge_sim(dt=5e-3)
     sim.advance(0.2)
     u, x, f = cloth.material_coordinates, cloth.positions, cloth.faces
-    assert cloth.is_eol.any()
+    assert cloth.is_eol.any() and np.abs(cloth.material_velocities[cloth.is_eol]).max() > 1e-3
     np.testing.assert_allclose(cloth.positions_at(u), x, rtol=0, atol=1e-12)
     np.testing.assert_allclose(cloth.positions_at(u[f].mean(axis=1)), x[f].mean(axis=1), rtol=0, atol=1e-12)
     far = cloth.positions_at([[10.0, 10.0], *u[:1]])
@@ -906,7 +906,7 @@ def test_corner_scene_keeps_a_vertex_on_the_tip_while_cloth_slides(tmp_path: Pat
     assert max(m["corner_vertices"]) == 1
     # E6: the remesher makes edge vertices on the fly too, in the same run,
     # as the sheet folds over the corner's three edges.
-    assert max(m["edge_vertices"]) > 0 and m["edge_vertices"][0] <= 1, m["edge_vertices"]
+    assert max(m["edge_vertices"]) > 0, m["edge_vertices"]  # the sheet starts with none
     assert m["corner_offset_max_m"] <= 0.1 * THR + 1e-8
     assert m["slid_max_m"] > 5e-3
     assert m["deepest_max_m"] <= 2 * THR

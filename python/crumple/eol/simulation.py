@@ -12,8 +12,8 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _core
-from .._checks import (as_points, as_vec3, choice, flag, non_negative, positive, positive_int, vertex_indices,
-                      velocity_field)
+from .._checks import (as_array, as_points, as_vec3, choice, flag, non_negative, positive, positive_int,
+                      vertex_indices, velocity_field)
 from .._simulation import SimulationBase
 from ..cloth.material import Material, Wrinkles
 from ..colliders import Box, Collider
@@ -97,18 +97,21 @@ def _barycentric_lookup(u: npt.NDArray[np.float64], faces: npt.NDArray[Any], p: 
     a, b, c = u[faces[:, 0]], u[faces[:, 1]], u[faces[:, 2]]
     e1, e2 = b - a, c - a
     det = e1[:, 0] * e2[:, 1] - e1[:, 1] * e2[:, 0]  # > 0: CCW faces (spec §10 test 14)
+    ok = np.abs(det) > 0.0
+    det = np.where(ok, det, 1.0)  # a zero-area face holds no point
     out = np.full((len(p), values.shape[1]), np.nan)
-    for s in range(0, len(p), 256):
-        d = p[s:s + 256, None, :] - a[None]  # (k, F, 2)
+    chunk = max(1, 2_000_000 // max(len(faces), 1))  # about 150 MB of temporaries
+    for s in range(0, len(p), chunk):
+        d = p[s:s + chunk, None, :] - a[None]  # (k, F, 2)
         w1 = (d[..., 0] * e2[:, 1] - d[..., 1] * e2[:, 0]) / det
         w2 = (e1[:, 0] * d[..., 1] - e1[:, 1] * d[..., 0]) / det
         w = np.stack([1.0 - w1 - w2, w1, w2], axis=-1)  # (k, F, 3)
-        best = w.min(axis=-1).argmax(axis=1)
+        best = np.where(ok[None], w.min(axis=-1), -np.inf).argmax(axis=1)
         k = np.arange(len(best))
         wb = w[k, best]
-        inside = wb.min(axis=1) >= -1e-9
+        inside = ok[best] & (wb.min(axis=1) >= -1e-9)
         vals = np.einsum("kj,kjd->kd", wb, values[faces[best]])
-        out[s:s + 256][inside] = vals[inside]
+        out[s:s + chunk][inside] = vals[inside]
     return out
 
 
@@ -209,7 +212,7 @@ class Cloth:
         Unlike vertex read-outs, a tracer is the same piece of cloth in
         every step, however the remesher changes the vertices or material
         slides through EOL vertices. NaN rows for points outside the sheet."""
-        p = np.asarray(material_points, dtype=np.float64)
+        p = as_array(material_points, "material_points")
         if p.ndim == 1:
             p = p[None, :]
         if p.ndim != 2 or p.shape[1] != 2 or not np.isfinite(p).all():

@@ -71,7 +71,8 @@ pub struct Kkt {
     /// `max |μ_k (A_in q̇ − b_in)_k|`.
     pub complementarity: f64,
     /// Dual feasibility: `max(0, −min μ) / max(‖f̃‖∞, 1)` (stationarity's
-    /// scale: a multiplier is a force).
+    /// scale: a multiplier is a force; at cloth scale, where ‖f̃‖∞ < 1,
+    /// both are absolute bounds).
     pub dual: f64,
 }
 
