@@ -347,6 +347,7 @@ def test_active_set_and_clarabel_give_the_same_steps() -> None:
             sim.step()
             st = sim.stats()
             assert st["kkt_equality"] <= 1e-9 and st["kkt_inequality"] <= 1e-9 and st["kkt_dual"] <= 1e-6
+            assert st["short_kept"] == 0  # spec §10 test 15: the cleanup left no short edge at an EOL vertex
             assert st["qp_clarabel"] == (solver == "clarabel")
         runs.append((cloth.positions, cloth.material_coordinates))
     np.testing.assert_allclose(runs[0][0], runs[1][0], rtol=0, atol=1e-9)

@@ -924,6 +924,7 @@ impl PyEolSimulation {
         d.set_item("mended", r.remesh.mended)?;
         d.set_item("flipped", r.remesh.flipped)?;
         d.set_item("refined", r.remesh.refined)?;
+        d.set_item("short_kept", r.remesh.short_kept)?;
         d.set_item("sizing_split", r.adapt.split)?;
         d.set_item("sizing_collapsed", r.adapt.collapsed)?;
         d.set_item("sizing_flipped", r.adapt.flipped)?;

@@ -123,6 +123,11 @@ pub struct RemeshReport {
     pub flipped: usize,
     /// Long edges split without the sizing remesh (`Stepper::refine_length`).
     pub refined: usize,
+    /// Non-conformal edges at EOL vertices still shorter than τ after the
+    /// cleanup loop: those its validity tests (§5.3 step 4), the borders or
+    /// scripted vertices kept. Spec §10 test 15 lets them stand when
+    /// reported; this is the report.
+    pub short_kept: usize,
 }
 
 /// The mutable per-vertex state the remesher keeps in step with the mesh.
@@ -1346,7 +1351,31 @@ impl Cloth<'_> {
         if report != RemeshReport::default() {
             self.finish()?;
         }
+        report.short_kept = self.short_at_eol(tau);
         Ok(report)
+    }
+
+    /// Spec §10 test 15's last item: the non-conformal edges with an EOL
+    /// end shorter than `tau` in material space (an edge is conformal when
+    /// both ends are EOL on the same feature). Only the faces at EOL
+    /// vertices are visited: there are few of them.
+    fn short_at_eol(&self, tau: f64) -> usize {
+        let m = &*self.mesh;
+        let mut short: Vec<(u32, u32)> = Vec::new();
+        for f in m.faces.iter().filter(|f| f.iter().any(|&v| m.eol[v as usize])) {
+            for k in 0..3 {
+                let (a, b) = (f[k].min(f[(k + 1) % 3]), f[k].max(f[(k + 1) % 3]));
+                let (ia, ib) = (a as usize, b as usize);
+                let conformal = m.eol[ia] && m.eol[ib] && self.features[ia] == self.features[ib];
+                let (p, q) = (m.u[ia], m.u[ib]);
+                if (m.eol[ia] || m.eol[ib]) && !conformal && (p[0] - q[0]).hypot(p[1] - q[1]) < tau {
+                    short.push((a, b));
+                }
+            }
+        }
+        short.sort_unstable();
+        short.dedup();
+        short.len()
     }
 
     /// After the mesh changed: drop unused vertices, rebuild the hinges.

@@ -265,6 +265,8 @@ impl StepReport {
                 mended: r.mended + b.remesh.mended,
                 flipped: r.flipped + b.remesh.flipped,
                 refined: r.refined + b.remesh.refined,
+                // The last sub-step's mesh is the one left.
+                short_kept: b.remesh.short_kept,
             },
             adapt: {
                 let mut a = self.adapt;
