@@ -63,7 +63,8 @@ fn off_wire(w: &Wire, x: Vec3<f64>, thr: f64) -> (f64, f64) {
 
 /// E0 (wire variant) and §4.3 test 5: the remesher puts the fold row on
 /// the wire (kind 2); it stays on the wire (across it to 1e-9 m, under it
-/// no deeper than its snapped δ, E2's first proxy) and the strip runs over the wire like a chain over a frictionless peg:
+/// no deeper than its snapped δ, E2's first proxy), material crosses it in
+/// every step (E2: no stall) and the strip runs over the wire like a chain over a frictionless peg:
 /// with x = ℓ₁ − L/2, ẍ = (2 g cos α / L) x, x(t) = x₀ cosh(√(2g cos α/L) t).
 #[test]
 fn e0_wire_a_strip_runs_over_a_wire_like_a_chain_over_a_peg() {
@@ -74,9 +75,19 @@ fn e0_wire_a_strip_runs_over_a_wire_like_a_chain_over_a_peg() {
     assert!(s.features.iter().flatten().all(|f| f.kind() == 2));
     let x0 = (1.0 - 0.4) - 0.5;
     let (mut across, mut under) = (0.0f64, 0.0f64);
+    let mut last = short_side(&s);
     while s.time < 0.2 - 1e-12 {
         let r = s.step().unwrap();
         assert!(r.kkt.ok(), "t = {}: {:?}", s.time, r.kkt);
+        // E2: the throughput over the wire never stalls: material crosses
+        // to the long side in every step.
+        let now = short_side(&s);
+        assert!(
+            now < last,
+            "t = {}: no material crossed the wire ({last} → {now})",
+            s.time
+        );
+        last = now;
         assert_eq!(
             s.mesh.eol.iter().filter(|e| **e).count(),
             3,
