@@ -431,15 +431,11 @@ fn a_new_vertex_takes_the_interpolated_world_velocity_of_any_field() {
         let (face, w) = faces
             .iter()
             .find_map(|f| {
-                let [a, b, c] = f.map(|k| u[k as usize]);
-                let d = (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]);
-                let wb = ((p[0] - a[0]) * (c[1] - a[1]) - (p[1] - a[1]) * (c[0] - a[0])) / d;
-                let wc = ((b[0] - a[0]) * (p[1] - a[1]) - (b[1] - a[1]) * (p[0] - a[0])) / d;
-                let w = [1.0 - wb - wc, wb, wc];
+                let w = crate::eol::element::barycentric(&f.map(|k| u[k as usize]), p)?;
                 w.iter().all(|&x| x >= -1e-12).then_some((*f, w))
             })
             .unwrap();
-        let want = xd[face[0] as usize] * w[0] + xd[face[1] as usize] * w[1] + xd[face[2] as usize] * w[2];
+        let want = crate::eol::element::world_point(&face.map(|k| xd[k as usize]), w);
         // F is the identity on (x, y) on this flat sheet.
         let world = s.xd[v] - Vec3::new(s.ud[v][0], s.ud[v][1], 0.0);
         assert!(

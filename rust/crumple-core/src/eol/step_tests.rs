@@ -69,6 +69,15 @@ fn hanging(s: &Stepper) -> f64 {
     1.0 - eol.iter().map(|&i| s.mesh.u[i][1]).sum::<f64>() / eol.len() as f64
 }
 
+/// Vertex `v`'s material coordinate before the last step's `X += h Ẋ`:
+/// where the remesher left it and the QP saw it.
+fn before_step(s: &Stepper, v: usize) -> Mat2d {
+    [
+        s.mesh.u[v][0] - s.h * s.ud[v][0],
+        s.mesh.u[v][1] - s.h * s.ud[v][1],
+    ]
+}
+
 /// Spec §10 tests 14 and 15 on the mesh now, for a sheet whose material
 /// domain is the rectangle `lo`..`hi`: every face counter-clockwise with
 /// positive material area, the areas summing to the rectangle's (1e-10
@@ -133,11 +142,8 @@ fn check_invariants(s: &Stepper, lo: Mat2d, hi: Mat2d, tau: f64) -> usize {
             "t = {t}: face {f:?} has three conformal edges"
         );
     }
-    // Lengths where the remesher left them: before the step's `X += h Ẋ`.
-    let back = |v: u32| {
-        let v = v as usize;
-        [m.u[v][0] - s.h * s.ud[v][0], m.u[v][1] - s.h * s.ud[v][1]]
-    };
+    // Lengths where the remesher left them.
+    let back = |v: u32| before_step(s, v as usize);
     edges
         .keys()
         .filter(|&&(a, b)| (m.eol[a as usize] || m.eol[b as usize]) && !conformal(a, b))
@@ -554,13 +560,8 @@ fn e1_a_pulled_strip_slides_over_the_edge_at_the_pull_speed() {
         line.sort_by(|&a, &b| s.mesh.u[a][0].total_cmp(&s.mesh.u[b][0]));
         for w in line.windows(3) {
             let i = w[1];
-            // t̄ where the QP saw the line: before this step's `X += h Ẋ`.
-            let back = |v: usize| {
-                [
-                    s.mesh.u[v][0] - s.h * s.ud[v][0],
-                    s.mesh.u[v][1] - s.h * s.ud[v][1],
-                ]
-            };
+            // t̄ where the QP saw the line.
+            let back = |v: usize| before_step(&s, v);
             let t = crate::eol::constraints::line_direction(back(w[0]), back(i), back(w[2]));
             let n = [-t[1], t[0]];
             along = along.max((t[0] * s.ud[i][0] + t[1] * s.ud[i][1]).abs());
