@@ -222,6 +222,26 @@ fn pinned_by_id(ids: &[u32], pins: &[Pin]) -> Vec<bool> {
 /// fraction of a penetration taken back per step.
 const PUSH_OUT: f64 = 0.2;
 
+/// A straight line a Lagrangian cloth edge must pass over (spec §4.3 test
+/// 1): a wire, or in "eol" mode a box edge.
+struct Ridge {
+    ends: [Vec3<f64>; 2],
+    /// The side the cloth stays on (a wire's support normal; a box edge's
+    /// `normalize(n1 + n2)`, spec §4.2).
+    normal: Vec3<f64>,
+    friction: f64,
+    /// How far under the line a crossing still gets a row, m.
+    under: f64,
+    of: RidgeOf,
+}
+
+/// Whose line a [`Ridge`] is: a wire (with its velocity) or box `k`.
+#[derive(Clone, Copy)]
+enum RidgeOf {
+    Wire(Vec3<f64>),
+    Box(usize),
+}
+
 /// Per inequality row: its (first) vertex, the row's world normal and the
 /// obstacle's velocity, its μ, and for a row over several vertices their
 /// weights (friction shares the row's impulse by them).
@@ -763,6 +783,18 @@ impl Stepper {
     ///   on sloped edges, and as the cloth shifts sideways the crossing
     ///   point slides down them, so without it the penetration grows step
     ///   by step until the cloth drops through).
+    /// - [D] The same row for a box edge, in "eol" mode only, with n_w the
+    ///   edge normal `normalize(n1 + n2)` and down to 5·thr under the edge
+    ///   (inside the box): where the remesher may put no EOL vertex (within
+    ///   b_r of the cloth's border, spec §5.4) or has not yet, a Lagrangian
+    ///   cloth edge over a box edge would otherwise cut its corner (8 mm
+    ///   deep for a dozen steps where a pulled border crossed the edge,
+    ///   with every vertex outside the box). A face whose vertices are all
+    ///   outside a box can only enter it through an edge, and then one of
+    ///   its cloth edges crosses the plane of that edge and its normal
+    ///   under the edge, so rows on the cloth edges keep the faces out. The
+    ///   Lagrangian baselines keep the paper's vertex contacts only: their
+    ///   corner cut is the failure mode E1 measures.
     /// - Test 2, point or box corner ↔ cloth face: every face with the point under it
     ///   (barycentrics down to −0.1, clamped: a tip on a vertex or an edge
     ///   of the tented cloth misses each face's plan by a little; one face
@@ -817,42 +849,104 @@ impl Stepper {
                 rows.set_friction_from(r0, b.friction);
             }
         }
-        if !self.wires.is_empty() {
+        // Wires, and in "eol" mode the boxes' edges: the lines a Lagrangian
+        // cloth edge must pass over (test 1 below).
+        let box_edges = self.remesh && self.conformal == Conformal::Eol;
+        // The box edges with an EOL vertex on them or at one of their corners,
+        // as (box, normals): around the ends of an EOL line the faces fan
+        // over the box edge from the line's last vertex, so their cloth
+        // edges cross under it by the mesh's own shape, and rows there lift
+        // the cloth off the box or fight the EOL rows (with them, an EOL
+        // vertex on a keyframed turning box's edge ended 0.79 mm from it,
+        // where δ = 0.5 mm).
+        let mut held: Vec<(u32, Vec<Vec3<f64>>)> = Vec::new();
+        for f in self.features.iter().flatten() {
+            match *f {
+                Feature::Edge {
+                    normals, obstacle, ..
+                } => held.push((obstacle, normals.to_vec())),
+                Feature::Corner { normals, obstacle } => held.push((obstacle, normals.to_vec())),
+                _ => {}
+            }
+        }
+        let holds = |k: usize, e: &super::obstacle::BoxEdge| {
+            let among = |n: Vec3<f64>, ns: &[Vec3<f64>]| ns.iter().any(|m| m.dot(n) > 1.0 - 1e-9);
+            held.iter()
+                .any(|(o, ns)| *o as usize == k && e.normals.iter().all(|&n| among(n, ns)))
+        };
+        let ridges: Vec<Ridge> = self
+            .wires
+            .iter()
+            .map(|w| Ridge {
+                ends: w.ends,
+                normal: w.normal,
+                friction: w.friction,
+                under: self.thr,
+                of: RidgeOf::Wire(w.velocity),
+            })
+            .chain(
+                self.boxes
+                    .iter()
+                    .enumerate()
+                    .filter(|_| box_edges)
+                    .flat_map(|(k, b)| {
+                        b.edges()
+                            .into_iter()
+                            .filter(move |e| !holds(k, e))
+                            .map(move |e| Ridge {
+                                ends: e.ends,
+                                normal: turns[k].map_or(e.normal(), |r| r * e.normal()),
+                                friction: b.friction,
+                                under: 5.0 * self.thr,
+                                of: RidgeOf::Box(k),
+                            })
+                    }),
+            )
+            .collect();
+        if !ridges.is_empty() {
             // A crossing at an end of the edge (a vertex lying on the plane)
-            // is that vertex's row, once per vertex and wire with the
+            // is that vertex's row, once per vertex and line with the
             // largest right-hand side: the edges around it would give the
             // same row several times over, and dependent active rows leave
             // the QP's multipliers undetermined.
             let mut at_vertex = std::collections::BTreeMap::new();
+            let velocity = |r: &Ridge, x: Vec3<f64>| match r.of {
+                RidgeOf::Wire(v) => v,
+                RidgeOf::Box(k) => {
+                    let b = &self.boxes[k];
+                    turns[k]
+                        .as_ref()
+                        .map_or(b.velocity, |t| b.velocity_turning(x, h, t))
+                }
+            };
             for &(a, b) in m.edge_face_counts().keys() {
                 let (a, b) = (a as usize, b as usize);
                 if !(free(a) && free(b)) {
                     continue;
                 }
                 let (xa, xb) = (m.x[a], m.x[b]);
-                for (k, w) in self.wires.iter().enumerate() {
-                    let rel = (self.xd[a] - w.velocity)
-                        .norm()
-                        .max((self.xd[b] - w.velocity).norm());
-                    let reach = self.thr + 2.0 * rel * h;
-                    let t = w.tangent();
-                    let across = w.normal.cross(t);
-                    let (sa, sb) = (across.dot(xa - w.ends[0]), across.dot(xb - w.ends[0]));
+                for (k, r) in ridges.iter().enumerate() {
+                    let t = (r.ends[1] - r.ends[0]).normalize_or_zero();
+                    let across = r.normal.cross(t);
+                    let (sa, sb) = (across.dot(xa - r.ends[0]), across.dot(xb - r.ends[0]));
                     if (sa > 0.0) == (sb > 0.0) || sa == sb {
                         continue;
                     }
-                    // Where the edge crosses the plane, and the wire point under it.
+                    // Where the edge crosses the plane, and the line's point under it.
                     let s = sa / (sa - sb);
                     let c = xa + (xb - xa) * s;
-                    let along = (c - w.ends[0]).dot(t);
-                    if !(0.0..=(w.ends[1] - w.ends[0]).norm()).contains(&along) {
+                    let along = (c - r.ends[0]).dot(t);
+                    if !(0.0..=(r.ends[1] - r.ends[0]).norm()).contains(&along) {
                         continue;
                     }
-                    let d = w.normal.dot(c - w.ends[0]);
-                    if !(-self.thr..=reach).contains(&d) {
+                    let d = r.normal.dot(c - r.ends[0]);
+                    let v_o = velocity(r, c);
+                    let rel = (self.xd[a] - v_o).norm().max((self.xd[b] - v_o).norm());
+                    let reach = self.thr + 2.0 * rel * h;
+                    if !(-r.under..=reach).contains(&d) {
                         continue;
                     }
-                    let b_row = w.normal.dot(w.velocity) - if d > 0.0 { d } else { PUSH_OUT * d } / h;
+                    let b_row = r.normal.dot(v_o) - if d > 0.0 { d } else { PUSH_OUT * d } / h;
                     let end = if s <= 1e-9 {
                         Some(a)
                     } else if s >= 1.0 - 1e-9 {
@@ -862,25 +956,27 @@ impl Stepper {
                     };
                     match end {
                         Some(v) => {
-                            let e = at_vertex.entry((v, k)).or_insert(f64::NEG_INFINITY);
-                            *e = e.max(b_row);
+                            let e = at_vertex.entry((v, k)).or_insert((f64::NEG_INFINITY, v_o));
+                            if b_row > e.0 {
+                                *e = (b_row, v_o);
+                            }
                         }
                         None => {
                             let r0 = rows.inequality_count();
-                            rows.weighted(dofs, &[(a, 1.0 - s), (b, s)], w.normal, w.velocity, b_row);
-                            rows.set_friction_from(r0, w.friction);
+                            rows.weighted(dofs, &[(a, 1.0 - s), (b, s)], r.normal, v_o, b_row);
+                            rows.set_friction_from(r0, r.friction);
                             contacts += 1;
                         }
                     }
                 }
             }
-            for ((v, k), b_row) in at_vertex {
+            for ((v, k), (b_row, v_o)) in at_vertex {
                 // A row on one vertex (the rows inside an edge share their
                 // impulse between its two vertices).
-                let w = &self.wires[k];
+                let r = &ridges[k];
                 let r0 = rows.inequality_count();
-                rows.vertex_ahead(dofs, v, w.normal, w.velocity, w.normal.dot(w.velocity) - b_row);
-                rows.set_friction_from(r0, w.friction);
+                rows.vertex_ahead(dofs, v, r.normal, v_o, r.normal.dot(v_o) - b_row);
+                rows.set_friction_from(r0, r.friction);
                 contacts += 1;
             }
         }
