@@ -395,15 +395,16 @@ class Simulation(SimulationBase):
     or cloth on its way to a feature) is frictionless.
 
     ``mode`` (spec §12.1): "eol" (the method); "lag_static" (the regular
-    Lagrangian baseline: no remesher, no EOL vertices, box faces, wires and
-    points as contacts only; the cloth bends only at its mesh edges);
+    Lagrangian baseline: no remesher, no EOL vertices, box faces and edges,
+    wires and points as contacts only; the cloth bends only at its mesh
+    edges);
     "lag_conformal_avg" and "lag_conformal_cone" (the same contact-
     conforming remesher as "eol" puts vertices on the features, but they
     stay Lagrangian, Ẋ = 0, with one averaged normal row or one row per
     face normal: spec §6.4; the cone locks when the cloth is pulled over
     an edge); "lag_nonconformal" (no contact-conforming remesher: the
-    sizing remesher alone refines the mesh where it bends, and box faces,
-    wires and points are contacts only).
+    sizing remesher alone refines the mesh where it bends, and box faces
+    and edges, wires and points are contacts only).
 
     ``sizing``: a :class:`Sizing` (or True for its defaults) runs the sizing
     remesh of spec §5.6 after the contact-conforming pass every step, in

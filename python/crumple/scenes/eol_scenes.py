@@ -89,16 +89,15 @@ def eol_edge(*, out_dir: Path, frames: int = 48, backend: str = "cpu", scale: fl
     Metrics per frame: EOL vertex count, the largest distance of an EOL
     vertex from the edge line (m), the deepest point inside the box (m),
     how far the cloth passes from the edge (m, the largest over
-    cross-sections along it; E1 proxies (c) and (d): a Lagrangian fold
-    cuts the corner),
+    cross-sections along it; E1 proxies (c) and (d)),
     the material position of the EOL line (the mean material x of the EOL
     vertices, m: it runs back at the pull speed while material crosses),
     the material hanging below the top (m: material area over the sheet's
     width)
     and the dihedral angle of the fold (degrees: the top part's normal
     against the hanging part's). At the end: the material pulled over the
-    edge against the pull (E1 proxy (g): EOL slides, the Lagrangian
-    baseline locks), the mean material distance
+    edge against the pull (E1 proxy (g): EOL slides, the conformal
+    Lagrangian baseline with cone rows locks), the mean material distance
     and the largest world distance an EOL vertex that stayed EOL moved in
     one frame of the pull (they slide in material space and stay on the
     edge in the world)."""

@@ -223,7 +223,7 @@ fn pinned_by_id(ids: &[u32], pins: &[Pin]) -> Vec<bool> {
 const PUSH_OUT: f64 = 0.2;
 
 /// A straight line a Lagrangian cloth edge must pass over (spec §4.3 test
-/// 1): a wire, or in "eol" mode a box edge.
+/// 1): a wire or a box edge, at the start of the step.
 struct Ridge {
     ends: [Vec3<f64>; 2],
     /// The side the cloth stays on (a wire's support normal; a box edge's
@@ -772,29 +772,12 @@ impl Stepper {
     ///   into a side face stops on it instead of a step's travel inside
     ///   (E1 proxy (b): no deeper than 2·thr). Reach is measured relative
     ///   to the obstacle's velocity, here and below.
-    /// - Test 1 for wires, wire ↔ cloth edge: an edge that straddles the
-    ///   plane of the wire and its normal, with its closest point within
-    ///   reach over the wire (or up to thr under it: a wire has no inside,
-    ///   and an edge further under it is another part of the cloth passing
-    ///   by, not one pushed through), gets
-    ///   `Σ w_k n_wᵀẋ_k ≥ n_wᵀv_o − d/h` with d its height over the wire
-    ///   along n_w: the speculative form, and where d < 0 the spec's
-    ///   push-out term with β = 0.2 ([D]: a Lagrangian fold over a wire rests
-    ///   on sloped edges, and as the cloth shifts sideways the crossing
-    ///   point slides down them, so without it the penetration grows step
-    ///   by step until the cloth drops through).
-    /// - [D] The same row for a box edge, in "eol" mode only, with n_w the
-    ///   edge normal `normalize(n1 + n2)` and down to 5·thr under the edge
-    ///   (inside the box): where the remesher may put no EOL vertex (within
-    ///   b_r of the cloth's border, spec §5.4) or has not yet, a Lagrangian
-    ///   cloth edge over a box edge would otherwise cut its corner (8 mm
-    ///   deep for a dozen steps where a pulled border crossed the edge,
-    ///   with every vertex outside the box). A face whose vertices are all
-    ///   outside a box can only enter it through an edge, and then one of
-    ///   its cloth edges crosses the plane of that edge and its normal
-    ///   under the edge, so rows on the cloth edges keep the faces out. The
-    ///   Lagrangian baselines keep the paper's vertex contacts only: their
-    ///   corner cut is the failure mode E1 measures.
+    /// - Test 1, wire or box edge ↔ cloth edge: [`Self::edge_crossings`]
+    ///   (for wires with the spec's push-out term, β = 0.2, [D]: a
+    ///   Lagrangian fold over a wire rests on sloped edges, and as the
+    ///   cloth shifts sideways the crossing point slides down them, so
+    ///   without it the penetration grows step by step until the cloth
+    ///   drops through).
     /// - Test 2, point or box corner ↔ cloth face: every face with the point under it
     ///   (barycentrics down to −0.1, clamped: a tip on a vertex or an edge
     ///   of the tented cloth misses each face's plan by a little; one face
@@ -849,137 +832,7 @@ impl Stepper {
                 rows.set_friction_from(r0, b.friction);
             }
         }
-        // Wires, and in "eol" mode the boxes' edges: the lines a Lagrangian
-        // cloth edge must pass over (test 1 below).
-        let box_edges = self.remesh && self.conformal == Conformal::Eol;
-        // The box edges with an EOL vertex on them or at one of their corners,
-        // as (box, normals): around the ends of an EOL line the faces fan
-        // over the box edge from the line's last vertex, so their cloth
-        // edges cross under it by the mesh's own shape, and rows there lift
-        // the cloth off the box or fight the EOL rows (with them, an EOL
-        // vertex on a keyframed turning box's edge ended 0.79 mm from it,
-        // where δ = 0.5 mm).
-        let mut held: Vec<(u32, Vec<Vec3<f64>>)> = Vec::new();
-        for f in self.features.iter().flatten() {
-            match *f {
-                Feature::Edge {
-                    normals, obstacle, ..
-                } => held.push((obstacle, normals.to_vec())),
-                Feature::Corner { normals, obstacle } => held.push((obstacle, normals.to_vec())),
-                _ => {}
-            }
-        }
-        let holds = |k: usize, e: &super::obstacle::BoxEdge| {
-            let among = |n: Vec3<f64>, ns: &[Vec3<f64>]| ns.iter().any(|m| m.dot(n) > 1.0 - 1e-9);
-            held.iter()
-                .any(|(o, ns)| *o as usize == k && e.normals.iter().all(|&n| among(n, ns)))
-        };
-        let ridges: Vec<Ridge> = self
-            .wires
-            .iter()
-            .map(|w| Ridge {
-                ends: w.ends,
-                normal: w.normal,
-                friction: w.friction,
-                under: self.thr,
-                of: RidgeOf::Wire(w.velocity),
-            })
-            .chain(
-                self.boxes
-                    .iter()
-                    .enumerate()
-                    .filter(|_| box_edges)
-                    .flat_map(|(k, b)| {
-                        b.edges()
-                            .into_iter()
-                            .filter(move |e| !holds(k, e))
-                            .map(move |e| Ridge {
-                                ends: e.ends,
-                                normal: turns[k].map_or(e.normal(), |r| r * e.normal()),
-                                friction: b.friction,
-                                under: 5.0 * self.thr,
-                                of: RidgeOf::Box(k),
-                            })
-                    }),
-            )
-            .collect();
-        if !ridges.is_empty() {
-            // A crossing at an end of the edge (a vertex lying on the plane)
-            // is that vertex's row, once per vertex and line with the
-            // largest right-hand side: the edges around it would give the
-            // same row several times over, and dependent active rows leave
-            // the QP's multipliers undetermined.
-            let mut at_vertex = std::collections::BTreeMap::new();
-            let velocity = |r: &Ridge, x: Vec3<f64>| match r.of {
-                RidgeOf::Wire(v) => v,
-                RidgeOf::Box(k) => {
-                    let b = &self.boxes[k];
-                    turns[k]
-                        .as_ref()
-                        .map_or(b.velocity, |t| b.velocity_turning(x, h, t))
-                }
-            };
-            for &(a, b) in m.edge_face_counts().keys() {
-                let (a, b) = (a as usize, b as usize);
-                if !(free(a) && free(b)) {
-                    continue;
-                }
-                let (xa, xb) = (m.x[a], m.x[b]);
-                for (k, r) in ridges.iter().enumerate() {
-                    let t = (r.ends[1] - r.ends[0]).normalize_or_zero();
-                    let across = r.normal.cross(t);
-                    let (sa, sb) = (across.dot(xa - r.ends[0]), across.dot(xb - r.ends[0]));
-                    if (sa > 0.0) == (sb > 0.0) || sa == sb {
-                        continue;
-                    }
-                    // Where the edge crosses the plane, and the line's point under it.
-                    let s = sa / (sa - sb);
-                    let c = xa + (xb - xa) * s;
-                    let along = (c - r.ends[0]).dot(t);
-                    if !(0.0..=(r.ends[1] - r.ends[0]).norm()).contains(&along) {
-                        continue;
-                    }
-                    let d = r.normal.dot(c - r.ends[0]);
-                    let v_o = velocity(r, c);
-                    let rel = (self.xd[a] - v_o).norm().max((self.xd[b] - v_o).norm());
-                    let reach = self.thr + 2.0 * rel * h;
-                    if !(-r.under..=reach).contains(&d) {
-                        continue;
-                    }
-                    let b_row = r.normal.dot(v_o) - if d > 0.0 { d } else { PUSH_OUT * d } / h;
-                    let end = if s <= 1e-9 {
-                        Some(a)
-                    } else if s >= 1.0 - 1e-9 {
-                        Some(b)
-                    } else {
-                        None
-                    };
-                    match end {
-                        Some(v) => {
-                            let e = at_vertex.entry((v, k)).or_insert((f64::NEG_INFINITY, v_o));
-                            if b_row > e.0 {
-                                *e = (b_row, v_o);
-                            }
-                        }
-                        None => {
-                            let r0 = rows.inequality_count();
-                            rows.weighted(dofs, &[(a, 1.0 - s), (b, s)], r.normal, v_o, b_row);
-                            rows.set_friction_from(r0, r.friction);
-                            contacts += 1;
-                        }
-                    }
-                }
-            }
-            for ((v, k), (b_row, v_o)) in at_vertex {
-                // A row on one vertex (the rows inside an edge share their
-                // impulse between its two vertices).
-                let r = &ridges[k];
-                let r0 = rows.inequality_count();
-                rows.vertex_ahead(dofs, v, r.normal, v_o, r.normal.dot(v_o) - b_row);
-                rows.set_friction_from(r0, r.friction);
-                contacts += 1;
-            }
-        }
+        contacts += self.edge_crossings(dofs, rows, h, turns, &free);
         for (p, feature) in self.obstacles().point_features(h) {
             let p = &p;
             if self.features.contains(&Some(feature)) {
@@ -1016,6 +869,172 @@ impl Stepper {
                     contacts += 1;
                 }
             }
+        }
+        contacts
+    }
+
+    /// Test 1 of [`Self::lagrangian_contacts`]: rows on the Lagrangian
+    /// cloth edges that cross over a wire or a box edge (spec §4.3 test 1,
+    /// §6.4 "box edge ↔ Lagrangian edge"). An edge that straddles the
+    /// plane of the line and its normal n (a wire's support normal, a box
+    /// edge's `normalize(n1 + n2)`, at the start of the step), with the
+    /// crossing point c within reach over the line (the speculative form)
+    /// or at most `under` under it (thr for a wire: a wire has no inside,
+    /// and an edge further under it is another part of the cloth passing
+    /// by; 5·thr for a box edge, as for a corner in test 2), gets
+    /// `Σ w_k nᵀẋ_k ≥ nᵀv_o − d/h` with d = nᵀ(c − p) its height over the
+    /// line's point p (β = 0.2 where d < 0). A crossing under a box edge
+    /// counts only inside the box (a thin box's far side is not under the
+    /// edge), and a turning box's row takes n turned to the step's end, as
+    /// its face rows do, with d measured at the start. [D] n for a box edge
+    /// is the edge normal, not the spec's edge–edge normal
+    /// `normalize(t_e × (b − a))`: with that one the rows pushed the
+    /// border of the E1 pull exactly onto the box edge, where its vertices'
+    /// face rows (the nearest face of a vertex on both) held them, and the
+    /// border never came over.
+    /// A crossing at a vertex is that vertex's row along n, once per vertex
+    /// and line with the largest right-hand side: the edges around it would
+    /// give the same row several times over, and dependent active rows
+    /// leave the QP's multipliers undetermined.
+    ///
+    /// [D] A box edge with an EOL vertex on it or at one of its corners has
+    /// no such rows: around the ends of an EOL line the faces fan over the
+    /// edge from the line's last vertex, so their cloth edges cross under
+    /// it by the mesh's own shape, and rows there lift the cloth off the
+    /// box or fight the EOL rows (with them, an EOL vertex on a keyframed
+    /// turning box's edge ended 0.79 mm from it, where δ = 0.5 mm). A face
+    /// whose vertices are all outside a box enters it through an edge or a
+    /// corner; through an edge, its intersection with the edge's plane
+    /// dips under the edge, and that segment ends on two of its cloth
+    /// edges, one of them under the edge: its row keeps the face out while
+    /// the crossing is within `under` (a corner through a face is test 2's).
+    fn edge_crossings(
+        &self,
+        dofs: &super::system::Dofs,
+        rows: &mut Rows,
+        h: f64,
+        turns: &[Option<Mat3<f64>>],
+        free: &dyn Fn(usize) -> bool,
+    ) -> usize {
+        let m = &self.mesh;
+        // Each box's edges, and whether an EOL vertex holds each of them.
+        let edges: Vec<Vec<super::obstacle::BoxEdge>> = self.boxes.iter().map(|b| b.edges()).collect();
+        let mut held: Vec<Vec<bool>> = edges.iter().map(|e| vec![false; e.len()]).collect();
+        for f in self.features.iter().flatten() {
+            let (normals, obstacle) = match f {
+                Feature::Edge {
+                    normals, obstacle, ..
+                } => (&normals[..], *obstacle),
+                Feature::Corner { normals, obstacle } => (&normals[..], *obstacle),
+                _ => continue,
+            };
+            let among = |n: Vec3<f64>| normals.iter().any(|m| m.dot(n) > 1.0 - 1e-9);
+            if let (Some(es), Some(hs)) = (edges.get(obstacle as usize), held.get_mut(obstacle as usize)) {
+                for (e, held) in es.iter().zip(hs.iter_mut()) {
+                    *held |= e.normals.iter().all(|&n| among(n));
+                }
+            }
+        }
+        let ridges: Vec<Ridge> = self
+            .wires
+            .iter()
+            .map(|w| Ridge {
+                ends: w.ends,
+                normal: w.normal,
+                friction: w.friction,
+                under: self.thr,
+                of: RidgeOf::Wire(w.velocity),
+            })
+            .chain(self.boxes.iter().enumerate().flat_map(|(k, b)| {
+                edges[k]
+                    .iter()
+                    .zip(&held[k])
+                    .filter(|&(_, &held)| !held)
+                    .map(move |(e, _)| Ridge {
+                        ends: e.ends,
+                        normal: e.normal(),
+                        friction: b.friction,
+                        under: 5.0 * self.thr,
+                        of: RidgeOf::Box(k),
+                    })
+            }))
+            .collect();
+        if ridges.is_empty() {
+            return 0;
+        }
+        let mut contacts = 0;
+        let mut at_vertex = std::collections::BTreeMap::new();
+        for &(a, b) in m.edge_face_counts().keys() {
+            let (a, b) = (a as usize, b as usize);
+            if !(free(a) && free(b)) {
+                continue;
+            }
+            let (xa, xb) = (m.x[a], m.x[b]);
+            for (k, r) in ridges.iter().enumerate() {
+                let t = (r.ends[1] - r.ends[0]).normalize_or_zero();
+                let across = r.normal.cross(t);
+                let (sa, sb) = (across.dot(xa - r.ends[0]), across.dot(xb - r.ends[0]));
+                if (sa > 0.0) == (sb > 0.0) || sa == sb {
+                    continue;
+                }
+                // Where the edge crosses the plane, and the line's point under it.
+                let s = sa / (sa - sb);
+                let c = xa + (xb - xa) * s;
+                let along = (c - r.ends[0]).dot(t);
+                if !(0.0..=(r.ends[1] - r.ends[0]).norm()).contains(&along) {
+                    continue;
+                }
+                let height = r.normal.dot(c - r.ends[0]);
+                let (v_o, turn) = match r.of {
+                    RidgeOf::Wire(v) => (v, None),
+                    RidgeOf::Box(j) => {
+                        let bx = &self.boxes[j];
+                        if height < 0.0 && bx.signed_distance(c) >= 0.0 {
+                            continue;
+                        }
+                        let v = turns[j]
+                            .as_ref()
+                            .map_or(bx.velocity, |q| bx.velocity_turning(c, h, q));
+                        (v, turns[j].as_ref())
+                    }
+                };
+                let rel = (self.xd[a] - v_o).norm().max((self.xd[b] - v_o).norm());
+                let reach = self.thr + 2.0 * rel * h;
+                if !(-r.under..=reach).contains(&height) {
+                    continue;
+                }
+                let end = if s <= 1e-9 {
+                    Some(a)
+                } else if s >= 1.0 - 1e-9 {
+                    Some(b)
+                } else {
+                    None
+                };
+                let n = turn.map_or(r.normal, |q| *q * r.normal);
+                let b_row = n.dot(v_o) - if height > 0.0 { height } else { PUSH_OUT * height } / h;
+                match end {
+                    Some(v) => {
+                        let e = at_vertex.entry((v, k)).or_insert((f64::NEG_INFINITY, v_o, n));
+                        if b_row > e.0 {
+                            *e = (b_row, v_o, n);
+                        }
+                    }
+                    None => {
+                        let r0 = rows.inequality_count();
+                        rows.weighted(dofs, &[(a, 1.0 - s), (b, s)], n, v_o, b_row);
+                        rows.set_friction_from(r0, r.friction);
+                        contacts += 1;
+                    }
+                }
+            }
+        }
+        for ((v, k), (b_row, v_o, n)) in at_vertex {
+            // A row on one vertex (the rows inside an edge share their
+            // impulse between its two vertices).
+            let r0 = rows.inequality_count();
+            rows.vertex_ahead(dofs, v, n, v_o, n.dot(v_o) - b_row);
+            rows.set_friction_from(r0, ridges[k].friction);
+            contacts += 1;
         }
         contacts
     }

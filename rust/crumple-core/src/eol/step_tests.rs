@@ -765,3 +765,128 @@ fn a_long_pull_keeps_the_strip_resolution() {
     // test would see the coarsening).
     assert!(longest[1] > 1.2 * longest[0], "{longest:?}");
 }
+
+/// A strip of `quads` quads along z whose cross-section is the chord from
+/// `a` to `b` (world x, y), for the box-edge crossing rows of spec §6.4.
+fn chord(a: [f64; 2], b: [f64; 2], quads: usize) -> Stepper {
+    let m = grid_mesh(
+        (0.1, 0.1 * quads as f64),
+        (1, quads),
+        Vec3::new(0.05, 0.05 * quads as f64, 0.0),
+        2,
+    )
+    .unwrap();
+    let u: Vec<Mat2d> = m.vertices().iter().map(|v| [v.x, v.y]).collect();
+    let x = u
+        .iter()
+        .map(|p| {
+            let s = p[0] / 0.1;
+            Vec3::new(a[0] + s * (b[0] - a[0]), a[1] + s * (b[1] - a[1]), p[1])
+        })
+        .collect();
+    let mut s = Stepper::new(x, u, m.faces().to_vec(), crate::eol::system::strip_params(), 1e-3).unwrap();
+    s.thr = 5e-3;
+    s
+}
+
+/// The inequality rows `edge_crossings` makes for `s`: (normal, b).
+fn crossing_rows(s: &Stepper) -> Vec<(Vec3<f64>, f64)> {
+    let dofs = crate::eol::system::Dofs::new(&s.mesh.eol);
+    let mut rows = Rows::default();
+    let pinned = vec![false; s.mesh.x.len()];
+    let free = |i: usize| !s.mesh.eol[i] && !pinned[i];
+    let turns = vec![None; s.boxes.len()];
+    let count = s.edge_crossings(&dofs, &mut rows, s.h, &turns, &free);
+    let normals: Vec<Vec3<f64>> = rows.inequality_normals().iter().map(|w| w.unwrap().0).collect();
+    let (_, _, _, b) = rows.build(dofs.len());
+    assert_eq!(count, b.len());
+    normals.into_iter().zip(b).collect()
+}
+
+#[test]
+fn a_lagrangian_chord_over_a_box_edge_gets_rows_that_push_it_out() {
+    // Spec §6.4 "box edge ↔ Lagrangian edge": a box with its top at y = 0
+    // and its side face at x = −0.5; a chord from the top (1 mm over it) to
+    // the side (1 mm out) passes 13 mm under the edge, with both of its
+    // vertices outside the box. Every row pushes along the edge normal
+    // (−1, 1, 0)/√2 and asks for a fifth of the depth back in the step.
+    let mut s = chord([-0.48, 0.001], [-0.501, -0.02], 3);
+    s.boxes = vec![BoxObstacle::new(
+        Vec3::new(0.0, -0.5, 0.0),
+        Vec3::new(0.5, 0.5, 1.0),
+    )];
+    let rows = crossing_rows(&s);
+    assert!(rows.len() >= 4, "{rows:?}");
+    let n = Vec3::new(-1.0, 1.0, 0.0).normalize_or_zero();
+    for (normal, b) in &rows {
+        assert!((*normal - n).norm() < 1e-12, "{normal:?}");
+        // Crossing at the middle of each chord edge: height −0.0095·√2 m.
+        let depth = 0.0095 * 2f64.sqrt();
+        assert!(
+            (b - PUSH_OUT * depth / s.h).abs() < 1e-6 * b.abs(),
+            "{b} vs {}",
+            PUSH_OUT * depth / s.h
+        );
+    }
+    // The same chord 4.2 cm out from the edge, beyond this step's reach,
+    // has none.
+    let mut far = chord([-0.58, -0.02], [-0.48, 0.08], 3);
+    far.boxes = s.boxes.clone();
+    assert!(crossing_rows(&far).is_empty());
+}
+
+#[test]
+fn a_chord_under_a_thin_box_gets_no_row_from_its_top_edge() {
+    // A plank 1 cm thick (y from −0.01 to 0): a chord 2 mm under its bottom
+    // face straddles the plane of the top edge and its normal 17 mm "under"
+    // that edge, within 5·thr, but outside the plank: no row may push it up
+    // into the plank. The same chord in a thick box gets them.
+    let mut s = chord([-0.49, -0.012], [-0.47, -0.012], 3);
+    s.boxes = vec![BoxObstacle::new(
+        Vec3::new(0.0, -0.005, 0.0),
+        Vec3::new(0.5, 0.005, 1.0),
+    )];
+    assert!(crossing_rows(&s).is_empty());
+    s.boxes = vec![BoxObstacle::new(
+        Vec3::new(0.0, -0.5, 0.0),
+        Vec3::new(0.5, 0.5, 1.0),
+    )];
+    assert!(!crossing_rows(&s).is_empty());
+}
+
+#[test]
+fn a_box_edge_that_holds_an_eol_vertex_gets_no_crossing_rows() {
+    // The chord of the first test, with one vertex at its far end made EOL
+    // on that box edge (normals in either order): the rows of the edges
+    // that do not touch it go too ([D], the ends of an EOL line); an EOL
+    // vertex on another edge of the box leaves them.
+    let mut s = chord([-0.48, 0.001], [-0.501, -0.02], 3);
+    s.boxes = vec![BoxObstacle::new(
+        Vec3::new(0.0, -0.5, 0.0),
+        Vec3::new(0.5, 0.5, 1.0),
+    )];
+    let all = crossing_rows(&s).len();
+    let last = (0..s.mesh.x.len())
+        .max_by(|&i, &j| s.mesh.x[i].z.total_cmp(&s.mesh.x[j].z))
+        .unwrap();
+    s.mesh.eol[last] = true;
+    let touching = crossing_rows(&s).len();
+    assert!(touching > 0 && touching < all, "{touching} of {all}");
+    for normals in [
+        [Vec3::new(-1.0, 0.0, 0.0), Vec3::new(0.0, 1.0, 0.0)],
+        [Vec3::new(0.0, 1.0, 0.0), Vec3::new(-1.0, 0.0, 0.0)],
+    ] {
+        s.features[last] = Some(Feature::Edge {
+            normals,
+            tangent: Vec3::new(0.0, 0.0, 1.0),
+            obstacle: 0,
+        });
+        assert!(crossing_rows(&s).is_empty());
+    }
+    s.features[last] = Some(Feature::Edge {
+        normals: [Vec3::new(1.0, 0.0, 0.0), Vec3::new(0.0, 1.0, 0.0)],
+        tangent: Vec3::new(0.0, 0.0, 1.0),
+        obstacle: 0,
+    });
+    assert_eq!(crossing_rows(&s).len(), touching);
+}
