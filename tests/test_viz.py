@@ -61,3 +61,26 @@ def test_screenshot_colours_a_mesh_by_vertex_values(tmp_path: Path) -> None:
         viz.screenshot({"sheet": g}, tmp_path / "b.png", scalars={"sheet": values[:-1]})
     with pytest.raises(cr.InvalidInputError, match="meshes only"):
         viz.screenshot({"pts": np.zeros((4, 3))}, tmp_path / "c.png", scalars={"pts": np.zeros(4)})
+
+
+def test_crease_split_keeps_a_fold_sharp_and_leaves_smooth_parts_alone() -> None:
+    """Drawing only: two triangles folded by 90° along their shared edge
+    get one copy of each edge vertex per side (4 → 6 vertices, the faces
+    no longer share a vertex), each copy mapped to its original; folded by
+    20° (under the 50° crease angle) or flat, the mesh is unchanged."""
+    from crumple.viz.window import crease_split
+
+    def folded(deg: float) -> tuple[np.ndarray, np.ndarray]:
+        a = np.radians(deg)
+        v = np.array([[0.0, 0.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.5], [-np.cos(a), np.sin(a), 0.5]])
+        return v, np.array([[0, 1, 2], [1, 0, 3]])
+
+    v, f = folded(90.0)
+    v2, f2, src = crease_split(v, f)
+    assert len(v2) == 6 and not set(f2[0]) & set(f2[1]), f2
+    np.testing.assert_array_equal(v2, v[src])
+    for deg in (0.0, 20.0):
+        v, f = folded(deg)
+        v2, f2, src = crease_split(v, f)
+        np.testing.assert_array_equal(f2, f)
+        np.testing.assert_array_equal(src, np.arange(4))

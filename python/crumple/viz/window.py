@@ -72,17 +72,67 @@ def _named(items: Iterable[Item] | Mapping[str, Item]) -> list[tuple[str, Item]]
     return [(f"item{i}", it) for i, it in enumerate(items)]
 
 
+# Faces meeting at a vertex at more than this angle get their own copy of
+# it in the picture (degrees).
+CREASE_DEG = 50.0
+
+
+def crease_split(vertices: np.ndarray, faces: np.ndarray,
+                 angle_deg: float = CREASE_DEG) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For drawing only: ``(vertices', faces', source)`` where each vertex
+    whose faces turn by more than ``angle_deg`` (a sharp fold, a box's
+    edges) is split into one copy per group of faces within that angle of
+    the group's first face, so smooth shading keeps the fold sharp instead
+    of blending the two sides' normals into streaks along it. ``source``
+    maps each new vertex to its original (to carry per-vertex values)."""
+    v = np.asarray(vertices, dtype=np.float64)
+    f = np.asarray(faces, dtype=np.int64)
+    n = np.cross(v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 0]])
+    fn = n / np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-300)
+    cos = np.cos(np.radians(angle_deg))
+    corner_v, corner_f = f.reshape(-1), np.repeat(np.arange(len(f)), 3)
+    # Only vertices whose faces spread (some face beyond half the angle
+    # from their mean normal) need the grouping below.
+    mean = np.zeros_like(v)
+    np.add.at(mean, corner_v, n[corner_f])
+    mean /= np.maximum(np.linalg.norm(mean, axis=1, keepdims=True), 1e-300)
+    spread = np.zeros(len(v), dtype=bool)
+    np.logical_or.at(spread, corner_v, np.einsum("ij,ij->i", fn[corner_f], mean[corner_v]) < np.cos(np.radians(0.5 * angle_deg)))
+    out_v, source = [v], [np.arange(len(v))]
+    new_f = f.copy().reshape(-1)
+    groups: dict[int, list[tuple[np.ndarray, int]]] = {}
+    nxt = len(v)
+    for k in np.flatnonzero(spread[corner_v]):
+        i, normal = int(corner_v[k]), fn[corner_f[k]]
+        gs = groups.setdefault(i, [])
+        for g_normal, g_index in gs:
+            if float(g_normal @ normal) >= cos:
+                new_f[k] = g_index
+                break
+        else:
+            index = i if not gs else nxt
+            if gs:
+                out_v.append(v[i][None])
+                source.append(np.array([i]))
+                nxt += 1
+            gs.append((normal, index))
+            new_f[k] = index
+    return np.concatenate(out_v), new_f.reshape(-1, 3), np.concatenate(source)
+
+
 def _register(ps: Any, name: str, item: Item, color: tuple[float, float, float],
               scalar: npt.ArrayLike | None = None) -> None:
     if scalar is not None:
         _register_with_scalar(ps, name, item, color, scalar)
     elif isinstance(item, TriMesh):
-        ps.register_surface_mesh(name, item.vertices, item.faces, color=color, smooth_shade=True, edge_width=0.0)
+        v, f, _ = crease_split(item.vertices, item.faces)
+        ps.register_surface_mesh(name, v, f, color=color, smooth_shade=True, edge_width=0.0)
     elif isinstance(item, Curves):
         pts = item.points
         ps.register_curve_network(name, pts, item.segments, color=color, radius=0.002)
     elif isinstance(item, tuple) and len(item) == 2:
         v, f = as_points(item[0], f"{name} vertices"), as_faces(item[1], f"{name} faces")
+        v, f, _ = crease_split(v, f)
         ps.register_surface_mesh(name, v, f, color=color, smooth_shade=True)
     else:
         pts = as_points(item, f"{name} points", allow_empty=True)
@@ -102,8 +152,9 @@ def _register_with_scalar(ps: Any, name: str, item: Item, color: tuple[float, fl
     a = np.asarray(scalar, dtype=np.float64).reshape(-1)
     if a.shape != (len(v),) or not np.all(np.isfinite(a)):
         raise InvalidInputError(f"scalars for {name!r} need one finite value per vertex ({len(v)}); got {a.shape}")
+    v, f, source = crease_split(v, f)
     m = ps.register_surface_mesh(name, v, f, color=color, smooth_shade=True, edge_width=0.0)
-    m.add_scalar_quantity("value", a, enabled=True, cmap="viridis")
+    m.add_scalar_quantity("value", a[source], enabled=True, cmap="viridis")
 
 
 def _bounds(items: list[tuple[str, Item]]) -> tuple[np.ndarray, np.ndarray]:
