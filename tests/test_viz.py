@@ -67,7 +67,9 @@ def test_crease_split_keeps_a_fold_sharp_and_leaves_smooth_parts_alone() -> None
     """Drawing only: two triangles folded by 90° along their shared edge
     get one copy of each edge vertex per side (4 → 6 vertices, the faces
     no longer share a vertex), each copy mapped to its original; folded by
-    20° (under the 50° crease angle) or flat, the mesh is unchanged."""
+    20° (under the 50° crease angle) or flat, the mesh is unchanged; a
+    box's 8 corners become 24 (one per face plane) and each of its faces
+    keeps its two triangles joined."""
     from crumple.viz.window import crease_split
 
     def folded(deg: float) -> tuple[np.ndarray, np.ndarray]:
@@ -84,3 +86,12 @@ def test_crease_split_keeps_a_fold_sharp_and_leaves_smooth_parts_alone() -> None
         v2, f2, src = crease_split(v, f)
         np.testing.assert_array_equal(f2, f)
         np.testing.assert_array_equal(src, np.arange(4))
+    import trimesh
+
+    box = trimesh.creation.box()
+    v2, f2, src = crease_split(box.vertices, box.faces)
+    assert len(v2) == 24
+    np.testing.assert_array_equal(v2, box.vertices[src])
+    shared = [len(set(f2[a]) & set(f2[b])) for a in range(12) for b in range(a + 1, 12)
+              if np.allclose(box.face_normals[a], box.face_normals[b])]
+    assert shared == [2] * 6, shared

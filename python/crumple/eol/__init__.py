@@ -21,7 +21,7 @@ Example::
     sheet.is_eol.sum()                          # vertices on the box edge now
 
 What is implemented so far: boxes in any orientation (their edges and
-corners as features, their faces as Lagrangian contacts), static, moving
+corners as features, their faces and edges as Lagrangian contacts), static, moving
 and turning, wires (:meth:`Simulation.add_wire`) and points
 (:meth:`Simulation.add_point`), static or translating, EOL vertices made and released by the
 remesher, Coulomb friction (each obstacle's μ; a box's ``mode="slip"`` is

@@ -79,45 +79,64 @@ CREASE_DEG = 50.0
 
 def crease_split(vertices: np.ndarray, faces: np.ndarray,
                  angle_deg: float = CREASE_DEG) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For drawing only: ``(vertices', faces', source)`` where each vertex
-    whose faces turn by more than ``angle_deg`` (a sharp fold, a box's
-    edges) is split into one copy per group of faces within that angle of
-    the group's first face, so smooth shading keeps the fold sharp instead
-    of blending the two sides' normals into streaks along it. ``source``
-    maps each new vertex to its original (to carry per-vertex values)."""
+    """For drawing only: ``(vertices', faces', source)`` with each vertex
+    split where its faces meet across a sharp edge (the two faces' normals
+    more than ``angle_deg`` apart: a fold at a box edge, a box's own edges),
+    one copy per fan of faces joined through smooth edges, so smooth
+    shading keeps the crease sharp instead of blending the two sides'
+    normals into streaks along it. ``source`` maps each new vertex to its
+    original (to carry per-vertex values). Vertices with one fan keep their
+    index; the copies follow the original vertices."""
     v = np.asarray(vertices, dtype=np.float64)
     f = np.asarray(faces, dtype=np.int64)
+    nv, nf = len(v), len(f)
+    if nf == 0:
+        return v, f, np.arange(nv)
     n = np.cross(v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 0]])
     fn = n / np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-300)
-    cos = np.cos(np.radians(angle_deg))
-    corner_v, corner_f = f.reshape(-1), np.repeat(np.arange(len(f)), 3)
-    # Only vertices whose faces spread (some face beyond half the angle
-    # from their mean normal) need the grouping below.
-    mean = np.zeros_like(v)
-    np.add.at(mean, corner_v, n[corner_f])
-    mean /= np.maximum(np.linalg.norm(mean, axis=1, keepdims=True), 1e-300)
-    spread = np.zeros(len(v), dtype=bool)
-    np.logical_or.at(spread, corner_v, np.einsum("ij,ij->i", fn[corner_f], mean[corner_v]) < np.cos(np.radians(0.5 * angle_deg)))
-    out_v, source = [v], [np.arange(len(v))]
-    new_f = f.copy().reshape(-1)
-    groups: dict[int, list[tuple[np.ndarray, int]]] = {}
-    nxt = len(v)
-    for k in np.flatnonzero(spread[corner_v]):
-        i, normal = int(corner_v[k]), fn[corner_f[k]]
-        gs = groups.setdefault(i, [])
-        for g_normal, g_index in gs:
-            if float(g_normal @ normal) >= cos:
-                new_f[k] = g_index
-                break
-        else:
-            index = i if not gs else nxt
-            if gs:
-                out_v.append(v[i][None])
-                source.append(np.array([i]))
-                nxt += 1
-            gs.append((normal, index))
-            new_f[k] = index
-    return np.concatenate(out_v), new_f.reshape(-1, 3), np.concatenate(source)
+    # Every face side (a, b) with its corners; the sides of one edge sort
+    # next to each other. An edge with exactly two faces whose normals are
+    # within the angle joins the corners of its two faces at each end.
+    k = np.arange(3)
+    a, b = f[:, k].reshape(-1), f[:, (k + 1) % 3].reshape(-1)
+    ca = (3 * np.arange(nf)[:, None] + k).reshape(-1)
+    cb = (3 * np.arange(nf)[:, None] + (k + 1) % 3).reshape(-1)
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    order = np.lexsort((hi, lo))
+    lo, hi, a, ca, cb = lo[order], hi[order], a[order], ca[order], cb[order]
+    same = (lo[1:] == lo[:-1]) & (hi[1:] == hi[:-1])
+    alone = np.ones(len(lo) - 1, dtype=bool)  # exactly two sides (not three or more)
+    alone[1:] &= ~same[:-1]
+    alone[:-1] &= ~same[1:]
+    i = np.flatnonzero(same & alone)
+    j = i + 1
+    smooth = np.einsum("ij,ij->i", fn[ca[i] // 3], fn[ca[j] // 3]) >= np.cos(np.radians(angle_deg))
+    i, j = i[smooth], j[smooth]
+    # Side j's corner at the vertex a[i] (its sides run either way round).
+    j_at_a = np.where(a[j] == a[i], ca[j], cb[j])
+    j_at_b = np.where(a[j] == a[i], cb[j], ca[j])
+    p = np.concatenate([ca[i], cb[i]])
+    q = np.concatenate([j_at_a, j_at_b])
+    # Connected corners by label propagation and pointer jumping (the fans
+    # around a vertex are small, so this settles in a few passes).
+    label = np.arange(3 * nf)
+    while True:
+        m = np.minimum(label[p], label[q])
+        new = label.copy()
+        np.minimum.at(new, p, m)
+        np.minimum.at(new, q, m)
+        new = new[new]
+        if np.array_equal(new, label):
+            break
+        label = new
+    corner_v = f.reshape(-1)
+    pairs, inverse = np.unique(corner_v * (3 * nf) + label, return_inverse=True)
+    pv = pairs // (3 * nf)
+    first = np.ones(len(pairs), dtype=bool)
+    first[1:] = pv[1:] != pv[:-1]
+    index = np.where(first, pv, nv + np.cumsum(~first) - 1)
+    source = np.concatenate([np.arange(nv), pv[~first]])
+    return v[source], index[inverse.reshape(-1)].reshape(-1, 3), source
 
 
 def _register(ps: Any, name: str, item: Item, color: tuple[float, float, float],

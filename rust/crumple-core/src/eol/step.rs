@@ -226,6 +226,10 @@ const PUSH_OUT: f64 = 0.2;
 /// 1): a wire or a box edge, at the start of the step.
 struct Ridge {
     ends: [Vec3<f64>; 2],
+    /// Unit tangent from `ends[0]`, `normal × tangent` and the length, m.
+    tangent: Vec3<f64>,
+    across: Vec3<f64>,
+    length: f64,
     /// The side the cloth stays on (a wire's support normal; a box edge's
     /// `normalize(n1 + n2)`, spec §4.2).
     normal: Vec3<f64>,
@@ -940,6 +944,9 @@ impl Stepper {
             .iter()
             .map(|w| Ridge {
                 ends: w.ends,
+                tangent: w.tangent(),
+                across: w.normal.cross(w.tangent()),
+                length: (w.ends[1] - w.ends[0]).norm(),
                 normal: w.normal,
                 friction: w.friction,
                 under: self.thr,
@@ -952,6 +959,9 @@ impl Stepper {
                     .filter(|&(_, &held)| !held)
                     .map(move |(e, _)| Ridge {
                         ends: e.ends,
+                        tangent: e.tangent,
+                        across: e.normal().cross(e.tangent),
+                        length: (e.ends[1] - e.ends[0]).norm(),
                         normal: e.normal(),
                         friction: b.friction,
                         under: 5.0 * self.thr,
@@ -971,8 +981,7 @@ impl Stepper {
             }
             let (xa, xb) = (m.x[a], m.x[b]);
             for (k, r) in ridges.iter().enumerate() {
-                let t = (r.ends[1] - r.ends[0]).normalize_or_zero();
-                let across = r.normal.cross(t);
+                let (t, across) = (r.tangent, r.across);
                 let (sa, sb) = (across.dot(xa - r.ends[0]), across.dot(xb - r.ends[0]));
                 if (sa > 0.0) == (sb > 0.0) || sa == sb {
                     continue;
@@ -981,7 +990,7 @@ impl Stepper {
                 let s = sa / (sa - sb);
                 let c = xa + (xb - xa) * s;
                 let along = (c - r.ends[0]).dot(t);
-                if !(0.0..=(r.ends[1] - r.ends[0]).norm()).contains(&along) {
+                if !(0.0..=r.length).contains(&along) {
                     continue;
                 }
                 let height = r.normal.dot(c - r.ends[0]);
