@@ -803,6 +803,17 @@ fn crossing_rows(s: &Stepper) -> Vec<(Vec3<f64>, f64)> {
     normals.into_iter().zip(b).collect()
 }
 
+/// The chord from the top of a box (1 mm over it, top at y = 0) to its
+/// side (1 mm out, side face at x = −0.5), 13 mm under the edge between.
+fn chord_over_an_edge() -> Stepper {
+    let mut s = chord([-0.48, 0.001], [-0.501, -0.02], 3);
+    s.boxes = vec![BoxObstacle::new(
+        Vec3::new(0.0, -0.5, 0.0),
+        Vec3::new(0.5, 0.5, 1.0),
+    )];
+    s
+}
+
 #[test]
 fn a_lagrangian_chord_over_a_box_edge_gets_rows_that_push_it_out() {
     // Spec §6.4 "box edge ↔ Lagrangian edge": a box with its top at y = 0
@@ -810,13 +821,10 @@ fn a_lagrangian_chord_over_a_box_edge_gets_rows_that_push_it_out() {
     // the side (1 mm out) passes 13 mm under the edge, with both of its
     // vertices outside the box. Every row pushes along the edge normal
     // (−1, 1, 0)/√2 and asks for a fifth of the depth back in the step.
-    let mut s = chord([-0.48, 0.001], [-0.501, -0.02], 3);
-    s.boxes = vec![BoxObstacle::new(
-        Vec3::new(0.0, -0.5, 0.0),
-        Vec3::new(0.5, 0.5, 1.0),
-    )];
+    let s = chord_over_an_edge();
     let rows = crossing_rows(&s);
-    assert!(rows.len() >= 4, "{rows:?}");
+    // One row per cloth edge across the chord: 4 rungs and 3 diagonals.
+    assert_eq!(rows.len(), 7, "{rows:?}");
     let n = Vec3::new(-1.0, 1.0, 0.0).normalize_or_zero();
     for (normal, b) in &rows {
         assert!((*normal - n).norm() < 1e-12, "{normal:?}");
@@ -860,11 +868,7 @@ fn a_box_edge_that_holds_an_eol_vertex_gets_no_crossing_rows() {
     // on that box edge (normals in either order): the rows of the edges
     // that do not touch it go too ([D], the ends of an EOL line); an EOL
     // vertex on another edge of the box leaves them.
-    let mut s = chord([-0.48, 0.001], [-0.501, -0.02], 3);
-    s.boxes = vec![BoxObstacle::new(
-        Vec3::new(0.0, -0.5, 0.0),
-        Vec3::new(0.5, 0.5, 1.0),
-    )];
+    let mut s = chord_over_an_edge();
     let all = crossing_rows(&s).len();
     let last = (0..s.mesh.x.len())
         .max_by(|&i, &j| s.mesh.x[i].z.total_cmp(&s.mesh.x[j].z))
