@@ -1110,17 +1110,15 @@ def test_crease_scene_keeps_a_sharper_crease_after_a_longer_hold(tmp_path: Path)
         eol_scenes.eol_crease(out_dir=tmp_path / "bad", hold=-1.0)
 
 
-def _depth_in_box(x: np.ndarray, faces: np.ndarray, center: np.ndarray, half: np.ndarray) -> float:
-    """The deepest point of the cloth's surface inside an axis-aligned box
-    (m, 0 if none): each face sampled at 45 barycentric points (every
-    vertex, edge and face point of an 8-step grid), so a box edge through
-    a face between vertices counts."""
+def _depth_in(box: cr.colliders.Box, x: np.ndarray, faces: np.ndarray) -> float:
+    """The deepest point of the cloth's surface inside ``box`` (m, 0 if
+    none): each face sampled at 45 barycentric points (every vertex, edge
+    and face point of an 8-step grid), so a box edge through a face between
+    vertices counts."""
     k = 8
     bary = np.array([(i / k, j / k, 1 - (i + j) / k) for i in range(k + 1) for j in range(k + 1 - i)])
     p = np.einsum("sk,fkd->fsd", bary, x[faces]).reshape(-1, 3)
-    q = np.abs(p - center) - half
-    inside = (q < 0).all(axis=1)
-    return float(-q[inside].max(axis=1).min()) if inside.any() else 0.0
+    return max(0.0, float(-box.signed_distance(p).min()))
 
 
 def test_a_border_pulled_over_the_edge_does_not_cut_its_corner() -> None:
@@ -1137,8 +1135,8 @@ def test_a_border_pulled_over_the_edge_does_not_cut_its_corner() -> None:
     sheet = cr.geometry.grid_mesh(size=(1.0, 1.0), resolution=(n, n), center=(0.2, 0.001, 0.5), normal="y")
     sim = cr.eol.Simulation(dt=5e-3, gravity=(0.0, -9.8, 0.0))
     cloth = sim.add_cloth(sheet, "eol_sheet")
-    center, half = np.array([0.6, -0.5, 0.5]), np.array([0.6, 0.5, 0.75])
-    sim.add_collider(cr.colliders.Box(center=tuple(center), half_extents=tuple(half), mode="slip"))
+    box = cr.colliders.Box(center=(0.6, -0.5, 0.5), half_extents=(0.6, 0.5, 0.75), mode="slip")
+    sim.add_collider(box)
     cloth.pin(np.flatnonzero(np.isclose(cloth.positions[:, 0], 0.7)))
     deepest, lines = 0.0, []
     while sim.time < 1.6 - 1e-9:
@@ -1146,7 +1144,7 @@ def test_a_border_pulled_over_the_edge_does_not_cut_its_corner() -> None:
             p = cloth.pinned
             cloth.set_pin_targets(p, cloth.positions[p], np.tile([0.3, 0.0, 0.0], (len(p), 1)))
         sim.step()
-        deepest = max(deepest, _depth_in_box(cloth.positions, cloth.faces, center, half))
+        deepest = max(deepest, _depth_in(box, cloth.positions, cloth.faces))
         lines.append(int(cloth.is_eol.sum()))
     x = cloth.positions
     assert np.all(np.isfinite(x))

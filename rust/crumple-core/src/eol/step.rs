@@ -15,7 +15,7 @@ use super::remesh::{
     Cloth, Obstacles, RemeshReport, near_face, point_over_face, release_vertex, vertex_grad,
 };
 use super::sizing::{AdaptReport, Sizing};
-use super::system::{AssemblyCache, ClothParams, Mesh, assemble_with};
+use super::system::{AssemblyCache, ClothParams, EdgeCounts, Mesh, assemble_with};
 use super::wrinkle::Wrinkles;
 use crate::cloth::model::ElementParams;
 use crate::math::{Mat3, Vec3};
@@ -225,8 +225,9 @@ const PUSH_OUT: f64 = 0.2;
 /// A straight line a Lagrangian cloth edge must pass over (spec §4.3 test
 /// 1): a wire or a box edge, at the start of the step.
 struct Ridge {
-    ends: [Vec3<f64>; 2],
-    /// Unit tangent from `ends[0]`, `normal × tangent` and the length, m.
+    /// Its start, m; the unit tangent from there, `normal × tangent` and
+    /// the length, m.
+    start: Vec3<f64>,
     tangent: Vec3<f64>,
     across: Vec3<f64>,
     length: f64,
@@ -332,8 +333,9 @@ const FLAT_CORNER: f64 = 0.5;
 type Neighbourhood = (Vec<Vec<Vec3<f64>>>, Vec<Vec<u32>>, Vec<Option<Mat2d>>);
 
 impl Stepper {
-    /// Per vertex: incident faces' unit normals, and the border edges.
-    fn neighbourhood(&self) -> Neighbourhood {
+    /// Per vertex: incident faces' unit normals, and the border edges
+    /// (`edges`: the mesh's [`Mesh::edge_face_counts`]).
+    fn neighbourhood(&self, edges: &EdgeCounts) -> Neighbourhood {
         let m = &self.mesh;
         let nv = m.x.len();
         let mut normals = vec![Vec::new(); nv];
@@ -348,10 +350,9 @@ impl Stepper {
                 nbrs[j as usize].push(i);
             }
         }
-        let edge_count = m.edge_face_counts();
         // Border normal b̄ in material space: perp of a border edge (spec §6.1).
         let mut border = vec![None; nv];
-        for ((i, j), c) in edge_count.iter() {
+        for ((i, j), c) in edges.iter() {
             if c == 1 {
                 let (a, b) = (m.u[i as usize], m.u[j as usize]);
                 let d = [b[0] - a[0], b[1] - a[1]];
@@ -795,13 +796,15 @@ impl Stepper {
     /// wire or a point into EOL vertices first, so the last two catch a
     /// cloth on its way in; in the Lagrangian baseline they are the
     /// contact.
-    /// `turns`: each box's turn over the step (None: it does not turn).
+    /// `turns`: each box's turn over the step (None: it does not turn);
+    /// `edges`: the cloth's edges (the step's [`Mesh::edge_face_counts`]).
     fn lagrangian_contacts(
         &self,
         dofs: &super::system::Dofs,
         rows: &mut Rows,
         h: f64,
         turns: &[Option<Mat3<f64>>],
+        edges: &EdgeCounts,
     ) -> usize {
         let mut contacts = 0;
         let pinned = self.pinned_flags();
@@ -836,7 +839,7 @@ impl Stepper {
                 rows.set_friction_from(r0, b.friction);
             }
         }
-        contacts += self.edge_crossings(dofs, rows, h, turns, &free);
+        contacts += self.edge_crossings(dofs, rows, h, turns, edges, &free);
         for (p, feature) in self.obstacles().point_features(h) {
             let p = &p;
             if self.features.contains(&Some(feature)) {
@@ -912,18 +915,20 @@ impl Stepper {
     /// dips under the edge, and that segment ends on two of its cloth
     /// edges, one of them under the edge: its row keeps the face out while
     /// the crossing is within `under` (a corner through a face is test 2's).
+    /// `edges`: the cloth's edges (the step's [`Mesh::edge_face_counts`]).
     fn edge_crossings(
         &self,
         dofs: &super::system::Dofs,
         rows: &mut Rows,
         h: f64,
         turns: &[Option<Mat3<f64>>],
+        edges: &EdgeCounts,
         free: &dyn Fn(usize) -> bool,
     ) -> usize {
         let m = &self.mesh;
         // Each box's edges, and whether an EOL vertex holds each of them.
-        let edges: Vec<Vec<super::obstacle::BoxEdge>> = self.boxes.iter().map(|b| b.edges()).collect();
-        let mut held: Vec<Vec<bool>> = edges.iter().map(|e| vec![false; e.len()]).collect();
+        let box_edges: Vec<Vec<super::obstacle::BoxEdge>> = self.boxes.iter().map(|b| b.edges()).collect();
+        let mut held: Vec<Vec<bool>> = box_edges.iter().map(|e| vec![false; e.len()]).collect();
         for f in self.features.iter().flatten() {
             let (normals, obstacle) = match f {
                 Feature::Edge {
@@ -933,7 +938,8 @@ impl Stepper {
                 _ => continue,
             };
             let among = |n: Vec3<f64>| normals.iter().any(|m| m.dot(n) > 1.0 - 1e-9);
-            if let (Some(es), Some(hs)) = (edges.get(obstacle as usize), held.get_mut(obstacle as usize)) {
+            if let (Some(es), Some(hs)) = (box_edges.get(obstacle as usize), held.get_mut(obstacle as usize))
+            {
                 for (e, held) in es.iter().zip(hs.iter_mut()) {
                     *held |= e.normals.iter().all(|&n| among(n));
                 }
@@ -943,7 +949,7 @@ impl Stepper {
             .wires
             .iter()
             .map(|w| Ridge {
-                ends: w.ends,
+                start: w.ends[0],
                 tangent: w.tangent(),
                 across: w.normal.cross(w.tangent()),
                 length: (w.ends[1] - w.ends[0]).norm(),
@@ -953,12 +959,12 @@ impl Stepper {
                 of: RidgeOf::Wire(w.velocity),
             })
             .chain(self.boxes.iter().enumerate().flat_map(|(k, b)| {
-                edges[k]
+                box_edges[k]
                     .iter()
                     .zip(&held[k])
                     .filter(|&(_, &held)| !held)
                     .map(move |(e, _)| Ridge {
-                        ends: e.ends,
+                        start: e.ends[0],
                         tangent: e.tangent,
                         across: e.normal().cross(e.tangent),
                         length: (e.ends[1] - e.ends[0]).norm(),
@@ -974,26 +980,25 @@ impl Stepper {
         }
         let mut contacts = 0;
         let mut at_vertex = std::collections::BTreeMap::new();
-        for &(a, b) in m.edge_face_counts().keys() {
+        for &(a, b) in edges.keys() {
             let (a, b) = (a as usize, b as usize);
             if !(free(a) && free(b)) {
                 continue;
             }
             let (xa, xb) = (m.x[a], m.x[b]);
             for (k, r) in ridges.iter().enumerate() {
-                let (t, across) = (r.tangent, r.across);
-                let (sa, sb) = (across.dot(xa - r.ends[0]), across.dot(xb - r.ends[0]));
+                let (sa, sb) = (r.across.dot(xa - r.start), r.across.dot(xb - r.start));
                 if (sa > 0.0) == (sb > 0.0) || sa == sb {
                     continue;
                 }
                 // Where the edge crosses the plane, and the line's point under it.
                 let s = sa / (sa - sb);
                 let c = xa + (xb - xa) * s;
-                let along = (c - r.ends[0]).dot(t);
+                let along = (c - r.start).dot(r.tangent);
                 if !(0.0..=r.length).contains(&along) {
                     continue;
                 }
-                let height = r.normal.dot(c - r.ends[0]);
+                let height = r.normal.dot(c - r.start);
                 let (v_o, turn) = match r.of {
                     RidgeOf::Wire(v) => (v, None),
                     RidgeOf::Box(j) => {
@@ -1209,7 +1214,10 @@ impl Stepper {
         let n = dofs.len();
         timings.mf = clock.elapsed().as_secs_f64();
         let clock = std::time::Instant::now();
-        let (normals, nbrs, border) = self.neighbourhood();
+        // The cloth's edges, once for the step: border normals and the
+        // crossings of wires and box edges (the mesh is fixed from here on).
+        let edges = self.mesh.edge_face_counts();
+        let (normals, nbrs, border) = self.neighbourhood(&edges);
         let mut rows = Rows::default();
         for &i in &dofs.eol {
             let i = i as usize;
@@ -1283,7 +1291,7 @@ impl Stepper {
         }
         // Each box's turn over this step (its pose stays put until the step's end).
         let turns: Vec<Option<Mat3<f64>>> = self.boxes.iter().map(|b| b.turns().then(|| b.turn(h))).collect();
-        let contacts = self.lagrangian_contacts(dofs, &mut rows, h, &turns);
+        let contacts = self.lagrangian_contacts(dofs, &mut rows, h, &turns, &edges);
         timings.cd = clock.elapsed().as_secs_f64();
         let clock = std::time::Instant::now();
         for pin in &self.pins {

@@ -796,7 +796,7 @@ fn crossing_rows(s: &Stepper) -> Vec<(Vec3<f64>, f64)> {
     let pinned = vec![false; s.mesh.x.len()];
     let free = |i: usize| !s.mesh.eol[i] && !pinned[i];
     let turns = vec![None; s.boxes.len()];
-    let count = s.edge_crossings(&dofs, &mut rows, s.h, &turns, &free);
+    let count = s.edge_crossings(&dofs, &mut rows, s.h, &turns, &s.mesh.edge_face_counts(), &free);
     let normals: Vec<Vec3<f64>> = rows.inequality_normals().iter().map(|w| w.unwrap().0).collect();
     let (_, _, _, b) = rows.build(dofs.len());
     assert_eq!(count, b.len());
