@@ -1024,24 +1024,33 @@ def _verify_setups() -> dict[str, cr.eol.Simulation]:
     sim, _ = _edge_sim(dt=5e-3, verify_qp=True)
     sim.colliders[0].set_velocity(angular=(0.0, 0.4, -0.5))
     out["turning_box"] = sim
+    for mode in ("eol", "lag_static", "lag_conformal_avg", "lag_conformal_cone"):
+        sim, _ = _edge_sim(dt=5e-3, verify_qp=True, mode=mode)
+        out[f"edge_{mode}"] = sim
     return out
 
 
-@pytest.mark.parametrize("name", ["wire", "nail", "corner", "moving_box", "turning_box"])
+@pytest.mark.parametrize("name", ["wire", "nail", "corner", "moving_box", "turning_box", "edge_eol", "edge_lag_static",
+                                  "edge_lag_conformal_avg", "edge_lag_conformal_cone"])
 def test_the_fast_qp_path_agrees_with_clarabel_on_every_obstacle(name: str) -> None:
     """Issue 16: the active-set path checked against Clarabel every step on
-    the wire, nail, corner, moving-box and turning-box setups: KKT-valid
-    (spec §10 test 10) and the same solution to 1e-6 (relative to the
-    largest velocity)."""
+    the wire, nail, corner, moving-box and turning-box setups, and on the
+    static edge in EOL and the three Lagrangian baselines that run without
+    the sizing remesh: KKT-valid (spec §10 test 10) and the same solution
+    to 1e-6 (relative to the largest velocity). The baselines' rows
+    (vertex–face, box edge ↔ cloth edge, conformal) are in the QP; the
+    static one has no feature vertices, the others do."""
     sim = _verify_setups()[name]
-    worst, eol_seen = 0.0, 0
+    worst, eol_seen, rows = 0.0, 0, 0
     for _ in range(40):
         sim.step()
         st = sim.stats()
         assert st["kkt_equality"] <= 1e-9 and st["kkt_inequality"] <= 1e-9
         worst = max(worst, st["qp_gap"])
         eol_seen = max(eol_seen, int(st["eol_vertices"]))
-    assert eol_seen > 0, "the setup never reached its feature"
+        rows = max(rows, int(st["inequality_rows"]))
+    assert rows > 0, "the setup never touched its obstacle"
+    assert (eol_seen > 0) == (name != "edge_lag_static"), "the setup never reached its feature"
     assert worst <= 1e-6, worst
 
 
