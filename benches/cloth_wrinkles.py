@@ -142,7 +142,7 @@ def worker(cfg: dict[str, Any]) -> dict[str, Any]:
         st = sim.stats()
         iters[0] += int(st["cg_iterations"])
         for k, v in st.items():
-            if k.startswith("t_"):
+            if k.startswith("time_"):
                 stages[k] = stages.get(k, 0.0) + float(v)
 
     tm = time_steps(sim.step, warmup=cfg["warmup"], steps=cfg["steps"], on_step=tally)
@@ -233,7 +233,7 @@ def run(quick: bool = False) -> dict[str, Any]:
         on, off = run_of(size, "lagged", True), run_of(size, "lagged", False)
         if not on or not off or "stage_s_per_step" not in on or "stage_s_per_step" not in off:
             return None
-        extra = on["stage_s_per_step"]["t_elements"] - off["stage_s_per_step"]["t_elements"]
+        extra = on["stage_s_per_step"]["time_elements"] - off["stage_s_per_step"]["time_elements"]
         return float(extra / on["s_per_step"])
 
     def mid_over_top(r: dict[str, Any] | None) -> float | None:

@@ -63,9 +63,16 @@ def test_the_sheet_folds_at_the_edge_and_its_eol_vertices_stay_on_it() -> None:
     t = sim.stage_times()
     assert set(t) == {"cd", "rm", "mf", "vi"} and all(v > 0 for v in t.values())
     assert sim.kinetic_energy() > 0
-    part = sim.frame().objects["cloth"]
-    assert set(part.vertex_data) >= {"material_u", "material_v", "eol", "feature_collider", "speed"}
+    frame = sim.frame()
+    part = frame.objects["cloth"]
+    assert set(part.vertex_data) >= {"material_u", "material_v", "eol", "feature_kind", "feature_collider", "speed"}
     assert part.vertex_data["eol"].sum() == e.sum()
+    np.testing.assert_array_equal(part.vertex_data["feature_kind"], cloth.feature_kinds)
+    # The frame stream carries the last step's figures: the step advance()
+    # took last (its Table 1 seconds, not zeros), as sim.stats() gives them.
+    assert frame.stats == {k: float(v) for k, v in st.items()}
+    assert all(frame.stats[f"time_{k}"] > 0 for k in ("cd", "rm", "mf", "vi")) and frame.stats["qp_iterations"] >= 1
+    assert sum(frame.stats[f"time_{k}"] for k in ("cd", "rm", "mf", "vi")) < sum(t.values())
 
 
 def _hinge_angles(cloth: cr.eol.Cloth) -> np.ndarray:

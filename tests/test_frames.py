@@ -67,6 +67,10 @@ def _frames(n: int = N_FRAMES) -> list[Frame]:
                 "hair": FrameCurves(hair, [0, 5, 8], np.full(8, 0.003)),
             },
             colliders={"ball": collider_part(ball), "ground": collider_part(ground, plane_half_size=1.0)},
+            # Solver figures; frame 2 has none and frame 3 a new one (a reader
+            # must not hold frame 1's figures over frame 2).
+            stats={} if k == 2 else {"cg_iterations": 3 + k, "time_solve": 1e-3 / (k + 1), "qp_clarabel": k == 1,
+                                     **({"hinge_slips": 7.0} if k == 3 else {})},
         ))
     return out
 
@@ -103,6 +107,7 @@ def _assert_same_frame(a: Frame, b: Frame, tol: float = 1e-6) -> None:
                 np.testing.assert_allclose(db[key], da[key], atol=tol, err_msg=f"{name}.{key}")
     for name, ca in a.colliders.items():
         np.testing.assert_allclose(b.colliders[name].world_vertices(), ca.world_vertices(), atol=tol, err_msg=name)
+    assert b.stats == a.stats  # doubles both ways: exact
 
 
 # --- the data model -------------------------------------------------------------
@@ -126,8 +131,12 @@ def test_frame_parts_are_validated_read_only_copies() -> None:
     col = FrameCollider(pos, faces, rotation=cr.colliders.rotation((0, 0, 1), 90), translation=(1, 2, 3))
     np.testing.assert_allclose(col.world_vertices()[1], col.rotation @ pos[1] + (1, 2, 3))
     np.testing.assert_allclose(col.matrix()[:3, 3], (1, 2, 3))
-    f = Frame(time=0.5, objects={"z": p, "a": m, "c": c}, colliders={"ball": col})
+    f = Frame(time=0.5, objects={"z": p, "a": m, "c": c}, colliders={"ball": col},
+              stats={"passes": np.int64(2), "time_vi": np.float32(0.25), "fallback": True})
     assert f.names == ["z", "a", "c", "ball"]
+    assert f.stats == {"passes": 2.0, "time_vi": 0.25, "fallback": 1.0}
+    assert all(type(v) is float for v in f.stats.values())
+    assert Frame(time=0.5).stats == {}
     lo, hi = f.bounds(colliders=False)
     np.testing.assert_allclose(lo, pos.min(axis=0))
     np.testing.assert_allclose(hi, pos.max(axis=0))
@@ -156,6 +165,9 @@ def test_frame_parts_are_validated_read_only_copies() -> None:
         (lambda p, f: Frame(time=0, objects={"ball": FrameCollider(p, f)}),  # type: ignore[dict-item]
          "Frame.colliders"),
         (lambda p, f: Frame(time=0, objects={"a": p}), "FrameMesh, FramePoints or FrameCurves"),
+        (lambda p, f: Frame(time=0, stats={"time vi": 1.0}), "not usable"),
+        (lambda p, f: Frame(time=0, stats={"passes": "2"}), r"stats\['passes'\] must be a number"),
+        (lambda p, f: Frame(time=0, stats=[1.0]), "Frame.stats must be a dict"),  # type: ignore[arg-type]
     ],
 )
 def test_bad_parts_raise_invalid_input(build: object, match: str) -> None:

@@ -343,6 +343,19 @@ def test_frames_name_every_object_and_collider() -> None:
     g = sim.frame()
     assert list(g.objects) == ["cloth", "cloth_1"]
     assert set(g.objects["cloth"].vertex_data) >= {"speed", "plastic_angle"}
+    # The last step's figures ride in every frame (none before the first
+    # step; mpm reports none), and stage seconds are `time_<stage>` in every
+    # module that reports them.
+    assert g.stats == {} and f.stats == {}
+    sim.step()
+    pbd = cr.pbd.Simulation(spacing=0.02)
+    pbd.add_body(cr.geometry.box_mesh(center=(0, 0.2, 0), half_extents=(0.05, 0.05, 0.05)))
+    pbd.step(1e-3)
+    for s in (sim, pbd):
+        fs = s.frame().stats
+        assert fs and fs == {k: float(v) for k, v in s.stats().items()}, type(s)
+        assert not [k for k in fs if k.startswith("t_")], sorted(fs)
+    assert {"time_solve", "time_collide"} <= set(sim.frame().stats)
 
 
 def test_python_dash_m_crumple_runs_the_cli() -> None:

@@ -168,11 +168,15 @@ class SimulationBase(abc.ABC):
     def frame(self) -> Frame:
         """What a frame shows now: every object as its frame part (meshes,
         points or curves, with per-element attributes) and every collider with
-        its pose. Exporters (PLY, USD), the viewer and the video renderer read
+        its pose, and the last step's figures (``stats``: the module's
+        ``sim.stats()``, empty before the first step and where a module has
+        none). Exporters (PLY, USD), the viewer and the video renderer read
         only this."""
         objects: dict[str, Any] = {o.name: o._frame_part() for o in self._objects}
         colliders = {n: collider_part(c) for n, c in zip(self._collider_names, self._colliders)}
-        return Frame(time=self.time, objects=objects, colliders=colliders)
+        stats = getattr(self, "stats", None)
+        figures = stats() if stats is not None and self.step_count > 0 else {}
+        return Frame(time=self.time, objects=objects, colliders=colliders, stats=figures)
 
     # -- checkpoints ------------------------------------------------------------------
 

@@ -337,18 +337,35 @@ class Frame:
     objects : dict from a name to a :class:`FrameMesh`, :class:`FramePoints`
         or :class:`FrameCurves`, in the order they were added.
     colliders : dict from a name to a :class:`FrameCollider`.
+    stats : dict from a name to a float: the solver's figures for the step
+        that ended at this frame, as its ``sim.stats()`` gives them (counts,
+        residuals and that step's seconds per solver stage, e.g. eol's
+        ``time_cd``, ``time_rm``, ``time_mf``, ``time_vi``, the paper's
+        Table 1 buckets); empty where a module reports none (mpm) and
+        before the first step.
 
     Names are unique across ``objects`` and ``colliders`` and are identifiers
-    (letters, digits, ``_``), because they become file and USD prim names.
+    (letters, digits, ``_``), because they become file and USD prim names;
+    ``stats`` names are identifiers too (they become USD attribute names).
     """
 
     time: float
     objects: dict[str, FrameObject]
     colliders: dict[str, FrameCollider]
+    stats: dict[str, float]
 
     def __init__(self, time: float, objects: Mapping[str, FrameObject] | None = None,
-                 colliders: Mapping[str, FrameCollider] | None = None) -> None:
+                 colliders: Mapping[str, FrameCollider] | None = None,
+                 stats: Mapping[str, float] | None = None) -> None:
         t = finite(time, "Frame.time (s)")
+        if stats is not None and not isinstance(stats, Mapping):
+            raise InvalidInputError(f"Frame.stats must be a dict from a name to a number; got {type(stats).__name__}")
+        figures: dict[str, float] = {}
+        for key, figure in (stats or {}).items():
+            check_name(key, "stats")
+            if not isinstance(figure, (int, float, np.integer, np.floating, np.bool_)):  # bool is an int: 0 or 1
+                raise InvalidInputError(f"Frame.stats[{key!r}] must be a number; got {type(figure).__name__}")
+            figures[key] = float(figure)
         for what, value in (("objects", objects), ("colliders", colliders)):
             if value is not None and not isinstance(value, Mapping):
                 raise InvalidInputError(f"Frame.{what} must be a dict from a name to a part; "
@@ -368,7 +385,7 @@ class Frame:
                 raise InvalidInputError(f"Frame.colliders[{name!r}] must be a FrameCollider; got {type(col).__name__}")
             if name in objects:
                 raise InvalidInputError(f"the name {name!r} is used by an object and a collider; names must be unique")
-        _set(self, time=t, objects=objects, colliders=colliders)
+        _set(self, time=t, objects=objects, colliders=colliders, stats=figures)
 
     def __repr__(self) -> str:
         parts = [f"{n}: {p!r}" for n, p in [*self.objects.items(), *self.colliders.items()]]

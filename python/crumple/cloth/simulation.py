@@ -193,7 +193,9 @@ class Simulation(SimulationBase):
 
     def stats(self) -> dict[str, float]:
         """Last step: CG iterations, solve residual, hinge slips/yields,
-        contact counts and stage times (s)."""
+        contact counts and its seconds per stage (``time_proximity``,
+        ``time_elements``, ``time_assemble``, ``time_solve``,
+        ``time_collide``; eol names its stages the same way)."""
         return dict(self._core().last_stats())
 
     def count_self_intersections(self) -> int:

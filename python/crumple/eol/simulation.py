@@ -327,6 +327,9 @@ class Cloth:
             "speed": np.linalg.norm(self.velocities, axis=1),
             "material_u": u[:, 0], "material_v": u[:, 1],
             "eol": self.is_eol.astype(np.float64),
+            # Which feature: its kind (see feature_kinds) and the obstacle's
+            # index among those of its kind.
+            "feature_kind": self.feature_kinds.astype(np.float64),
             "feature_collider": self.feature_colliders.astype(np.float64),
         })
 
@@ -624,7 +627,7 @@ class Simulation(SimulationBase):
             name = unique_name(f"point{k}", taken)
             taken.add(name)
             colliders[name] = FrameCollider(v, faces)
-        return Frame(time=f.time, objects=dict(f.objects), colliders=colliders)
+        return Frame(time=f.time, objects=dict(f.objects), colliders=colliders, stats=f.stats)
 
     def add_cloth(self, mesh: TriMesh, material: Material | str | None = None, *,
                   material_coordinates: npt.ArrayLike | None = None,

@@ -70,7 +70,8 @@ class PlyWriter(_RunWriter):
     ``name_z``. Positions are stored as float32 (PLY's usual vertex type).
 
     ``manifest.json`` (format ``"crumple-run"``, version 1) describes the run:
-    ``fps``, per frame its ``index``, ``time`` (s) and the names it holds,
+    ``fps``, per frame its ``index``, ``time`` (s), the names it holds and
+    its ``stats`` (the frame's solver figures, when it has any),
     per object its ``kind``, ``file`` pattern (``str.format`` with
     ``frame=k``), data widths and, for curves, the ``offsets``. It is
     rewritten after every frame, so a run that crashed can still be opened
@@ -96,6 +97,8 @@ class PlyWriter(_RunWriter):
         f = self._check(frame)
         k = self.num_frames
         entry: dict[str, Any] = {"index": k, "time": f.time, "names": f.names}
+        if f.stats:
+            entry["stats"] = dict(f.stats)
         for name, part in f.objects.items():
             e = self._entry(self._objects, name, part.kind)
             path = self.path / f"{name}_{k:05d}.ply"
@@ -244,4 +247,4 @@ class _PlyRun(Run):
             el = _ply_elements(self.path / e["file"].format(frame=k))
             # Stored in world space: the pose is the identity.
             colliders[name] = FrameCollider(_ply_vertices(el["vertex"]), _ply_faces(el))
-        return Frame(time=float(entry["time"]), objects=objects, colliders=colliders)
+        return Frame(time=float(entry["time"]), objects=objects, colliders=colliders, stats=entry.get("stats"))

@@ -26,6 +26,10 @@ def _pxr() -> Any:
         raise CrumpleError("USD files need usd-core: pip install 'crumple[usd]'") from e
 
 
+# The prefix of the frames' solver figures (``Frame.stats``), attributes of /World.
+_STATS = "crumple:stats:"
+
+
 class _Sampled:
     """One USD attribute whose value usually never changes (topology, a
     collider's local points): written once as its default value, and switched
@@ -78,7 +82,10 @@ class UsdWriter(_RunWriter):
       (points written once).
 
     An object missing from some frames is ``invisible`` at those time codes.
-    Each prim's ``customData["crumple:kind"]`` says which kind it is.
+    Each prim's ``customData["crumple:kind"]`` says which kind it is. The
+    frames' solver figures (``Frame.stats``) are time-sampled doubles
+    ``crumple:stats:<name>`` of ``/World``, sampled at the frames that have
+    them.
     """
 
     def __init__(self, path: PathLike, *, fps: float = 24.0) -> None:
@@ -103,6 +110,10 @@ class UsdWriter(_RunWriter):
         world = UsdGeom.Xform.Define(stage, "/World")
         stage.SetDefaultPrim(world.GetPrim())
         self._time = world.GetPrim().CreateAttribute("crumple:time", Sdf.ValueTypeNames.Double)
+        self._world = world.GetPrim()
+        # The frames' solver figures: one time-sampled double per name,
+        # sampled at the frames that have it.
+        self._stats: dict[str, Any] = {}
         self._prims: dict[str, dict[str, Any]] = {}
 
     # Conversions to the USD value types (float32 points, as DCC tools expect).
@@ -216,6 +227,12 @@ class UsdWriter(_RunWriter):
                 rec["visible"] = name in present
                 vis.Set(UsdGeom.Tokens.inherited if rec["visible"] else UsdGeom.Tokens.invisible, t)
         self._time.Set(f.time, t)
+        for key, value in f.stats.items():
+            attr = self._stats.get(key)
+            if attr is None:
+                attr = self._world.CreateAttribute(f"{_STATS}{key}", self._pxr[2].ValueTypeNames.Double)
+                self._stats[key] = attr
+            attr.Set(value, t)
         self._stage.SetEndTimeCode(t)
         self.num_frames = k + 1
         return k
@@ -256,6 +273,11 @@ class _UsdRun(Run):
         self._time_attr = world.GetAttribute("crumple:time")
         self._codes = [float(c) for c in self._time_attr.GetTimeSamples()]
         self.num_frames = len(self._codes)
+        # Each stats attribute with the time codes it was written at (a
+        # frame without a figure has no sample there; USD would otherwise
+        # hold the nearest one).
+        self._stats = [(a.GetName()[len(_STATS):], a, {float(c) for c in a.GetTimeSamples()})
+                       for a in world.GetAttributes() if a.GetName().startswith(_STATS)]
         self._prims: dict[str, tuple[str, Any]] = {}
         for child in world.GetChildren():
             kind = child.GetCustomDataByKey("crumple:kind")
@@ -324,4 +346,5 @@ class _UsdRun(Run):
                 counts = self._array(typed.GetCurveVertexCountsAttr().Get(t), (0,), np.int64)
                 offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
                 objects[name] = FrameCurves(pos, offsets, radii, vdata)
-        return Frame(time=self._time(k), objects=objects, colliders=colliders)
+        stats = {name: float(a.Get(t)) for name, a, codes in self._stats if t in codes}
+        return Frame(time=self._time(k), objects=objects, colliders=colliders, stats=stats)

@@ -500,11 +500,11 @@ impl PyClothSimulation {
         d.set_item("obstacle_contacts", s.obstacle_contacts)?;
         d.set_item("collisions", s.collisions)?;
         d.set_item("impact_zones", s.impact_zones)?;
-        d.set_item("t_proximity", s.times.proximity)?;
-        d.set_item("t_elements", s.times.elements)?;
-        d.set_item("t_assemble", s.times.assemble)?;
-        d.set_item("t_solve", s.times.solve)?;
-        d.set_item("t_collide", s.times.collide)?;
+        d.set_item("time_proximity", s.times.proximity)?;
+        d.set_item("time_elements", s.times.elements)?;
+        d.set_item("time_assemble", s.times.assemble)?;
+        d.set_item("time_solve", s.times.solve)?;
+        d.set_item("time_collide", s.times.collide)?;
         Ok(d)
     }
 

@@ -17,7 +17,7 @@ use crumple_core::cloth::material::{Material, Wrinkles};
 use crumple_core::cloth::model::ElementParams;
 use crumple_core::collide as c;
 use crumple_core::eol::obstacle::{PointObstacle, Wire};
-use crumple_core::eol::{BoxObstacle, ClothParams, Conformal, Pin, QpMethod, Sizing, StepReport, Stepper};
+use crumple_core::eol::{BoxObstacle, ClothParams, Conformal, Pin, QpMethod, Sizing, Stepper};
 use crumple_core::math::{Mat3, Vec3};
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
@@ -30,7 +30,6 @@ type T3 = (f64, f64, f64);
 pub struct PyEolSimulation {
     s: Stepper,
     colliders: Vec<c::Collider>,
-    last: StepReport,
 }
 
 /// The EOL obstacle of a collider: a box in any orientation, static,
@@ -373,7 +372,6 @@ impl PyEolSimulation {
         Ok(Self {
             s,
             colliders: Vec::new(),
-            last: StepReport::default(),
         })
     }
 
@@ -547,7 +545,7 @@ impl PyEolSimulation {
         let s = &mut self.s;
         let r = py.detach(|| s.step_by(h));
         self.follow_colliders()?;
-        self.last = r.py_err()?;
+        r.py_err()?;
         Ok(())
     }
 
@@ -903,7 +901,7 @@ impl PyEolSimulation {
     /// Clarabel's iterations when it solved the step), row
     /// counts, contacts, remesh counts and its Table 1 timings (s).
     fn last_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let r = &self.last;
+        let r = &self.s.last;
         let d = PyDict::new(py);
         d.set_item("kkt_stationarity", r.kkt.stationarity)?;
         d.set_item("kkt_equality", r.kkt.equality)?;

@@ -158,6 +158,9 @@ pub struct Stepper {
     pub step_count: u64,
     /// Seconds per Table 1 bucket since the start.
     pub timings: Timings,
+    /// What the last step did (every step, whether taken one by one or by
+    /// [`Self::advance_moving`]); the default before the first.
+    pub last: StepReport,
     /// How the QP is solved.
     pub qp: QpMethod,
     /// Also solve every QP with Clarabel and report the gap (tests).
@@ -450,6 +453,7 @@ impl Stepper {
             next_id: n as u32,
             step_count: 0,
             timings: Timings::default(),
+            last: StepReport::default(),
             qp: QpMethod::default(),
             verify_qp: false,
             kkt_ws: KktWorkspace::default(),
@@ -528,6 +532,7 @@ impl Stepper {
             Ok(r) => {
                 self.step_count += 1;
                 self.timings.add(&r.timings);
+                self.last = r;
                 if let Some(w) = self.wrinkles.as_mut() {
                     w.warp_once();
                 }
