@@ -316,6 +316,53 @@ def test_cloth_starting_inside_or_on_an_edge_raises() -> None:
         assert sim.objects == ()
 
 
+@pytest.mark.parametrize("name", ["eol_corner", "eol_friction", "eol_moving_box"])
+@pytest.mark.parametrize("mode", ["lag_static", "lag_conformal_cone"])
+def test_the_other_scenes_run_in_the_lagrangian_modes(tmp_path: Path, name: str, mode: str) -> None:
+    """Issue 16 deliverable 4: every eol scene also runs in the Lagrangian
+    baselines (the edge, wire, points, tilting-box and crease scenes are
+    compared with them in their own tests): PNG, frames and metrics, the
+    mode recorded, nothing into a box deeper than 2·thr, no feature vertex
+    in the static baseline."""
+    m = _scene(tmp_path, name, mode, scale=0.5, frames=6)
+    assert m["mode"] == mode and m["steps"] > 0 and m.get("failed_at_s") is None
+    assert float(m.get("deepest_max_m", 0.0)) <= 2 * THR
+    counts = [k for k in ("eol_vertices", "edge_vertices", "corner_vertices") if k in m]
+    assert counts, sorted(m)
+    if mode == "lag_static":
+        assert all(max(m[k]) == 0 for k in counts), {k: max(m[k]) for k in counts}
+
+
+def test_a_vertex_on_a_nail_tip_or_an_open_obstacle_is_refused() -> None:
+    """Issue 16's bad input: a cloth vertex on a point obstacle at the start
+    is refused (within 0.1·thr; the remesher makes point-EOL vertices when
+    the cloth arrives), whichever of cloth and point comes first, and
+    nothing is added; obstacles that are not closed boxes are refused with
+    what to use instead (a plane, a capsule), and a mesh SDF of an open
+    sheet is refused when it is made (it has no inside)."""
+    sheet = cr.geometry.grid_mesh(size=(0.5, 0.5), resolution=(4, 4), center=(0.0, 0.0, 0.0), normal="y")
+    tip = (0.125, 0.0, 0.125)  # a vertex of the sheet
+    sim = cr.eol.Simulation()
+    sim.add_cloth(sheet)
+    with pytest.raises(cr.InvalidInputError, match="on the point"):
+        sim.add_point(tip)
+    assert sim.points.shape == (0, 3)
+    sim.add_point((0.125, -0.01, 0.125))  # 1 cm under it: taken
+    sim = cr.eol.Simulation()
+    sim.add_point(tip)
+    with pytest.raises(cr.InvalidInputError, match="on the point"):
+        sim.add_cloth(sheet)
+    assert sim.objects == ()
+    for c in (cr.colliders.Plane(point=(0, -1, 0), normal=(0, 1, 0)),
+              cr.colliders.Capsule(a=(0, -1, 0), b=(1, -1, 0), radius=0.1)):
+        with pytest.raises(cr.InvalidInputError, match="Box"):
+            sim.add_collider(c)
+    assert sim.colliders == ()
+    with pytest.raises(cr.MeshError, match="not closed"):
+        cr.colliders.MeshSDF(cr.geometry.grid_mesh(size=(0.5, 0.5), resolution=(4, 4), center=(0, -0.5, 0),
+                                                   normal="y"), dx=0.05)
+
+
 def _edge_scene(tmp_path: Path, mode: str) -> dict[str, object]:
     out = eol_scenes.eol_edge(out_dir=tmp_path / mode, frames=24, scale=0.375, mode=mode)
     assert (out / "eol_edge.png").stat().st_size > 10_000
@@ -960,6 +1007,24 @@ def test_friction_scene_holds_the_sheet_on_the_table(tmp_path: Path) -> None:
     assert free["hanging_last_m"] > 0.4, free["hanging_last_m"]
     assert abs(held["hanging_last_m"] - 0.2) < 0.02, held["hanging_last_m"]
     assert held["kinetic_energy_last_j"] < 1e-4
+    assert held["setup"] == "table" and max(held["eol_vertices"]) > 0
+
+
+def test_friction_scene_runs_the_spec_e8_on_four_boxes(tmp_path: Path) -> None:
+    """``eol_friction(setup="four_boxes")``: spec §9 E8 as a scene (the
+    geometry of the E8 tests, :func:`eol_scenes.four_turned_boxes`): the
+    sheet lands on the turned boxes (EOL vertices on their edges) and with
+    μ = 0.8 stays on them, settling (kinetic energy falling; at rest by
+    1.2 s in the E8 tests), its lowest point in the gap less than 0.1 m
+    down; the metrics name the setup; an unknown setup is a typed error."""
+    m = _scene(tmp_path, "eol_friction", "eol", frames=16, friction=0.8, setup="four_boxes")
+    assert m["setup"] == "four_boxes" and m["failed_at_s"] is None
+    assert max(m["eol_vertices"]) >= 20 and m["eol_vertices"][-1] >= 20
+    assert m["lowest_last_m"] > -0.1 and abs(m["com_height_last_m"]) < 0.02
+    ke = m["kinetic_energy_j"]
+    assert ke[-1] < 0.1 * max(ke), (ke[-1], max(ke))
+    with pytest.raises(cr.InvalidInputError, match="setup"):
+        eol_scenes.eol_friction(out_dir=tmp_path / "bad", setup="five_boxes")
 
 
 def test_corner_scene_keeps_a_vertex_on_the_tip_while_cloth_slides(tmp_path: Path) -> None:
@@ -1289,26 +1354,6 @@ def test_the_corner_scene_continued_stays_solvable(tmp_path: Path) -> None:
     assert np.isfinite(sim.objects[0].positions).all()
 
 
-def _four_turned_boxes(mu: float, res: int = 12) -> tuple[cr.eol.Simulation, Any]:
-    """Spec §9 E8 in y-up axes: a 1 m sheet 1 cm above four 1 m boxes, each
-    turned 5° about the vertical, that fill its footprint's quadrants with
-    a 0.2 m cross-shaped gap between them (centres at (±0.6, ±0.6) under
-    the sheet's centre; [D] the spec gives no spacing: at 0.1 m the
-    frictionless sheet stays lying on the tops, at 0.3 m μ = 0.8 does not
-    hold it). The sheet lands on the four inner corners and the edges
-    around the gap."""
-    sheet = cr.geometry.grid_mesh(size=(1.0, 1.0), resolution=(res, res), center=(0.0, 0.01, 0.0), normal="y")
-    sim = cr.eol.Simulation(dt=5e-3)
-    cloth = sim.add_cloth(sheet, "eol_sheet")
-    turn = cr.colliders.rotation((0.0, 1.0, 0.0), 5.0)
-    for sx in (-1.0, 1.0):
-        for sz in (-1.0, 1.0):
-            sim.add_collider(cr.colliders.Box(center=(0.6 * sx, -0.5, 0.6 * sz), half_extents=(0.5, 0.5, 0.5),
-                                              rotation=turn, mode="slip" if mu == 0 else "separate",
-                                              friction=mu))
-    return sim, cloth
-
-
 def test_e8_four_turned_boxes_hold_the_sheet_with_friction() -> None:
     """E8 with μ = 0.8: EOL vertices on the turned boxes' edges around the
     gap, and the sheet comes to rest (kinetic energy < 1e-6 J within
@@ -1317,7 +1362,7 @@ def test_e8_four_turned_boxes_hold_the_sheet_with_friction() -> None:
     the gap, not above them as the spec words it for its unstated
     spacing), and no bending artefact away from the features (every
     hinge with no EOL vertex bends less than 30°)."""
-    sim, cloth = _four_turned_boxes(0.8)
+    sim, cloth = eol_scenes.four_turned_boxes(0.8)
     for _ in range(240):
         sim.step()
     x = cloth.positions
@@ -1335,7 +1380,7 @@ def test_e8_four_turned_boxes_let_the_frictionless_sheet_fall() -> None:
     falls: after it lands its centre of mass (mass-weighted) only goes
     down, step after step, and ends well below the box tops, its EOL
     vertices all released."""
-    sim, cloth = _four_turned_boxes(0.0)
+    sim, cloth = eol_scenes.four_turned_boxes(0.0)
     com = []
     for _ in range(300):
         sim.step()
