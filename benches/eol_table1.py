@@ -22,6 +22,16 @@ Rows, each measured in a worker subprocess with 2 threads, dt = 5e-3 s:
 - ``NAILS (EOL)``: the ``eol_points`` setup (spec E3: a sheet dropped on
   three nails, two corners pulled at 0.1 m/s from 0.25 s) on a 32 × 32 grid
   (the paper's row 2012 faces).
+- ``EDGE (conf.)`` / ``WIRE (conf.)``: the EDGE and WIRE rows in the
+  conformal Lagrangian baseline with averaged rows (``mode=
+  "lag_conformal_avg"``; the paper's "conf." rows, 2622 and 2022 faces).
+  Spec §10 test 21 is on these: T_EOL / T_conf ≈ 1.5 on EDGE-like meshes
+  (the paper's 1101 / 729.6 = 1.51; WIRE 1058.7 / 728.3 = 1.45) with the
+  QP's share above 50 %; the bench prints both ratios next to the paper's.
+- ``FRICTION (EOL)``: spec E8, a 38 × 38 sheet (2888 faces; the paper's
+  2927) dropped on four boxes turned 5° with μ = 0.8
+  (``crumple.scenes.eol_scenes.four_turned_boxes``), timed once it has
+  landed.
 - ``EDGE (EOL, sized)`` / ``EDGE (non-conf.)``: the edge setup from a coarse
   16 × 16 grid with the sizing remesh of spec §5.6 on every step
   (``eol.Sizing(size_min=0.02, size_max=0.045)``: about the paper's face
@@ -61,6 +71,9 @@ PAPER = {
     "WIRE_REG": (1936, 827.2, 96.3),
     "NAILS_EOL": (2012, 804.2, 88.6),
     "EDGE_NONCONF": (2521, 638.9, 88.9),
+    "EDGE_CONF": (2622, 729.6, 88.6),
+    "WIRE_CONF": (2022, 728.3, 91.9),
+    "FRICTION_EOL": (2927, 451.5, 61.3),
 }
 ROWS: dict[str, dict[str, Any]] = {
     "EDGE_EOL": dict(n=32, mode="eol", scene="edge", paper="EDGE_EOL"),
@@ -73,6 +86,9 @@ ROWS: dict[str, dict[str, Any]] = {
     "WIRE_EOL": dict(n=32, mode="eol", scene="wire", paper="WIRE_EOL", dt=1e-3),
     "WIRE_REG": dict(n=32, mode="lag_static", scene="wire", paper="WIRE_REG", dt=1e-3),
     "NAILS_EOL": dict(n=32, mode="eol", scene="nails", paper="NAILS_EOL"),
+    "EDGE_CONF": dict(n=32, mode="lag_conformal_avg", scene="edge", paper="EDGE_CONF"),
+    "WIRE_CONF": dict(n=32, mode="lag_conformal_avg", scene="wire", paper="WIRE_CONF", dt=1e-3),
+    "FRICTION_EOL": dict(n=38, mode="eol", scene="friction", paper="FRICTION_EOL"),
     # The sizing remesh (spec §5.6) from a coarse start, as the paper ran
     # its EOL and non-conformal rows (ARCSim); the sizes [D] give face
     # counts near the paper's (our remesher makes a denser mesh than
@@ -86,6 +102,10 @@ WARMUP, STEPS = 70, 60
 def _build(cr: Any, row: dict[str, Any]) -> tuple[Any, Any]:
     n = int(row["n"])
     sz = row.get("sizing")
+    if row["scene"] == "friction":
+        from crumple.scenes import eol_scenes
+
+        return eol_scenes.four_turned_boxes(0.8, resolution=n, mode=row["mode"])
     sim = cr.eol.Simulation(dt=row.get("dt", 5e-3), gravity=(0.0, -9.8, 0.0), mode=row["mode"],
                             qp_solver=row.get("qp", "active_set"),
                             sizing=None if sz is None else cr.eol.Sizing(size_min=sz[0], size_max=sz[1]))
@@ -124,7 +144,7 @@ def measure_row(name: str) -> dict[str, Any]:
     pinned = cloth.vertex_ids[cloth.pinned]
     pulled = [False]
 
-    start = {"wire": math.inf, "nails": 0.25}.get(row["scene"], 0.35)
+    start = {"wire": math.inf, "nails": 0.25, "friction": math.inf}.get(row["scene"], 0.35)
 
     def step() -> None:
         # The edge scenes' pull starts at 0.35 s, the first step of the timed
@@ -146,7 +166,7 @@ def measure_row(name: str) -> dict[str, Any]:
         eol = max(eol, int(st["eol_vertices"]))
         fallbacks += int(st["qp_clarabel"])
     t1 = sim.stage_times()
-    assert pulled[0] or row["scene"] == "wire", "the pull did not start"
+    assert pulled[0] or row["scene"] in ("wire", "friction"), "the pull did not start"
     d = {k: t1[k] - t0[k] for k in t1}
     total = sum(d.values())
     ms = 1e3 * total / STEPS
@@ -169,7 +189,30 @@ def run() -> dict[str, Any]:
     for name in ROWS:
         out["rows"][name] = run_worker([sys.executable, __file__, "--worker", "row", "--row", name],
                                        timeout_s=900, label=f"eol_table1 {name}")
+    out["ratios"] = ratios(out["rows"])
     write_json("eol_table1", out)
+    return out
+
+
+# Spec §10 test 21: Table 1's ratios, ours against the paper's, on the same
+# scene: EOL over the conformal ("conf.") and the regular ("reg.") Lagrangian rows.
+RATIOS = {"EDGE EOL/conf": ("EDGE_EOL", "EDGE_CONF"), "WIRE EOL/conf": ("WIRE_EOL", "WIRE_CONF"),
+          "EDGE EOL/reg": ("EDGE_EOL", "EDGE_REG"), "WIRE EOL/reg": ("WIRE_EOL", "WIRE_REG")}
+
+
+def ratios(rows: dict[str, Any]) -> dict[str, Any]:
+    """Per pair of :data:`RATIOS`: our T_a / T_b and the paper's, and
+    whether both rows spend more than half the step in the QP (test 21's
+    "QP share > 50 %"); pairs with a row that did not run are left out."""
+    out = {}
+    for label, (a, b) in RATIOS.items():
+        ra, rb = rows.get(a, {}), rows.get(b, {})
+        if ra.get("available") is False or rb.get("available") is False or "ms_per_step" not in ra \
+                or "ms_per_step" not in rb:
+            continue
+        out[label] = {"ours": ra["ms_per_step"] / rb["ms_per_step"],
+                      "paper": PAPER[ROWS[a]["paper"]][1] / PAPER[ROWS[b]["paper"]][1],
+                      "qp_share_over_half": bool(ra["qp_share"] > 0.5 and rb["qp_share"] > 0.5)}
     return out
 
 
@@ -187,6 +230,9 @@ def main() -> int:
             continue
         print(f"{name:20s} {r['faces']:5d} faces {r['ms_per_step']:8.1f} ms/step  QP {100 * r['qp_share']:4.1f}%  "
               f"paper {r['paper']['ms_per_step']:7.1f} ms  ×{r['speedup_vs_paper']:.1f}  fallbacks {r['clarabel_fallbacks']}")
+    for label, q in res["ratios"].items():
+        print(f"T {label:14s} ours {q['ours']:.2f}  paper {q['paper']:.2f}  "
+              f"QP share > 50 % in both: {'yes' if q['qp_share_over_half'] else 'no'}")
     return 0
 
 

@@ -262,6 +262,20 @@ fn crossing(e: &BoxEdge, xa: Vec3<f64>, xb: Vec3<f64>, thr: f64) -> Option<(f64,
     if (xa + d * w - on_edge).norm() >= 2.0 * thr {
         return None;
     }
+    // [D] Only where the cloth touches the edge: its crossing point at
+    // most 2δ = 0.2·thr out from the edge along the edge normal (the snap
+    // to δ inside then moves it at most 3δ). The spec's 2·thr distance
+    // alone caught cloth spanning an edge up to 1 cm over it and pulled it
+    // down onto it: on a sheet resting across the gap between E8's boxes
+    // (38 × 38) that snap, the cloth's spring back and the release at the
+    // next lift-off repeated every step (20 EOL vertices made and released
+    // per step, the sheet never at rest: kinetic energy 5e-4 J after 1.2 s,
+    // 2e-6 J with this bound). A Lagrangian chord coming down onto the
+    // edge is held at height 0 by its box-edge row (step.rs,
+    // `edge_crossings`) and is caught there.
+    if e.normal().dot(xa + d * w - on_edge) > 0.2 * thr {
+        return None;
+    }
     // [D] Within 2·thr of an end the cloth is at the box's corner: it is the
     // corner's (test 2, a vertex of its own), or an edge vertex made first
     // there would keep the corner from getting one.
@@ -1035,7 +1049,16 @@ impl Cloth<'_> {
     /// almost no material on one side of its line, so its Eulerian mass is
     /// nearly singular and the QP sends Ẋ to hundreds of m/s. §5.2 step 3
     /// refuses the same vertices on insertion. Returns the count released.
-    fn border_rule(&mut self, b_r: f64) -> usize {
+    ///
+    /// `snapped`: (id, position before the snap) of the vertices this
+    /// pass put on a feature. [D] One of them released here goes back to
+    /// where the cloth was: insertion refuses a crossing by the border
+    /// angle only, not for having no conformal neighbour, so a lone vertex
+    /// caught near the border was snapped onto the edge and released every
+    /// step, held there while the sheet around it lifted off (a sheet
+    /// lifted off two boxes kept one vertex 0.35 mm inside an edge for 20
+    /// steps).
+    fn border_rule(&mut self, b_r: f64, snapped: &[(u32, Vec3<f64>)]) -> usize {
         let count = self.mesh.edge_face_counts();
         let outline = Border::of(self.mesh, &count);
         let (_, corner) = self.border_flags(&count);
@@ -1079,6 +1102,9 @@ impl Cloth<'_> {
                     || !line.iter().all(|&w| steep(w))
                 {
                     release_vertex(self.mesh, self.xd, self.ud, self.features, v);
+                    if let Some(&(_, x)) = snapped.iter().find(|s| s.0 == self.ids[v]) {
+                        self.mesh.x[v] = x;
+                    }
                     released += 1;
                     again = true;
                 }
@@ -1090,8 +1116,12 @@ impl Cloth<'_> {
     /// The EOL line (v1, v2, one feature) reaches the Lagrangian vertex w,
     /// which cannot collapse into either (it is joined to more vertices of
     /// the line, so the collapse would leave a face along it): w joins the
-    /// line instead. Its world position goes to the line through v1 and v2
-    /// (a move within τ_a times the stretch), it takes their feature and
+    /// line instead. Its world position goes to the feature's line through
+    /// the nearer of v1 and v2 (a move within τ_a times the stretch; along
+    /// the feature's own tangent: the line through v1 and v2, a few mm
+    /// apart and each within rounding of δ inside, tilts, and w projected
+    /// two of their spacings beyond v1 landed 0.9 mm inside a keyframed
+    /// box's edge, where δ = 0.5 mm), it takes their feature and
     /// keeps its world velocity with no Eulerian part (§5.7
     /// "zero_eulerian"); the faces between it and the line become slivers
     /// of three EOL vertices that the next repair collapses along the line.
@@ -1109,8 +1139,16 @@ impl Cloth<'_> {
         if l2.is_nan() || l2 <= 0.0 {
             return false;
         }
-        let s = (m.x[w] - m.x[v1]).dot(d) / l2;
-        m.x[w] = m.x[v1] + d * s;
+        let t = match f {
+            Some(Feature::Edge { tangent, .. } | Feature::Wire { tangent, .. }) => tangent,
+            _ => d * (1.0 / l2.sqrt()),
+        };
+        let base = if (m.x[w] - m.x[v1]).norm() <= (m.x[w] - m.x[v2]).norm() {
+            m.x[v1]
+        } else {
+            m.x[v2]
+        };
+        m.x[w] = base + t * t.dot(m.x[w] - base);
         m.eol[w] = true;
         self.features[w] = f;
         self.ud[w] = [0.0, 0.0];
@@ -1171,6 +1209,8 @@ impl Cloth<'_> {
 
     pub fn remesh(&mut self, obstacles: &Obstacles<'_>, thr: f64, tau: f64, h: f64) -> Result<RemeshReport> {
         let mut report = RemeshReport::default();
+        // (id, position before the snap) of each vertex this pass puts on a feature.
+        let mut snapped: Vec<(u32, Vec3<f64>)> = Vec::new();
         // Vertices released because their material ran out: this pass does
         // not put them back on the feature (their edges still cross it).
         let ran_out_here: Vec<bool> = (0..self.mesh.x.len())
@@ -1307,6 +1347,7 @@ impl Cloth<'_> {
                 match near {
                     Some(k) => {
                         let k_us = k as usize;
+                        snapped.push((self.ids[k_us], self.mesh.x[k_us]));
                         self.mesh.x[k_us] = x;
                         self.mesh.eol[k_us] = true;
                         self.features[k_us] = Some(feature);
@@ -1315,6 +1356,7 @@ impl Cloth<'_> {
                     }
                     None => {
                         let v = self.split(p, q, w, x, Some(feature));
+                        snapped.push((self.ids[v as usize], xc));
                         self.transfer(v, g, &feature);
                     }
                 }
@@ -1347,7 +1389,7 @@ impl Cloth<'_> {
             }
         }
         report.refined += self.refine(self.refine_length);
-        report.released += self.border_rule(BORDER_RANGE_OVER_TAU * tau);
+        report.released += self.border_rule(BORDER_RANGE_OVER_TAU * tau, &snapped);
         if report != RemeshReport::default() {
             self.finish()?;
         }
