@@ -458,6 +458,18 @@ enum Line {
 }
 
 impl Line {
+    /// The corners of the box around the line grown by 2·thr: a cloth edge
+    /// outside it cannot pass within 2·thr of the line (the spec's AABB
+    /// prefilter, §4.3), so most pairs skip the closest-point search.
+    fn reach(&self, thr: f64) -> (Vec3<f64>, Vec3<f64>) {
+        let [a, b] = match self {
+            Line::Edge(e) => e.ends,
+            Line::Wire(w) => w.ends,
+        };
+        let pad = Vec3::new(2.0 * thr, 2.0 * thr, 2.0 * thr);
+        (a.component_min(b) - pad, a.component_max(b) + pad)
+    }
+
     fn crossing(&self, xa: Vec3<f64>, xb: Vec3<f64>, thr: f64) -> Option<(f64, Vec3<f64>)> {
         match self {
             Line::Edge(e) => crossing(e, xa, xb, thr),
@@ -1271,13 +1283,24 @@ impl Cloth<'_> {
             )
             .collect();
         for (line, feature, normal) in lines {
+            let (lo, hi) = line.reach(thr);
             for &(p, q) in &edges {
                 let (pi, qi) = (p as usize, q as usize);
+                let (xa, xb) = (self.mesh.x[pi], self.mesh.x[qi]);
+                let (elo, ehi) = (xa.component_min(xb), xa.component_max(xb));
+                if elo.x > hi.x
+                    || elo.y > hi.y
+                    || elo.z > hi.z
+                    || ehi.x < lo.x
+                    || ehi.y < lo.y
+                    || ehi.z < lo.z
+                {
+                    continue;
+                }
                 let ran_out = |k: usize| ran_out_here.get(k).copied().unwrap_or(false);
                 if self.mesh.eol[pi] || self.mesh.eol[qi] || ran_out(pi) || ran_out(qi) {
                     continue;
                 }
-                let (xa, xb) = (self.mesh.x[pi], self.mesh.x[qi]);
                 let Some((w, on_edge)) = line.crossing(xa, xb, thr) else {
                     continue;
                 };
