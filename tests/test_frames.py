@@ -263,6 +263,18 @@ def test_ply_run_round_trip(tmp_path: Path) -> None:
     assert len(list(run)) == N_FRAMES
 
 
+def test_solver_figures_that_are_not_finite_survive_a_ply_run(tmp_path: Path) -> None:
+    """A NaN or infinite figure in ``Frame.stats`` is written to the PLY
+    manifest as null (JSON has no NaN) and read back as NaN."""
+    f = Frame(time=0.0, stats={"residual": float("nan"), "gap": float("inf"), "passes": 2})
+    with io.PlyWriter(tmp_path / "run") as w:
+        w.write(f)
+    m = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert m["frames"][0]["stats"] == {"residual": None, "gap": None, "passes": 2.0}
+    back = io.open_run(tmp_path / "run").frame(0).stats
+    assert np.isnan(back["residual"]) and np.isnan(back["gap"]) and back["passes"] == 2.0
+
+
 def test_ply_writer_rejects_bad_use(tmp_path: Path) -> None:
     """Writing something that is not a Frame, changing a name's kind, data that
     would clash with a PLY property, and writing after close are clear errors."""

@@ -1,7 +1,8 @@
 """Weidner et al. 2018 (crumple.eol): eol_friction.
 
-E8 simplified: a sheet hanging over a table edge slides off without
-friction, stays with it.
+E8: a sheet hanging over a table edge slides off without friction and
+stays with it (the default); ``setup="four_boxes"`` drops it on the spec's
+four turned boxes instead.
 
 Opens a window with play/pause and a frame slider where a display exists;
 otherwise writes the picture. ``python examples/gallery/eol_friction.py [FRAMES]``

@@ -46,6 +46,9 @@ class SimulationBase(abc.ABC):
         self._collider_names: list[str] = []
         # Scripted handles as made, for checkpoints (core id order).
         self._handles: list[dict[str, Any]] = []
+        # Whether this object took a step (made or loaded): frames carry the
+        # last step's figures only then.
+        self._stepped = False
 
     # -- the core -------------------------------------------------------------------
 
@@ -129,6 +132,7 @@ class SimulationBase(abc.ABC):
             core.step(h)
         finally:
             self._pull_colliders()
+        self._stepped = True
 
     def advance(self, duration: float, *, frames: int = 1, progress: bool = False) -> int:
         """Advance by ``duration`` s (≥ 0) and land exactly on ``time +
@@ -147,9 +151,11 @@ class SimulationBase(abc.ABC):
                 self._push_colliders()
                 try:
                     # Frame ends from the start time, so rounding does not accumulate.
-                    steps += int(core.advance(max(0.0, t0 + d * (k + 1) / frames - self.time)))
+                    taken = int(core.advance(max(0.0, t0 + d * (k + 1) / frames - self.time)))
                 finally:
                     self._pull_colliders()
+                steps += taken
+                self._stepped = self._stepped or taken > 0
                 bar.update(1)
         return steps
 
@@ -175,7 +181,9 @@ class SimulationBase(abc.ABC):
         objects: dict[str, Any] = {o.name: o._frame_part() for o in self._objects}
         colliders = {n: collider_part(c) for n, c in zip(self._collider_names, self._colliders)}
         stats = getattr(self, "stats", None)
-        figures = stats() if stats is not None and self.step_count > 0 else {}
+        # Only once this object stepped: a loaded checkpoint has steps behind
+        # it but no last step's figures.
+        figures = stats() if stats is not None and self._stepped else {}
         return Frame(time=self.time, objects=objects, colliders=colliders, stats=figures)
 
     # -- checkpoints ------------------------------------------------------------------

@@ -342,7 +342,8 @@ class Frame:
         residuals and that step's seconds per solver stage, e.g. eol's
         ``time_cd``, ``time_rm``, ``time_mf``, ``time_vi``, the paper's
         Table 1 buckets); empty where a module reports none (mpm) and
-        before the first step.
+        before the simulation (made or loaded) took a step. A figure may be
+        NaN (a PLY run's manifest stores it as null).
 
     Names are unique across ``objects`` and ``colliders`` and are identifiers
     (letters, digits, ``_``), because they become file and USD prim names;

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -98,7 +99,8 @@ class PlyWriter(_RunWriter):
         k = self.num_frames
         entry: dict[str, Any] = {"index": k, "time": f.time, "names": f.names}
         if f.stats:
-            entry["stats"] = dict(f.stats)
+            # JSON has no NaN or infinity: those are written as null (read back as NaN).
+            entry["stats"] = {k: v if math.isfinite(v) else None for k, v in f.stats.items()}
         for name, part in f.objects.items():
             e = self._entry(self._objects, name, part.kind)
             path = self.path / f"{name}_{k:05d}.ply"
@@ -247,4 +249,5 @@ class _PlyRun(Run):
             el = _ply_elements(self.path / e["file"].format(frame=k))
             # Stored in world space: the pose is the identity.
             colliders[name] = FrameCollider(_ply_vertices(el["vertex"]), _ply_faces(el))
-        return Frame(time=float(entry["time"]), objects=objects, colliders=colliders, stats=entry.get("stats"))
+        stats = {k: float("nan") if v is None else v for k, v in (entry.get("stats") or {}).items()}
+        return Frame(time=float(entry["time"]), objects=objects, colliders=colliders, stats=stats)

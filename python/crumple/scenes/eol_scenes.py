@@ -681,7 +681,8 @@ def four_turned_boxes(friction: float, *, resolution: int = 12, mode: str = "eol
     0.58 m (specs/eol_reference.md) the sheet falls through unless μ ≥ 3;
     docs/limits.md). The sheet lands on the four inner corners and the
     edges around the gap. Boxes with ``friction`` μ (``"slip"`` at 0);
-    dt 5e-3 s. Returns the simulation and its cloth."""
+    dt 5e-3 s; ``mode``: "eol" or a Lagrangian baseline. Returns the
+    simulation and its cloth."""
     mu = non_negative(friction, "friction")
     n = positive_int(resolution, "resolution")
     sheet = geometry.grid_mesh(size=(1.0, 1.0), resolution=(n, n), center=(0.0, 0.01, 0.0), normal="y")
@@ -717,7 +718,8 @@ def eol_friction(*, out_dir: Path, frames: int = 36, backend: str = "cpu", scale
     material space; without EOL vertices, the material area of the faces
     more than 1 cm below the top over the sheet's width), the kinetic
     energy (J), the centre-of-mass height and the lowest point (m: the box
-    tops are at y = 0) and the EOL vertices. A step that fails
+    tops are at y = 0), the EOL vertices and the deepest cloth vertex
+    inside a box (m). A step that fails
     (``SolverError``: the remesher outrun by fast flow) ends the run early;
     ``failed_at_s`` says when."""
     sc = positive(scale, "scale")
@@ -739,8 +741,10 @@ def eol_friction(*, out_dir: Path, frames: int = 36, backend: str = "cpu", scale
         sim.add_collider(box, name="table")
         obstacles = [_box_mesh(box, 0.003)]
         camera = ((-0.9, 0.45, 1.1), (0.05, -0.2, 0.0))
-    series: dict[str, list[Any]] = {"time_s": [], "hanging_m": [], "kinetic_energy_j": [], "com_height_m": [],
-                                    "lowest_m": [], "eol_vertices": []}
+    series: dict[str, list[Any]] = {"time_s": [], "kinetic_energy_j": [], "com_height_m": [], "lowest_m": [],
+                                    "eol_vertices": [], "deepest_m": []}
+    if setup == "table":
+        series["hanging_m"] = []
     failed_at: float | None = None
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -751,8 +755,6 @@ def eol_friction(*, out_dir: Path, frames: int = 36, backend: str = "cpu", scale
         # without (Lagrangian modes, or once the sheet is off the table):
         # the material area of the faces more than 1 cm below the top over
         # the width (to a mesh cell).
-        if setup != "table":
-            return float("nan")
         x, u, f, e = cloth.positions, cloth.material_coordinates, cloth.faces, cloth.is_eol
         if e.any() and cloth.feature_kinds[e].max() == 1:
             return float(u[e, 1].mean() - (0.1 - 0.3))
@@ -771,11 +773,14 @@ def eol_friction(*, out_dir: Path, frames: int = 36, backend: str = "cpu", scale
                     break
                 x = cloth.positions
                 series["time_s"].append(sim.time)
-                series["hanging_m"].append(hanging())
+                if setup == "table":
+                    series["hanging_m"].append(hanging())
                 series["kinetic_energy_j"].append(sim.kinetic_energy())
                 series["com_height_m"].append(float(np.average(x[:, 1], weights=cloth.masses)))
                 series["lowest_m"].append(float(x[:, 1].min()))
                 series["eol_vertices"].append(int(cloth.is_eol.sum()))
+                series["deepest_m"].append(float(max(0.0, -min(float(b.signed_distance(x).min())
+                                                                for b in sim.colliders))))
                 writer.write(sim.frame())
                 bar.update(1)
     from .. import viz
@@ -788,12 +793,13 @@ def eol_friction(*, out_dir: Path, frames: int = 36, backend: str = "cpu", scale
     def last(key: str) -> float:
         return float(series[key][-1]) if series[key] else float("nan")
 
+    table = {"hanging_first_m": series["hanging_m"][0] if series["hanging_m"] else float("nan"),
+             "hanging_last_m": last("hanging_m")} if setup == "table" else {}
     write_json(out / "metrics.json", {
         "scene": "eol_friction", "setup": setup, "mode": mode_, "friction": mu, "faces": int(len(cloth.faces)),
-        "steps": sim.step_count, "failed_at_s": failed_at,
-        "hanging_first_m": series["hanging_m"][0] if series["hanging_m"] else float("nan"),
-        "hanging_last_m": last("hanging_m"), "kinetic_energy_last_j": last("kinetic_energy_j"),
-        "com_height_last_m": last("com_height_m"), "lowest_last_m": last("lowest_m"),
+        "steps": sim.step_count, "failed_at_s": failed_at, **table,
+        "kinetic_energy_last_j": last("kinetic_energy_j"), "com_height_last_m": last("com_height_m"),
+        "lowest_last_m": last("lowest_m"), "deepest_max_m": max(series["deepest_m"], default=0.0),
         "seconds_per_step": sum(t.values()) / max(sim.step_count, 1), "timings_s": t, **series,
     })
     return out

@@ -264,7 +264,8 @@ fn crossing(e: &BoxEdge, xa: Vec3<f64>, xb: Vec3<f64>, thr: f64) -> Option<(f64,
     }
     // [D] Only where the cloth touches the edge: its crossing point at
     // most 2δ = 0.2·thr out from the edge along the edge normal (the snap
-    // to δ inside then moves it at most 3δ). The spec's 2·thr distance
+    // to δ inside then moves a point outside the box at most 3δ; one
+    // already cutting into the box is taken as before). The spec's 2·thr distance
     // alone caught cloth spanning an edge up to 1 cm over it and pulled it
     // down onto it: on a sheet resting across the gap between E8's boxes
     // (38 × 38) that snap, the cloth's spring back and the release at the
@@ -468,6 +469,17 @@ impl Line {
         };
         let pad = Vec3::new(2.0 * thr, 2.0 * thr, 2.0 * thr);
         (a.component_min(b) - pad, a.component_max(b) + pad)
+    }
+
+    /// How deep `x` is inside the box at this edge (m, along the nearer of
+    /// its two faces; negative outside); a wire has no inside.
+    fn depth(&self, x: Vec3<f64>) -> f64 {
+        match self {
+            Line::Edge(e) => -e.normals[0]
+                .dot(x - e.ends[0])
+                .max(e.normals[1].dot(x - e.ends[0])),
+            Line::Wire(_) => f64::NEG_INFINITY,
+        }
     }
 
     fn crossing(&self, xa: Vec3<f64>, xb: Vec3<f64>, thr: f64) -> Option<(f64, Vec3<f64>)> {
@@ -1063,8 +1075,9 @@ impl Cloth<'_> {
     /// refuses the same vertices on insertion. Returns the count released.
     ///
     /// `snapped`: (id, position before the snap) of the vertices this
-    /// pass put on a feature. [D] One of them released here goes back to
-    /// where the cloth was: insertion refuses a crossing by the border
+    /// pass put on a feature from no deeper than δ inside it. [D] One of
+    /// them released here goes back to where the cloth was (one that was
+    /// cutting into the box keeps the snap, which moved it out): insertion refuses a crossing by the border
     /// angle only, not for having no conformal neighbour, so a lone vertex
     /// caught near the border was snapped onto the edge and released every
     /// step, held there while the sheet around it lifted off (a sheet
@@ -1152,7 +1165,9 @@ impl Cloth<'_> {
             return false;
         }
         let t = match f {
-            Some(Feature::Edge { tangent, .. } | Feature::Wire { tangent, .. }) => tangent,
+            Some(Feature::Edge { tangent, .. } | Feature::Wire { tangent, .. }) if tangent.norm() > 0.5 => {
+                tangent
+            }
             _ => d * (1.0 / l2.sqrt()),
         };
         let base = if (m.x[w] - m.x[v1]).norm() <= (m.x[w] - m.x[v2]).norm() {
@@ -1370,7 +1385,9 @@ impl Cloth<'_> {
                 match near {
                     Some(k) => {
                         let k_us = k as usize;
-                        snapped.push((self.ids[k_us], self.mesh.x[k_us]));
+                        if line.depth(self.mesh.x[k_us]) <= 0.1 * thr {
+                            snapped.push((self.ids[k_us], self.mesh.x[k_us]));
+                        }
                         self.mesh.x[k_us] = x;
                         self.mesh.eol[k_us] = true;
                         self.features[k_us] = Some(feature);
@@ -1379,7 +1396,9 @@ impl Cloth<'_> {
                     }
                     None => {
                         let v = self.split(p, q, w, x, Some(feature));
-                        snapped.push((self.ids[v as usize], xc));
+                        if line.depth(xc) <= 0.1 * thr {
+                            snapped.push((self.ids[v as usize], xc));
+                        }
                         self.transfer(v, g, &feature);
                     }
                 }
@@ -1614,6 +1633,46 @@ mod cleanup_tests {
                 assert!(a > 1e-6, "eps {eps}: face {f:?} area {a:e}");
             }
         }
+    }
+
+    /// `join_line`: a Lagrangian vertex joining an EOL line goes onto the
+    /// feature's own line through the nearer line vertex, not onto the line
+    /// through the two: with v2 0.3 mm off the feature 9 mm from v1 and w
+    /// two spacings beyond v1, the line through them would put w 0.6 mm off
+    /// (the 0.9 mm of the keyframed-box test). Here w lands at v1's offset
+    /// (δ inside, on the feature's line) and at its own place along it.
+    #[test]
+    fn join_line_puts_the_vertex_on_the_features_line() {
+        let edge = crate::eol::constraints::Feature::Edge {
+            normals: [Vec3::new(0.0, 1.0, 0.0), Vec3::new(1.0, 0.0, 0.0)],
+            tangent: Vec3::new(0.0, 0.0, 1.0),
+            obstacle: 0,
+        };
+        let delta = -5e-4 / 2f64.sqrt();
+        let u: Vec<Mat2d> = vec![[0.0, 0.0], [0.0, 0.009], [0.003, -0.018], [0.01, 0.0]];
+        let x = vec![
+            Vec3::new(delta, delta, 0.0), // v1: δ inside the edge (x = y = 0, along z)
+            Vec3::new(delta, delta + 3e-4, 0.009), // v2: 0.3 mm off it
+            Vec3::new(0.002, 0.001, -0.018), // w
+            Vec3::new(0.01, 0.0, 0.0),
+        ];
+        let faces = vec![[0, 3, 1], [0, 2, 3]];
+        let params = crate::eol::system::test_params(9.8);
+        let mut s = Stepper::new(x, u, faces, params, 1e-3).unwrap();
+        for v in [0, 1] {
+            s.mesh.eol[v] = true;
+            s.features[v] = Some(edge);
+        }
+        let pinned = vec![false; 4];
+        let mut c = s.cloth(&pinned);
+        assert!(c.join_line(2, 0, 1, false));
+        let w = s.mesh.x[2];
+        assert!(s.mesh.eol[2] && s.features[2] == Some(edge));
+        assert!(
+            (w.x - delta).abs() < 1e-15 && (w.y - delta).abs() < 1e-15,
+            "{w:?}"
+        );
+        assert!((w.z + 0.018).abs() < 1e-15, "{w:?}");
     }
 
     /// Spec §5.3 step 0: the ARCSim flip test in material space flips the
