@@ -100,7 +100,7 @@ class PlyWriter(_RunWriter):
         entry: dict[str, Any] = {"index": k, "time": f.time, "names": f.names}
         if f.stats:
             # JSON has no NaN or infinity: those are written as null (read back as NaN).
-            entry["stats"] = {k: v if math.isfinite(v) else None for k, v in f.stats.items()}
+            entry["stats"] = {name: v if math.isfinite(v) else None for name, v in f.stats.items()}
         for name, part in f.objects.items():
             e = self._entry(self._objects, name, part.kind)
             path = self.path / f"{name}_{k:05d}.ply"
@@ -249,5 +249,5 @@ class _PlyRun(Run):
             el = _ply_elements(self.path / e["file"].format(frame=k))
             # Stored in world space: the pose is the identity.
             colliders[name] = FrameCollider(_ply_vertices(el["vertex"]), _ply_faces(el))
-        stats = {k: float("nan") if v is None else v for k, v in (entry.get("stats") or {}).items()}
+        stats = {name: float("nan") if v is None else v for name, v in (entry.get("stats") or {}).items()}
         return Frame(time=float(entry["time"]), objects=objects, colliders=colliders, stats=stats)

@@ -109,8 +109,8 @@ class UsdWriter(_RunWriter):
         self._layer.customLayerData = {"crumple": {"format": RUN_FORMAT, "version": RUN_VERSION}}
         world = UsdGeom.Xform.Define(stage, "/World")
         stage.SetDefaultPrim(world.GetPrim())
-        self._time = world.GetPrim().CreateAttribute("crumple:time", Sdf.ValueTypeNames.Double)
         self._world = world.GetPrim()
+        self._time = self._world.CreateAttribute("crumple:time", Sdf.ValueTypeNames.Double)
         # The frames' solver figures: one time-sampled double per name,
         # sampled at the frames that have it.
         self._stats: dict[str, Any] = {}

@@ -18,6 +18,7 @@ use super::constraints::Feature;
 use super::element::{Mat2d, signed_area};
 use super::obstacle::{BoxEdge, BoxObstacle, PointObstacle, Wire};
 use super::system::Mesh;
+use crate::cloth::selfcollide::Aabb;
 use crate::geometry::closest::closest_on_segments;
 use crate::geometry::{MeshTopology, drop_unused_vertices, retain_used};
 use crate::math::Vec3;
@@ -265,11 +266,11 @@ fn crossing(e: &BoxEdge, xa: Vec3<f64>, xb: Vec3<f64>, thr: f64) -> Option<(f64,
     // [D] Only where the cloth touches the edge: its crossing point at
     // most 2δ = 0.2·thr out from the edge along the edge normal (the snap
     // to δ inside then moves a point outside the box at most 3δ; one
-    // already cutting into the box is taken as before). The spec's 2·thr distance
-    // alone caught cloth spanning an edge up to 1 cm over it and pulled it
-    // down onto it: on a sheet resting across the gap between E8's boxes
-    // (38 × 38) that snap, the cloth's spring back and the release at the
-    // next lift-off repeated every step (20 EOL vertices made and released
+    // already cutting into the box is taken as before). The spec's 2·thr
+    // distance alone caught cloth spanning an edge up to 1 cm over it and
+    // pulled it down onto it: on a sheet resting across the gap between
+    // E8's boxes (38 × 38) that snap, the cloth's spring back and the
+    // release at the next lift-off repeated every step (20 EOL vertices made and released
     // per step, the sheet never at rest: kinetic energy 5e-4 J after 1.2 s,
     // 2e-6 J with this bound). A Lagrangian chord coming down onto the
     // edge is held at height 0 by its box-edge row (step.rs,
@@ -459,16 +460,15 @@ enum Line {
 }
 
 impl Line {
-    /// The corners of the box around the line grown by 2·thr: a cloth edge
-    /// outside it cannot pass within 2·thr of the line (the spec's AABB
-    /// prefilter, §4.3), so most pairs skip the closest-point search.
-    fn reach(&self, thr: f64) -> (Vec3<f64>, Vec3<f64>) {
+    /// The box around the line grown by 2·thr: a cloth edge outside it
+    /// cannot pass within 2·thr of the line (the spec's AABB prefilter,
+    /// §4.3), so most pairs skip the closest-point search.
+    fn reach(&self, thr: f64) -> Aabb {
         let [a, b] = match self {
             Line::Edge(e) => e.ends,
             Line::Wire(w) => w.ends,
         };
-        let pad = Vec3::new(2.0 * thr, 2.0 * thr, 2.0 * thr);
-        (a.component_min(b) - pad, a.component_max(b) + pad)
+        Aabb::point(a).grow(b).padded(2.0 * thr)
     }
 
     /// How deep `x` is inside the box at this edge (m, along the nearer of
@@ -1077,8 +1077,9 @@ impl Cloth<'_> {
     /// `snapped`: (id, position before the snap) of the vertices this
     /// pass put on a feature from no deeper than δ inside it. [D] One of
     /// them released here goes back to where the cloth was (one that was
-    /// cutting into the box keeps the snap, which moved it out): insertion refuses a crossing by the border
-    /// angle only, not for having no conformal neighbour, so a lone vertex
+    /// cutting into the box keeps the snap, which moved it out): insertion
+    /// refuses a crossing by the border angle only, not for having no
+    /// conformal neighbour, so a lone vertex
     /// caught near the border was snapped onto the edge and released every
     /// step, held there while the sheet around it lifted off (a sheet
     /// lifted off two boxes kept one vertex 0.35 mm inside an edge for 20
@@ -1298,18 +1299,11 @@ impl Cloth<'_> {
             )
             .collect();
         for (line, feature, normal) in lines {
-            let (lo, hi) = line.reach(thr);
+            let reach = line.reach(thr);
             for &(p, q) in &edges {
                 let (pi, qi) = (p as usize, q as usize);
                 let (xa, xb) = (self.mesh.x[pi], self.mesh.x[qi]);
-                let (elo, ehi) = (xa.component_min(xb), xa.component_max(xb));
-                if elo.x > hi.x
-                    || elo.y > hi.y
-                    || elo.z > hi.z
-                    || ehi.x < lo.x
-                    || ehi.y < lo.y
-                    || ehi.z < lo.z
-                {
+                if !reach.overlaps(&Aabb::point(xa).grow(xb)) {
                     continue;
                 }
                 let ran_out = |k: usize| ran_out_here.get(k).copied().unwrap_or(false);

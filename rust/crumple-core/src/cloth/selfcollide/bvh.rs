@@ -49,11 +49,11 @@ fn fill_boxes(out: &mut [Aabb], f: impl Fn(usize) -> Aabb + Sync) {
     }
 }
 
-/// An axis-aligned box.
+/// An axis-aligned box (also the eol remesher's prefilter).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) struct Aabb {
-    pub(super) lo: Vec3<f64>,
-    pub(super) hi: Vec3<f64>,
+pub(crate) struct Aabb {
+    pub(crate) lo: Vec3<f64>,
+    pub(crate) hi: Vec3<f64>,
 }
 
 impl Aabb {
@@ -65,12 +65,12 @@ impl Aabb {
         }
     }
 
-    pub(super) fn point(p: Vec3<f64>) -> Self {
+    pub(crate) fn point(p: Vec3<f64>) -> Self {
         Self { lo: p, hi: p }
     }
 
     #[inline]
-    pub(super) fn grow(mut self, p: Vec3<f64>) -> Self {
+    pub(crate) fn grow(mut self, p: Vec3<f64>) -> Self {
         self.lo = self.lo.component_min(p);
         self.hi = self.hi.component_max(p);
         self
@@ -85,7 +85,7 @@ impl Aabb {
     }
 
     #[inline]
-    pub(super) fn padded(self, r: f64) -> Self {
+    pub(crate) fn padded(self, r: f64) -> Self {
         Self {
             lo: self.lo - Vec3::splat(r),
             hi: self.hi + Vec3::splat(r),
@@ -95,7 +95,7 @@ impl Aabb {
     /// Closed-interval overlap: touching boxes overlap, so contacts exactly
     /// at the padding distance are not lost.
     #[inline(always)]
-    pub(super) fn overlaps(&self, o: &Self) -> bool {
+    pub(crate) fn overlaps(&self, o: &Self) -> bool {
         self.lo.x <= o.hi.x
             && o.lo.x <= self.hi.x
             && self.lo.y <= o.hi.y

@@ -30,7 +30,8 @@ mod zones;
 #[cfg(test)]
 mod tests;
 
-use self::bvh::{Aabb, Bvh, Pairing};
+pub(crate) use self::bvh::Aabb;
+use self::bvh::{Bvh, Pairing};
 use self::geom::{Near, ee_proximity, triangles_intersect, vf_proximity};
 use self::proximity::*;
 use self::zones::Zones;
