@@ -261,27 +261,24 @@ pub fn solve_active_set(
         if !single {
             seen.insert(active.clone());
         }
-        let out = ws.solve(qp, &active, pass as u32 + 1)?;
-        let g = qp.slack(&out.v);
-        let g_tol = 1e-12 * g.iter().fold(1.0f64, |a, x| a.max(x.abs()));
-        let mu_tol = 1e-10 * out.mu.iter().fold(0.0f64, |a, x| a.max(x.abs()));
-        let wrong = |k: usize, on: bool| if on { out.mu[k] < -mu_tol } else { g[k] < -g_tol };
-        let mut changed = false;
-        if single {
-            if let Some(k) = (0..mi).find(|&k| wrong(k, active[k])) {
-                active[k] = !active[k];
-                changed = true;
-            }
-        } else {
-            for (k, on) in active.iter_mut().enumerate() {
-                if wrong(k, *on) {
-                    *on = !*on;
-                    changed = true;
-                }
-            }
+        ws.factor(qp, &active)?;
+        // A pass whose set changes is thrown away, so its signs are read
+        // from the unrefined solve (its residual is δ-sized: ~1e-6
+        // relative) to a tolerance above that residual; only a pass that
+        // looks final is refined (two more solves, a third of a pass) and
+        // read again at full strictness.
+        let mut out = ws.solution(qp, &active, pass as u32 + 1)?;
+        let mut flips = wrong_rows(qp, &out, &active, single, LOOSE_TOL);
+        if flips.is_empty() {
+            ws.refine(2);
+            out = ws.solution(qp, &active, pass as u32 + 1)?;
+            flips = wrong_rows(qp, &out, &active, single, (1e-12, 1e-10));
         }
-        if !changed {
+        if flips.is_empty() {
             return kkt(qp, &out).ok().then_some(out);
+        }
+        for k in flips {
+            active[k] = !active[k];
         }
         if !single && seen.contains(&active) {
             single = true;
@@ -290,6 +287,33 @@ pub fn solve_active_set(
         pass += 1;
     }
     None
+}
+
+/// Relative tolerances `(slack, multiplier)` under which an unrefined pass
+/// does not flip a row (see [`solve_active_set`]).
+const LOOSE_TOL: (f64, f64) = (1e-7, 1e-7);
+
+/// The inequality rows whose state is wrong at `out`: an active row with a
+/// negative multiplier, an inactive one with a negative slack, each beyond
+/// `tol` (slack and multiplier, relative to their largest magnitudes);
+/// with `single`, only the first (Murty's rule).
+fn wrong_rows(qp: &Qp<'_>, out: &QpSolution, active: &[bool], single: bool, tol: (f64, f64)) -> Vec<usize> {
+    let g = qp.slack(&out.v);
+    let g_tol = tol.0 * g.iter().fold(1.0f64, |a, x| a.max(x.abs()));
+    let mu_tol = tol.1 * out.mu.iter().fold(0.0f64, |a, x| a.max(x.abs()));
+    let wrong = |k: usize| {
+        if active[k] {
+            out.mu[k] < -mu_tol
+        } else {
+            g[k] < -g_tol
+        }
+    };
+    let mut rows = (0..active.len()).filter(|&k| wrong(k));
+    if single {
+        rows.next().into_iter().collect()
+    } else {
+        rows.collect()
+    }
 }
 
 /// The KKT solves of the active-set passes, on faer's sparse LDLᵀ with
@@ -317,8 +341,19 @@ pub struct KktWorkspace {
     colptr: Vec<usize>,
     rowval: Vec<usize>,
     values: Vec<f64>,
+    /// The fill-reducing ordering of the structure: unknown `perm[p]` is
+    /// at `p` in the factored system, `perm_inv` the inverse.
+    perm: Vec<usize>,
+    perm_inv: Vec<usize>,
     symbolic: Option<faer::sparse::linalg::cholesky::SymbolicCholesky<usize>>,
     l_values: Vec<f64>,
+    /// The factored system's right-hand side, the refinement's
+    /// regularization per unknown, the solution and a residual (in the
+    /// factor's order).
+    b: Vec<f64>,
+    reg: Vec<f64>,
+    x: Vec<f64>,
+    r: Vec<f64>,
     signs: Vec<i8>,
     mem: Option<faer::dyn_stack::MemBuffer>,
     /// Symbolic analyses done (diagnostics).
@@ -346,14 +381,23 @@ impl std::fmt::Debug for KktWorkspace {
 
 impl KktWorkspace {
     /// One KKT solve with the inequality rows flagged in `active` held as
-    /// equalities (multipliers of the others zero); `None` if the
-    /// factorization fails or the result is not finite.
+    /// equalities (multipliers of the others zero), refined twice; `None`
+    /// if the factorization fails or the result is not finite.
     pub fn solve(&mut self, qp: &Qp<'_>, active: &[bool], iterations: u32) -> Option<QpSolution> {
+        self.factor(qp, active)?;
+        self.refine(2);
+        self.solution(qp, active, iterations)
+    }
+
+    /// Assembles the KKT system of `active` (analysing its structure when
+    /// it changed), factors it and solves it once, without refinement
+    /// ([`Self::refine`] adds steps against the same factor).
+    fn factor(&mut self, qp: &Qp<'_>, active: &[bool]) -> Option<()> {
         use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
         use faer::linalg::cholesky::ldlt::factor::LdltRegularization;
         use faer::sparse::linalg::cholesky::{SymmetricOrdering, factorize_symbolic_cholesky};
         use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
-        use faer::{Conj, MatMut, Par, Side};
+        use faer::{Par, Side};
         let n = qp.p_upper.cols;
         let (me, mi) = (qp.a_eq.rows, qp.a_in.rows);
         let dim = n + me + mi;
@@ -364,7 +408,7 @@ impl KktWorkspace {
             .fold(0.0f64, |a, v| a.max(v.abs()))
             .max(1e-300);
         // ε on the (1,1) block and δ on the rows: δ·|y| is the residual an
-        // active row keeps before the refinement below takes it out.
+        // active row keeps before the refinement takes it out.
         let eps = 1e-14 * scale;
         // δ = 1e-6·scale: with 1e-8 the wire scene at 32 × 32 and dt = 1e-3
         // s (small masses, a near-null Eulerian direction at EOL vertices on
@@ -382,136 +426,179 @@ impl KktWorkspace {
         // below it, then −D. Inactive rows add their AᵀA with weight 0 so
         // the structure stays.
         let rho = scale;
-        // The structure (and so the entries' coordinates and the kept
-        // pattern) depends only on the patterns of M̃ and the rows: when
-        // they repeat (every pass of a step, and steps where the mesh and
-        // the rows did not change) only the values are computed, in the
-        // entries' order, and summed into the kept pattern; the coordinates
-        // are listed and sorted again only when they changed.
+        // The structure (and so the entries' coordinates, the ordering and
+        // the kept pattern) depends only on the patterns of M̃ and the rows:
+        // when they repeat (every pass of a step, and steps where the mesh
+        // and the rows did not change) only the values are computed, in the
+        // entries' order, and summed into the kept pattern.
         let key_same = self.key.as_ref().is_some_and(|k| k.matches(qp)) && self.colptr.len() == dim + 1;
         if !key_same {
             self.key = Some(KktKey::of(qp));
+            self.symbolic = None;
         }
         let key = self.key.as_ref()?;
         let mut rhs_aug = vec![0.0; n];
         let mut values = std::mem::take(&mut self.scratch);
         values.clear();
         key.values(qp, active, eps, delta, rho, &mut values, &mut rhs_aug);
-        let same = if key_same && self.symbolic.is_some() {
-            Csc::scatter(&mut self.values, &self.map, values.iter().copied());
-            true
-        } else {
+        if self.symbolic.is_none() {
+            // A fill-reducing ordering (faer's AMD) of the new structure;
+            // the system is then assembled already permuted, so faer's
+            // numeric factorization takes it as it is instead of permuting
+            // a copy on every pass (a tenth of a pass on the FRICTION row).
             let coords = key.coords(n, me);
-            let (m, map) = Csc::pattern(dim, dim, &coords);
-            self.map = map;
-            let same = self.symbolic.is_some() && m.colptr == self.colptr && m.rowval == self.rowval;
-            self.values = m.nzval;
-            Csc::scatter(&mut self.values, &self.map, values.iter().copied());
-            if !same {
-                self.colptr = m.colptr;
-                self.rowval = m.rowval;
-            }
-            same
-        };
-        self.scratch = values;
-        if !same {
-            // Dropped first: a failed analysis below must not leave an old
-            // factor paired with the new structure.
-            self.symbolic = None;
-            let pattern = SymbolicSparseColMatRef::new_checked(dim, dim, &self.colptr, None, &self.rowval);
-            let sym =
-                factorize_symbolic_cholesky(pattern, Side::Lower, SymmetricOrdering::Amd, Default::default())
-                    .ok()?;
-            self.l_values = vec![0.0; sym.len_val()];
+            let (plain, plain_map) = Csc::pattern(dim, dim, &coords);
+            let mut perm = vec![0usize; dim];
+            let mut perm_inv = vec![0usize; dim];
+            let pattern = SymbolicSparseColMatRef::new_checked(dim, dim, &plain.colptr, None, &plain.rowval);
+            let mut amd_mem = MemBuffer::try_new(faer::sparse::linalg::amd::order_scratch::<usize>(
+                dim,
+                plain.rowval.len(),
+            ))
+            .ok()?;
+            faer::sparse::linalg::amd::order(
+                &mut perm,
+                &mut perm_inv,
+                pattern,
+                Default::default(),
+                MemStack::new(&mut amd_mem),
+            )
+            .ok()?;
+            let (lower, upper, moved) = permuted_lower(&plain, &perm_inv);
+            let map = plain_map.iter().map(|&k| moved[k as usize]).collect();
+            // faer's analysis without an ordering reads the upper triangle
+            // whatever side it is told (faer 0.24), so it gets the
+            // transposed pattern; the numeric factorization takes the lower
+            // triangle (a supernodal factor's own side: no copy).
+            let pattern = SymbolicSparseColMatRef::new_checked(dim, dim, &upper.0, None, &upper.1);
+            let sym = factorize_symbolic_cholesky(
+                pattern,
+                Side::Upper,
+                SymmetricOrdering::Identity,
+                Default::default(),
+            )
+            .ok()?;
             let req = StackReq::any_of(&[
                 sym.factorize_numeric_ldlt_scratch::<f64>(Par::Seq, Default::default()),
                 sym.solve_in_place_scratch::<f64>(1, Par::Seq),
             ]);
             self.mem = Some(MemBuffer::try_new(req).ok()?);
+            self.l_values = vec![0.0; sym.len_val()];
+            self.signs = perm.iter().map(|&i| if i < n { 1 } else { -1 }).collect();
+            self.values = vec![0.0; lower.1.len()];
+            self.colptr = lower.0;
+            self.rowval = lower.1;
+            self.map = map;
+            self.perm = perm;
+            self.perm_inv = perm_inv;
             self.symbolic = Some(sym);
             self.analyses += 1;
-            self.signs = (0..dim).map(|i| if i < n { 1 } else { -1 }).collect();
         }
+        Csc::scatter(&mut self.values, &self.map, values.iter().copied());
+        self.scratch = values;
         let sym = self.symbolic.as_ref()?;
         let mem = self.mem.as_mut()?;
         let a = SparseColMatRef::new(
             SymbolicSparseColMatRef::new_checked(dim, dim, &self.colptr, None, &self.rowval),
             &self.values,
         );
-        let ldlt = sym
-            .factorize_numeric_ldlt::<f64>(
-                &mut self.l_values,
-                a,
-                Side::Lower,
-                LdltRegularization {
-                    dynamic_regularization_signs: Some(&self.signs),
-                    dynamic_regularization_delta: delta,
-                    dynamic_regularization_epsilon: 1e-13 * scale,
-                },
-                Par::Seq,
-                MemStack::new(mem),
-                Default::default(),
-            )
-            .ok()?;
+        sym.factorize_numeric_ldlt::<f64>(
+            &mut self.l_values,
+            a,
+            Side::Lower,
+            LdltRegularization {
+                dynamic_regularization_signs: Some(&self.signs),
+                dynamic_regularization_delta: delta,
+                dynamic_regularization_epsilon: 1e-13 * scale,
+            },
+            Par::Seq,
+            MemStack::new(mem),
+            Default::default(),
+        )
+        .ok()?;
         self.factorizations += 1;
-        let mut rhs = vec![0.0; dim];
-        for i in 0..n {
-            rhs[i] = -qp.q[i] + rhs_aug[i];
+        // The right-hand side [−q + ρAᵀb; b_eq; b_in (active rows)] and the
+        // regularization the refinement takes out (ε, δ on active rows),
+        // both in the factor's order.
+        self.b.clear();
+        self.b.resize(dim, 0.0);
+        self.reg.clear();
+        self.reg.resize(dim, 0.0);
+        for (p, &i) in self.perm.iter().enumerate() {
+            let (b, reg) = if i < n {
+                (-qp.q[i] + rhs_aug[i], eps)
+            } else if i < n + me {
+                (qp.b_eq[i - n], -delta)
+            } else if active[i - n - me] {
+                (qp.b_in[i - n - me], -delta)
+            } else {
+                (0.0, 0.0)
+            };
+            self.b[p] = b;
+            self.reg[p] = reg;
         }
-        rhs[n..n + me].copy_from_slice(qp.b_eq);
-        for (k, &on) in active.iter().enumerate() {
-            if on {
-                rhs[n + me + k] = qp.b_in[k];
-            }
-        }
-        let b = rhs.clone();
-        ldlt.solve_in_place_with_conj(
+        self.x.clone_from(&self.b);
+        self.solve_in_place(true);
+        Some(())
+    }
+
+    /// Solves with the kept factor in place: `self.x` if `on_x`, else `self.r`.
+    fn solve_in_place(&mut self, on_x: bool) {
+        use faer::dyn_stack::MemStack;
+        use faer::sparse::linalg::cholesky::LdltRef;
+        use faer::{Conj, MatMut, Par};
+        let (Some(sym), Some(mem)) = (self.symbolic.as_ref(), self.mem.as_mut()) else {
+            return;
+        };
+        let v = if on_x { &mut self.x } else { &mut self.r };
+        let dim = v.len();
+        LdltRef::new(sym, &self.l_values).solve_in_place_with_conj(
             Conj::No,
-            MatMut::from_column_major_slice_mut(&mut rhs, dim, 1),
+            MatMut::from_column_major_slice_mut(v, dim, 1),
             Par::Seq,
             MemStack::new(mem),
         );
-        // Two steps of iterative refinement against the system without ε
-        // and δ (the factor is of the regularized one): they take the
-        // stationarity residual from ~1e-6 to rounding.
-        let reg = |i: usize| {
-            if i < n {
-                eps
-            } else if i < n + me || active[i - n - me] {
-                -delta
-            } else {
-                0.0
-            }
-        };
-        for _ in 0..2 {
-            let mut r = b.clone();
-            for c in 0..dim {
+    }
+
+    /// `steps` of iterative refinement of the last solve against the system
+    /// without ε and δ (the factor is of the regularized one): two take the
+    /// stationarity residual from ~1e-6 to rounding.
+    fn refine(&mut self, steps: usize) {
+        for _ in 0..steps {
+            self.r.clone_from(&self.b);
+            let r = &mut self.r;
+            let x = &self.x;
+            for c in 0..x.len() {
                 for k in self.colptr[c]..self.colptr[c + 1] {
                     let (row, v) = (self.rowval[k], self.values[k]);
-                    r[row] -= v * rhs[c];
+                    r[row] -= v * x[c];
                     if row != c {
-                        r[c] -= v * rhs[row];
+                        r[c] -= v * x[row];
                     }
                 }
-                r[c] += reg(c) * rhs[c];
+                r[c] += self.reg[c] * x[c];
             }
-            ldlt.solve_in_place_with_conj(
-                Conj::No,
-                MatMut::from_column_major_slice_mut(&mut r, dim, 1),
-                Par::Seq,
-                MemStack::new(mem),
-            );
-            for (x, d) in rhs.iter_mut().zip(&r) {
+            self.solve_in_place(false);
+            for (x, d) in self.x.iter_mut().zip(&self.r) {
                 *x += d;
             }
         }
-        let v: Vec<f64> = rhs[..n].to_vec();
+    }
+
+    /// The last solve, in the QP's unknowns; `None` if it is not finite.
+    fn solution(&self, qp: &Qp<'_>, active: &[bool], iterations: u32) -> Option<QpSolution> {
+        let n = qp.p_upper.cols;
+        let me = qp.a_eq.rows;
+        let at = |i: usize| self.x[self.perm_inv[i]];
+        let v: Vec<f64> = (0..n).map(at).collect();
         if v.iter().any(|x| !x.is_finite()) {
             return None;
         }
-        let lambda: Vec<f64> = rhs[n..n + me].iter().map(|w| -w).collect();
-        let mu: Vec<f64> = (0..mi)
-            .map(|k| if active[k] { -rhs[n + me + k] } else { 0.0 })
+        let lambda: Vec<f64> = (n..n + me).map(|i| -at(i)).collect();
+        let mu: Vec<f64> = active
+            .iter()
+            .enumerate()
+            .map(|(k, &on)| if on { -at(n + me + k) } else { 0.0 })
             .collect();
         Some(QpSolution {
             v,
@@ -520,6 +607,67 @@ impl KktWorkspace {
             iterations,
         })
     }
+}
+
+/// The lower triangle of `P K Pᵀ` (`perm_inv[i]` the new place of `i`) from
+/// the pattern of `K`'s lower triangle: its pattern and its transpose's
+/// (column pointers, sorted rows), and per entry of `K` its index in the
+/// new one. Counting sorts over the entries: cheaper than sorting the
+/// assembly's coordinates again.
+#[allow(clippy::type_complexity)]
+fn permuted_lower(
+    k: &Csc,
+    perm_inv: &[usize],
+) -> ((Vec<usize>, Vec<usize>), (Vec<usize>, Vec<usize>), Vec<u32>) {
+    let dim = k.cols;
+    let nnz = k.rowval.len();
+    let mut entries = Vec::with_capacity(nnz);
+    let mut count = vec![0usize; dim + 1];
+    for c in 0..dim {
+        for e in k.colptr[c]..k.colptr[c + 1] {
+            let (r, c) = (perm_inv[k.rowval[e]], perm_inv[c]);
+            let (r, c) = (r.max(c), r.min(c));
+            entries.push((r, c, e));
+            count[c + 1] += 1;
+        }
+    }
+    for c in 0..dim {
+        count[c + 1] += count[c];
+    }
+    let colptr = count.clone();
+    let mut slot = vec![(0usize, 0usize); nnz];
+    for &(r, c, e) in &entries {
+        slot[count[c]] = (r, e);
+        count[c] += 1;
+    }
+    let mut moved = vec![0u32; nnz];
+    let mut rowval = vec![0usize; nnz];
+    for c in 0..dim {
+        let col = &mut slot[colptr[c]..colptr[c + 1]];
+        col.sort_unstable();
+        for (j, &(r, e)) in col.iter().enumerate() {
+            rowval[colptr[c] + j] = r;
+            moved[e] = (colptr[c] + j) as u32;
+        }
+    }
+    // The transpose: column c of the upper triangle lists the rows of row
+    // c of the lower one, in increasing order as the columns are walked.
+    let mut uptr = vec![0usize; dim + 1];
+    for &r in &rowval {
+        uptr[r + 1] += 1;
+    }
+    for c in 0..dim {
+        uptr[c + 1] += uptr[c];
+    }
+    let mut next = uptr.clone();
+    let mut urow = vec![0usize; nnz];
+    for c in 0..dim {
+        for &r in &rowval[colptr[c]..colptr[c + 1]] {
+            urow[next[r]] = c;
+            next[r] += 1;
+        }
+    }
+    ((colptr, rowval), (uptr, urow), moved)
 }
 
 /// The structure a KKT system is assembled on: the patterns of `M̃` (upper),
