@@ -389,13 +389,96 @@ impl KktWorkspace {
         self.solution(qp, active, iterations)
     }
 
+    /// Analyses the KKT structure of `qp` (its ordering and symbolic
+    /// factorization) unless it is the one analysed last; the values of
+    /// `qp` are not read. The stepper calls it while the forces are
+    /// assembled on the other thread (the structure is known from the mesh
+    /// and the rows before the values are); [`Self::solve`] calls it too, so
+    /// a structure that then differs is analysed again there. `None` if
+    /// the analysis fails.
+    pub fn analyse(&mut self, qp: &Qp<'_>) -> Option<()> {
+        use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+        use faer::sparse::SymbolicSparseColMatRef;
+        use faer::sparse::linalg::cholesky::{SymmetricOrdering, factorize_symbolic_cholesky};
+        use faer::{Par, Side};
+        let n = qp.p_upper.cols;
+        let (me, mi) = (qp.a_eq.rows, qp.a_in.rows);
+        let dim = n + me + mi;
+        // The structure (and so the entries' coordinates, the ordering and
+        // the kept pattern) depends only on the patterns of M̃ and the rows:
+        // when they repeat (every pass of a step, and steps where the mesh
+        // and the rows did not change) only the values are computed, in the
+        // entries' order, and summed into the kept pattern.
+        if self.symbolic.is_some()
+            && self.key.as_ref().is_some_and(|k| k.matches(qp))
+            && self.colptr.len() == dim + 1
+        {
+            return Some(());
+        }
+        self.symbolic = None;
+        self.key = Some(KktKey::of(qp));
+        let key = self.key.as_ref()?;
+        // A fill-reducing ordering (faer's AMD) of the new structure;
+        // the system is then assembled already permuted, so faer's
+        // numeric factorization takes it as it is instead of permuting
+        // a copy on every pass (a tenth of a pass on the FRICTION row).
+        let coords = key.coords(n, me);
+        let (plain, plain_map) = Csc::pattern(dim, dim, &coords);
+        let mut perm = vec![0usize; dim];
+        let mut perm_inv = vec![0usize; dim];
+        let pattern = SymbolicSparseColMatRef::new_checked(dim, dim, &plain.colptr, None, &plain.rowval);
+        let mut amd_mem = MemBuffer::try_new(faer::sparse::linalg::amd::order_scratch::<usize>(
+            dim,
+            plain.rowval.len(),
+        ))
+        .ok()?;
+        faer::sparse::linalg::amd::order(
+            &mut perm,
+            &mut perm_inv,
+            pattern,
+            Default::default(),
+            MemStack::new(&mut amd_mem),
+        )
+        .ok()?;
+        let (lower, upper, moved) = permuted_lower(&plain, &perm_inv);
+        let map = plain_map.iter().map(|&k| moved[k as usize]).collect();
+        // faer's analysis without an ordering reads the upper triangle
+        // whatever side it is told (faer 0.24), so it gets the
+        // transposed pattern; the numeric factorization takes the lower
+        // triangle (a supernodal factor's own side: no copy).
+        let pattern = SymbolicSparseColMatRef::new_checked(dim, dim, &upper.0, None, &upper.1);
+        let sym = factorize_symbolic_cholesky(
+            pattern,
+            Side::Upper,
+            SymmetricOrdering::Identity,
+            Default::default(),
+        )
+        .ok()?;
+        let req = StackReq::any_of(&[
+            sym.factorize_numeric_ldlt_scratch::<f64>(Par::Seq, Default::default()),
+            sym.solve_in_place_scratch::<f64>(1, Par::Seq),
+        ]);
+        self.mem = Some(MemBuffer::try_new(req).ok()?);
+        // Every entry is written by the numeric factorization.
+        self.l_values.resize(sym.len_val(), 0.0);
+        self.signs = perm.iter().map(|&i| if i < n { 1 } else { -1 }).collect();
+        self.values = vec![0.0; lower.1.len()];
+        self.colptr = lower.0;
+        self.rowval = lower.1;
+        self.map = map;
+        self.perm = perm;
+        self.perm_inv = perm_inv;
+        self.symbolic = Some(sym);
+        self.analyses += 1;
+        Some(())
+    }
+
     /// Assembles the KKT system of `active` (analysing its structure when
     /// it changed), factors it and solves it once, without refinement
     /// ([`Self::refine`] adds steps against the same factor).
     fn factor(&mut self, qp: &Qp<'_>, active: &[bool]) -> Option<()> {
-        use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+        use faer::dyn_stack::MemStack;
         use faer::linalg::cholesky::ldlt::factor::LdltRegularization;
-        use faer::sparse::linalg::cholesky::{SymmetricOrdering, factorize_symbolic_cholesky};
         use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
         use faer::{Par, Side};
         let n = qp.p_upper.cols;
@@ -426,75 +509,15 @@ impl KktWorkspace {
         // below it, then −D. Inactive rows add their AᵀA with weight 0 so
         // the structure stays.
         let rho = scale;
-        // The structure (and so the entries' coordinates, the ordering and
-        // the kept pattern) depends only on the patterns of M̃ and the rows:
-        // when they repeat (every pass of a step, and steps where the mesh
-        // and the rows did not change) only the values are computed, in the
-        // entries' order, and summed into the kept pattern.
-        let key_same = self.key.as_ref().is_some_and(|k| k.matches(qp)) && self.colptr.len() == dim + 1;
-        if !key_same {
-            self.key = Some(KktKey::of(qp));
-            self.symbolic = None;
-        }
+        // The kept structure, analysed again if this one differs; then only
+        // the values are computed, in the entries' order, and summed into
+        // the kept pattern.
+        self.analyse(qp)?;
         let key = self.key.as_ref()?;
         let mut rhs_aug = vec![0.0; n];
         let mut values = std::mem::take(&mut self.scratch);
         values.clear();
         key.values(qp, active, eps, delta, rho, &mut values, &mut rhs_aug);
-        if self.symbolic.is_none() {
-            // A fill-reducing ordering (faer's AMD) of the new structure;
-            // the system is then assembled already permuted, so faer's
-            // numeric factorization takes it as it is instead of permuting
-            // a copy on every pass (a tenth of a pass on the FRICTION row).
-            let coords = key.coords(n, me);
-            let (plain, plain_map) = Csc::pattern(dim, dim, &coords);
-            let mut perm = vec![0usize; dim];
-            let mut perm_inv = vec![0usize; dim];
-            let pattern = SymbolicSparseColMatRef::new_checked(dim, dim, &plain.colptr, None, &plain.rowval);
-            let mut amd_mem = MemBuffer::try_new(faer::sparse::linalg::amd::order_scratch::<usize>(
-                dim,
-                plain.rowval.len(),
-            ))
-            .ok()?;
-            faer::sparse::linalg::amd::order(
-                &mut perm,
-                &mut perm_inv,
-                pattern,
-                Default::default(),
-                MemStack::new(&mut amd_mem),
-            )
-            .ok()?;
-            let (lower, upper, moved) = permuted_lower(&plain, &perm_inv);
-            let map = plain_map.iter().map(|&k| moved[k as usize]).collect();
-            // faer's analysis without an ordering reads the upper triangle
-            // whatever side it is told (faer 0.24), so it gets the
-            // transposed pattern; the numeric factorization takes the lower
-            // triangle (a supernodal factor's own side: no copy).
-            let pattern = SymbolicSparseColMatRef::new_checked(dim, dim, &upper.0, None, &upper.1);
-            let sym = factorize_symbolic_cholesky(
-                pattern,
-                Side::Upper,
-                SymmetricOrdering::Identity,
-                Default::default(),
-            )
-            .ok()?;
-            let req = StackReq::any_of(&[
-                sym.factorize_numeric_ldlt_scratch::<f64>(Par::Seq, Default::default()),
-                sym.solve_in_place_scratch::<f64>(1, Par::Seq),
-            ]);
-            self.mem = Some(MemBuffer::try_new(req).ok()?);
-            // Every entry is written by the numeric factorization.
-            self.l_values.resize(sym.len_val(), 0.0);
-            self.signs = perm.iter().map(|&i| if i < n { 1 } else { -1 }).collect();
-            self.values = vec![0.0; lower.1.len()];
-            self.colptr = lower.0;
-            self.rowval = lower.1;
-            self.map = map;
-            self.perm = perm;
-            self.perm_inv = perm_inv;
-            self.symbolic = Some(sym);
-            self.analyses += 1;
-        }
         Csc::scatter(&mut self.values, &self.map, values.iter().copied());
         self.scratch = values;
         let sym = self.symbolic.as_ref()?;

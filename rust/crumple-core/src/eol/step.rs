@@ -1205,24 +1205,10 @@ impl Stepper {
             w.carry(saved, &self.mesh, &self.ids);
         }
         timings.rm = clock.elapsed().as_secs_f64();
-        let clock = std::time::Instant::now();
-        let mut wrinkle_events = (0, 0);
-        let bend = match self.wrinkles.as_mut() {
-            Some(w) if w.hinges.len() == self.mesh.hinges.len() => {
-                wrinkle_events = w.update(&self.mesh, h, &mut self.bend);
-                Some(self.bend.as_slice())
-            }
-            Some(_) => {
-                return Err(Error::InvalidInput(
-                    "the wrinkle states do not match the hinges; call set_wrinkles again".into(),
-                ));
-            }
-            None => None,
-        };
-        let sys = assemble_with(&self.mesh, &self.params, &mut self.assembly, bend)?;
-        let dofs = &sys.dofs;
+        // The unknowns' layout (spec §3.6: ẋ of every vertex, then Ẋ of the
+        // EOL vertices); the assembly below builds the same from the mesh.
+        let dofs = &super::system::Dofs::new(&self.mesh.eol);
         let n = dofs.len();
-        timings.mf = clock.elapsed().as_secs_f64();
         let clock = std::time::Instant::now();
         // The cloth's edges, once for the step: border normals and the
         // crossings of wires and box edges (the mesh is fixed from here on).
@@ -1336,6 +1322,43 @@ impl Stepper {
             .map(|(((&v, &n), &mu), spread)| (v, n, mu, spread))
             .collect();
         let (a_eq, b_eq, a_in, b_in) = rows.build(n);
+        let mut wrinkle_events = (0, 0);
+        let bend = match self.wrinkles.as_mut() {
+            Some(w) if w.hinges.len() == self.mesh.hinges.len() => {
+                wrinkle_events = w.update(&self.mesh, h, &mut self.bend);
+                Some(self.bend.as_slice())
+            }
+            Some(_) => {
+                return Err(Error::InvalidInput(
+                    "the wrinkle states do not match the hinges; call set_wrinkles again".into(),
+                ));
+            }
+            None => None,
+        };
+        // The QP's structure (the patterns of M̃ and the rows) is known
+        // before its values: its analysis (ordering and symbolic
+        // factorization, a sixth of the QP on a mesh remeshed every step)
+        // runs on the other thread while the forces are assembled (so the
+        // MF bucket includes it). The solve checks the structure again and
+        // analyses it itself if it differs.
+        let (sys, ()) = rayon::join(
+            || assemble_with(&self.mesh, &self.params, &mut self.assembly, bend),
+            || {
+                if self.qp == QpMethod::ActiveSet {
+                    let p_upper = super::system::lhs_pattern(&self.mesh, dofs);
+                    let q = vec![0.0; n];
+                    self.kkt_ws.analyse(&Qp {
+                        p_upper: &p_upper,
+                        q: &q,
+                        a_eq: &a_eq,
+                        b_eq: &b_eq,
+                        a_in: &a_in,
+                        b_in: &b_in,
+                    });
+                }
+            },
+        );
+        let sys = sys?;
         let mut qd = vec![0.0; n];
         for i in 0..self.mesh.x.len() {
             for k in 0..3 {

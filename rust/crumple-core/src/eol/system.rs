@@ -382,6 +382,15 @@ fn block_pattern(dofs: &Dofs, faces: &[[u32; 3]], hinges: &[[u32; 4]]) -> (Csc, 
     )
 }
 
+/// The pattern of `M̃ = M − h²K`'s upper triangle (values zero) as
+/// [`System::qp_terms_with`] builds it for `mesh` with the layout `dofs`: K's
+/// blocks (faces and hinges) hold M's. What the stepper hands the QP's
+/// structure analysis while the values are assembled.
+pub fn lhs_pattern(mesh: &Mesh, dofs: &Dofs) -> Csc {
+    let hinges: Vec<[u32; 4]> = mesh.hinges.iter().map(|h| h.vertices).collect();
+    block_pattern(dofs, &mesh.faces, &hinges).0.upper()
+}
+
 /// Splits `buf` into consecutive pieces of the given lengths.
 fn split_by<'a>(mut buf: &'a mut [f64], lengths: &[usize]) -> Vec<&'a mut [f64]> {
     let mut out = Vec::with_capacity(lengths.len());
