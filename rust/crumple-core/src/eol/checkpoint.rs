@@ -132,6 +132,8 @@ impl Stepper {
             .map(|&(v, k)| [f64::from(v), f64::from(k)])
             .collect();
         a.put_rows("active_rows", &act);
+        // And how its passes read their solves (a restored run must too).
+        a.put_u64("qp_exact_solves", u64::from(self.kkt_ws.exact_solves));
         a.put_u64("step", self.step_count);
         a.put_f64("time", self.time);
         // The wrinkle model's per-hinge state (the cloth module's names and
@@ -320,6 +322,11 @@ impl Stepper {
             obstacles: (self.boxes.clone(), wires, points),
         });
         self.step_count = step;
+        // Absent in checkpoints written before it was saved: 0, as a new run.
+        self.kkt_ws.exact_solves = match a.get("qp_exact_solves") {
+            Some(_) => u32::try_from(a.u64("qp_exact_solves")?).unwrap_or(u32::MAX),
+            None => 0,
+        };
         Ok(())
     }
 }

@@ -257,6 +257,13 @@ pub fn solve_active_set(
     let mut seen = std::collections::HashSet::new();
     let (mut budget, mut single) = (max_passes, false);
     let mut pass = 0;
+    // Whether the passes read refined solves only: from a repeat or the
+    // fifth pass on, and for the next 20 solves after that. An unrefined
+    // solve can get a sign wrong where the system is nearly singular (the
+    // static wire rows at dt = 1e-3 s went round in circles to Clarabel on
+    // most steps; read refined, they take 10 ms a step, as before).
+    let mut exact = ws.exact_solves > 0;
+    ws.exact_solves = ws.exact_solves.saturating_sub(1);
     while pass < budget {
         if !single {
             seen.insert(active.clone());
@@ -267,20 +274,30 @@ pub fn solve_active_set(
         // relative) to a tolerance above that residual; only a pass that
         // looks final is refined (two more solves, a third of a pass) and
         // read again at full strictness.
-        let mut out = ws.solution(qp, &active, pass as u32 + 1)?;
-        let mut flips = wrong_rows(qp, &out, &active, single, LOOSE_TOL);
+        let mut flips = Vec::new();
+        if !exact {
+            let out = ws.solution(qp, &active, pass as u32 + 1)?;
+            flips = wrong_rows(qp, &out, &active, single, LOOSE_TOL);
+        }
+        let mut out = None;
         if flips.is_empty() {
             ws.refine(2);
-            out = ws.solution(qp, &active, pass as u32 + 1)?;
-            flips = wrong_rows(qp, &out, &active, single, (1e-12, 1e-10));
+            let refined = ws.solution(qp, &active, pass as u32 + 1)?;
+            flips = wrong_rows(qp, &refined, &active, single, (1e-12, 1e-10));
+            out = Some(refined);
         }
         if flips.is_empty() {
+            let out = out?;
             return kkt(qp, &out).ok().then_some(out);
         }
         for k in flips {
             active[k] = !active[k];
         }
-        if !single && seen.contains(&active) {
+        if !exact && (seen.contains(&active) || pass >= 7) {
+            exact = true;
+            ws.exact_solves = 20;
+            seen.clear();
+        } else if !single && seen.contains(&active) {
             single = true;
             budget = pass + 1 + 2 * max_passes;
         }
@@ -356,6 +373,9 @@ pub struct KktWorkspace {
     r: Vec<f64>,
     signs: Vec<i8>,
     mem: Option<faer::dyn_stack::MemBuffer>,
+    /// Solves left whose active-set passes read refined solutions only
+    /// (see [`solve_active_set`]).
+    pub(crate) exact_solves: u32,
     /// Symbolic analyses done (diagnostics).
     pub analyses: usize,
     /// Numeric factorizations done.
