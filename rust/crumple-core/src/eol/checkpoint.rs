@@ -133,7 +133,7 @@ impl Stepper {
             .collect();
         a.put_rows("active_rows", &act);
         // And how its passes read their solves (a restored run must too).
-        a.put_u64("qp_exact_solves", u64::from(self.kkt_ws.exact_solves));
+        a.put_u64("qp_exact_solves", u64::from(self.qp_exact_solves));
         a.put_u64("step", self.step_count);
         a.put_f64("time", self.time);
         // The wrinkle model's per-hinge state (the cloth module's names and
@@ -221,6 +221,12 @@ impl Stepper {
             .into_iter()
             .map(|[v, k]| Ok((whole(v, "active row vertex")?, whole(k, "active row ordinal")?)))
             .collect::<Result<_>>()?;
+        // Absent in checkpoints written before it was saved: 0, as a new run
+        // (at most the 20 a switch sets).
+        let qp_exact_solves = match a.get("qp_exact_solves") {
+            Some(_) => a.u64("qp_exact_solves")?.min(20) as u32,
+            None => 0,
+        };
         let rows_of = |name: &str| a.get(name).and_then(|x| x.shape.first().copied()).unwrap_or(0);
         let v = |r: &[f64], k: usize| Vec3::new(r[k], r[k + 1], r[k + 2]);
         let wires: Vec<Wire> = a
@@ -317,16 +323,12 @@ impl Stepper {
             time,
             pins,
             active,
+            qp_exact_solves,
             // Boxes are the caller's (the Python layer sets them from its
             // colliders).
             obstacles: (self.boxes.clone(), wires, points),
         });
         self.step_count = step;
-        // Absent in checkpoints written before it was saved: 0, as a new run.
-        self.kkt_ws.exact_solves = match a.get("qp_exact_solves") {
-            Some(_) => u32::try_from(a.u64("qp_exact_solves")?).unwrap_or(u32::MAX),
-            None => 0,
-        };
         Ok(())
     }
 }

@@ -222,7 +222,9 @@ pub fn kkt(qp: &Qp<'_>, sol: &QpSolution) -> Kkt {
 pub fn polish(qp: &Qp<'_>, sol: &QpSolution, ws: &mut KktWorkspace) -> Option<QpSolution> {
     let slack = qp.slack(&sol.v);
     let active: Vec<bool> = (0..qp.a_in.rows).map(|k| sol.mu[k] > slack[k].max(0.0)).collect();
-    let mut out = solve_active_set(qp, active, 12, ws)?;
+    // Its own sign-reading state: a polish (a diagnostic's or a fallback's)
+    // must not change how the stepper's later QPs are solved.
+    let mut out = solve_active_set(qp, active, 12, ws, &mut 0)?;
     out.iterations = sol.iterations;
     Some(out)
 }
@@ -241,6 +243,9 @@ pub fn polish(qp: &Qp<'_>, sol: &QpSolution, ws: &mut KktWorkspace) -> Option<Qp
 /// least-index rule, which ends for a strictly convex QP with independent
 /// rows), with up to `2 · max_passes` more passes: each is one numeric
 /// factorization, and Clarabel costs about as much as fifty of them.
+/// Passes whose set changes read their signs from the unrefined solve;
+/// after a repeat or seven passes they read refined ones, and so do the
+/// next 20 calls with the same `exact_solves` count (the caller's state).
 /// Returns `None` when the passes run out without a KKT-valid point (the
 /// caller falls back to Clarabel). The equalities of the step (EOL Eulerian
 /// rows, tangential rows, pins) are always in the system.
@@ -249,6 +254,7 @@ pub fn solve_active_set(
     mut active: Vec<bool>,
     max_passes: usize,
     ws: &mut KktWorkspace,
+    exact_solves: &mut u32,
 ) -> Option<QpSolution> {
     let mi = qp.a_in.rows;
     if active.len() != mi {
@@ -258,22 +264,25 @@ pub fn solve_active_set(
     let (mut budget, mut single) = (max_passes, false);
     let mut pass = 0;
     // Whether the passes read refined solves only: from a repeat or the
-    // fifth pass on, and for the next 20 solves after that. An unrefined
-    // solve can get a sign wrong where the system is nearly singular (the
-    // static wire rows at dt = 1e-3 s went round in circles to Clarabel on
-    // most steps; read refined, they take 10 ms a step, as before).
-    let mut exact = ws.exact_solves > 0;
-    ws.exact_solves = ws.exact_solves.saturating_sub(1);
+    // eighth pass on, and for the next 20 solves after that (the caller
+    // keeps the count, `exact_solves`: it is state, saved with the run).
+    // An unrefined solve can get a sign wrong where the system is nearly
+    // singular (the static wire rows at dt = 1e-3 s went round in circles
+    // to Clarabel on most steps; read refined, they take 10 ms a step, as
+    // before).
+    let mut exact = *exact_solves > 0;
+    *exact_solves = exact_solves.saturating_sub(1);
     while pass < budget {
         if !single {
             seen.insert(active.clone());
         }
         ws.factor(qp, &active)?;
         // A pass whose set changes is thrown away, so its signs are read
-        // from the unrefined solve (its residual is δ-sized: ~1e-6
-        // relative) to a tolerance above that residual; only a pass that
-        // looks final is refined (two more solves, a third of a pass) and
-        // read again at full strictness.
+        // from the unrefined solve (δ-regularized), ignoring violations
+        // under LOOSE_TOL; a sign it gets wrong costs a pass, not the
+        // answer: only a pass that looks final is refined (two more
+        // solves, a third of a pass) and read again at full strictness,
+        // and only that one can end the loop.
         let mut flips = Vec::new();
         if !exact {
             let out = ws.solution(qp, &active, pass as u32 + 1)?;
@@ -295,8 +304,10 @@ pub fn solve_active_set(
         }
         if !exact && (seen.contains(&active) || pass >= 7) {
             exact = true;
-            ws.exact_solves = 20;
+            *exact_solves = 20;
             seen.clear();
+            // The refined passes get a full budget of their own.
+            budget = budget.max(pass + 1 + max_passes);
         } else if !single && seen.contains(&active) {
             single = true;
             budget = pass + 1 + 2 * max_passes;
@@ -338,7 +349,7 @@ fn wrong_rows(qp: &Qp<'_>, out: &QpSolution, active: &[bool], single: bool, tol:
 ///
 /// The system is the symmetric quasi-definite
 /// `[[M̃ + εI, Aᵀ], [A, −D]] [q̇; w] = [−q; b]` over every row of the step,
-/// equality and inequality: an active row has `D = ε` (it holds as an
+/// equality and inequality: an active row has `D = δ` (it holds as an
 /// equality, `y = −w` its multiplier), an inactive one keeps its structural
 /// entries with the value 0 and `D = 1`, `b = 0` (so `w = 0`). The
 /// structure therefore depends only on the mesh, the EOL set and the rows,
@@ -355,6 +366,7 @@ pub struct KktWorkspace {
     key: Option<KktKey>,
     scratch: Vec<f64>,
     map: Vec<u32>,
+    /// The system's lower triangle in the factor's (permuted) order.
     colptr: Vec<usize>,
     rowval: Vec<usize>,
     values: Vec<f64>,
@@ -373,9 +385,6 @@ pub struct KktWorkspace {
     r: Vec<f64>,
     signs: Vec<i8>,
     mem: Option<faer::dyn_stack::MemBuffer>,
-    /// Solves left whose active-set passes read refined solutions only
-    /// (see [`solve_active_set`]).
-    pub(crate) exact_solves: u32,
     /// Symbolic analyses done (diagnostics).
     pub analyses: usize,
     /// Numeric factorizations done.
@@ -413,7 +422,7 @@ impl KktWorkspace {
     /// factorization) unless it is the one analysed last; the values of
     /// `qp` are not read. The stepper calls it while the forces are
     /// assembled on the other thread (the structure is known from the mesh
-    /// and the rows before the values are); [`Self::solve`] calls it too, so
+    /// and the rows before the values are); [`Self::factor`] calls it too, so
     /// a structure that then differs is analysed again there. `None` if
     /// the analysis fails.
     pub fn analyse(&mut self, qp: &Qp<'_>) -> Option<()> {
@@ -465,7 +474,8 @@ impl KktWorkspace {
         // faer's analysis without an ordering reads the upper triangle
         // whatever side it is told (faer 0.24), so it gets the
         // transposed pattern; the numeric factorization takes the lower
-        // triangle (a supernodal factor's own side: no copy).
+        // triangle (a supernodal factor's own side: no copy; a simplicial
+        // factor, chosen for small systems, copies it to the other side).
         let pattern = SymbolicSparseColMatRef::new_checked(dim, dim, &upper.0, None, &upper.1);
         let sym = factorize_symbolic_cholesky(
             pattern,
@@ -887,7 +897,8 @@ mod active_set_tests {
             sets.push(active.clone());
         }
         assert!(repeats, "the block update did not cycle: {sets:?}");
-        let fast = solve_active_set(&qp, vec![false; 3], 12, &mut ws).expect("the active set gave up");
+        let fast =
+            solve_active_set(&qp, vec![false; 3], 12, &mut ws, &mut 0).expect("the active set gave up");
         let reference = solve_clarabel(&qp, 1e-10).unwrap();
         assert!(kkt(&qp, &fast).ok());
         for (x, y) in fast.v.iter().zip(&reference.v) {

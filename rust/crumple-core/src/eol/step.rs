@@ -167,6 +167,10 @@ pub struct Stepper {
     pub verify_qp: bool,
     /// The QP's KKT factorization cache (a copy starts empty).
     pub kkt_ws: KktWorkspace,
+    /// How many more QPs read their active-set passes refined only (see
+    /// [`solve_active_set`]): state, not cache (saved, copied, restored
+    /// with a failed step).
+    pub qp_exact_solves: u32,
     /// Vertex ids held Lagrangian for the step being retried (see
     /// `split_step`), and those the failed attempt named.
     quarantine: (Vec<u32>, Vec<u32>),
@@ -270,6 +274,7 @@ pub(super) struct Snapshot {
     pub(super) time: f64,
     pub(super) pins: Vec<Pin>,
     pub(super) active: std::collections::BTreeSet<(u32, u32)>,
+    pub(super) qp_exact_solves: u32,
     /// The obstacles (they move with the steps).
     pub(super) obstacles: (Vec<BoxObstacle>, Vec<Wire>, Vec<PointObstacle>),
     /// The hinges' wrinkle states (they change with the step and the mesh).
@@ -457,6 +462,7 @@ impl Stepper {
             qp: QpMethod::default(),
             verify_qp: false,
             kkt_ws: KktWorkspace::default(),
+            qp_exact_solves: 0,
             quarantine: Default::default(),
             active: Default::default(),
             time: 0.0,
@@ -563,6 +569,7 @@ impl Stepper {
             time: self.time,
             pins: self.pins.clone(),
             active: self.active.clone(),
+            qp_exact_solves: self.qp_exact_solves,
             obstacles: (self.boxes.clone(), self.wires.clone(), self.points.clone()),
             wrinkles: self.wrinkles.clone(),
         }
@@ -578,6 +585,7 @@ impl Stepper {
         self.time = s.time;
         self.pins = s.pins;
         self.active = s.active;
+        self.qp_exact_solves = s.qp_exact_solves;
         (self.boxes, self.wires, self.points) = s.obstacles;
         self.wrinkles = s.wrinkles;
     }
@@ -1218,6 +1226,7 @@ impl Stepper {
         // while. The solve checks the structure again and analyses it
         // itself if it differs. CD is its own part's time; MF the rest of
         // the overlapped stretch (the analysis included) and the QP terms.
+        let clock = std::time::Instant::now();
         let mut wrinkle_events = (0, 0);
         let bend = match self.wrinkles.as_mut() {
             Some(w) if w.hinges.len() == self.mesh.hinges.len() => {
@@ -1234,7 +1243,6 @@ impl Stepper {
         let mut assembly = std::mem::take(&mut self.assembly);
         let mut ws = std::mem::take(&mut self.kkt_ws);
         let this = &*self;
-        let clock = std::time::Instant::now();
         let (sys, cd) = rayon::join(
             || assemble_with(&this.mesh, &this.params, &mut assembly, bend),
             || -> Result<_> {
@@ -1356,7 +1364,8 @@ impl Stepper {
                 if this.qp == QpMethod::ActiveSet {
                     let p_upper = super::system::lhs_pattern(&this.mesh, dofs);
                     let q = vec![0.0; n];
-                    ws.analyse(&Qp {
+                    // A failed analysis is tried again by the solve.
+                    let _ = ws.analyse(&Qp {
                         p_upper: &p_upper,
                         q: &q,
                         a_eq: &a_eq,
@@ -1405,7 +1414,7 @@ impl Stepper {
         let fast = match self.qp {
             QpMethod::ActiveSet => {
                 let guess = keys.iter().map(|k| self.active.contains(k)).collect();
-                solve_active_set(&qp, guess, 12, ws)
+                solve_active_set(&qp, guess, 12, ws, &mut self.qp_exact_solves)
             }
             QpMethod::Clarabel => None,
         };

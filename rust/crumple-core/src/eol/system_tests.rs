@@ -379,6 +379,14 @@ fn a_kept_pattern_gives_the_fresh_assembly() {
         let (lf, qf) = fresh.qp_terms(0.01, &qd[..n]);
         assert!(same(&lk, &lf), "call {k}: M - h²K");
         assert_eq!(bits(&qk), bits(&qf), "call {k}");
+        // The pattern the stepper hands the QP's structure analysis before
+        // the values exist is this one (else the solve analyses again).
+        let early = super::lhs_pattern(mesh, &kept.dofs);
+        assert_eq!(
+            (&early.colptr, &early.rowval),
+            (&lk.colptr, &lk.rowval),
+            "call {k}: lhs_pattern"
+        );
         // And what the kept lhs equals: the upper triangle of M − h²K.
         let want = kept.mass.add_scaled(&kept.stiffness, -0.01 * 0.01).upper();
         assert_eq!(lk.colptr, want.colptr, "call {k}");
