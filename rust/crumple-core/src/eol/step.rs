@@ -1246,135 +1246,147 @@ impl Stepper {
         let (sys, cd) = rayon::join(
             || assemble_with(&this.mesh, &this.params, &mut assembly, bend),
             || -> Result<_> {
-                let clock = std::time::Instant::now();
-                // The cloth's edges, once for the step: border normals and the
-                // crossings of wires and box edges (the mesh is fixed from here on).
-                let edges = this.mesh.edge_face_counts();
-                let (normals, nbrs, border) = this.neighbourhood(&edges);
-                let mut rows = Rows::default();
-                for &i in &dofs.eol {
-                    let i = i as usize;
-                    let Some(feature) = this.features.get(i).copied().flatten() else {
-                        return Err(Error::InvalidInput(format!("EOL vertex {i} has no feature")));
-                    };
-                    let ns = &normals[i];
-                    let spread = ns
-                        .iter()
-                        .flat_map(|a| ns.iter().map(move |b| a.dot(*b).clamp(-1.0, 1.0).acos()))
-                        .fold(0.0, f64::max);
-                    let corner = matches!(feature, Feature::Corner { .. } | Feature::Point { .. });
-                    let flat = spread < if corner { FLAT_CORNER } else { FLAT_EDGE };
-                    let vn = ns.iter().fold(Vec3::zero(), |a, b| a + *b).normalize_or_zero();
-                    // t̄ from the conformal neighbours (EOL, same feature), ordered along
-                    // the feature's tangent; b̄ at the border.
-                    let along = match border[i] {
-                        Some(b) => b,
-                        None => {
-                            let tangent = match feature {
-                                Feature::Edge { tangent, .. } | Feature::Wire { tangent, .. } => tangent,
-                                _ => Vec3::zero(),
+                // M̃'s pattern beside the collision detection: a task the
+                // thread that finishes the assembly first can take.
+                let (cd, p_upper) = rayon::join(
+                    || -> Result<_> {
+                        let clock = std::time::Instant::now();
+                        // The cloth's edges, once for the step: border normals and the
+                        // crossings of wires and box edges (the mesh is fixed from here on).
+                        let edges = this.mesh.edge_face_counts();
+                        let (normals, nbrs, border) = this.neighbourhood(&edges);
+                        let mut rows = Rows::default();
+                        for &i in &dofs.eol {
+                            let i = i as usize;
+                            let Some(feature) = this.features.get(i).copied().flatten() else {
+                                return Err(Error::InvalidInput(format!("EOL vertex {i} has no feature")));
                             };
-                            let mut line: Vec<u32> = nbrs[i]
+                            let ns = &normals[i];
+                            let spread = ns
                                 .iter()
-                                .copied()
-                                .filter(|&j| {
-                                    this.mesh.eol[j as usize] && this.features[j as usize] == Some(feature)
-                                })
-                                .collect();
-                            line.sort_by(|&a, &b| {
-                                let (pa, pb) = (
-                                    this.mesh.x[a as usize].dot(tangent),
-                                    this.mesh.x[b as usize].dot(tangent),
-                                );
-                                pa.total_cmp(&pb).then(a.cmp(&b))
-                            });
-                            let u = |j: u32| this.mesh.u[j as usize];
-                            match line.as_slice() {
-                                [p, .., q] => line_direction(u(*p), this.mesh.u[i], u(*q)),
-                                [p] => line_direction(u(*p), this.mesh.u[i], this.mesh.u[i]),
-                                // No conformal neighbour (spec §6.1 [D]): the edge's
-                                // material direction (FᵀF)⁻¹Fᵀ t_e, F of a face at i.
-                                [] => self
-                                    .mesh
-                                    .faces
-                                    .iter()
-                                    .find(|f| f.contains(&(i as u32)))
-                                    .and_then(|f| {
-                                        let x = f.map(|k| this.mesh.x[k as usize]);
-                                        let u = f.map(|k| this.mesh.u[k as usize]);
-                                        deformation_gradient(&x, &u)
-                                    })
-                                    .and_then(|(g, _)| material_direction(&g, tangent))
-                                    .unwrap_or([0.0, 0.0]),
+                                .flat_map(|a| ns.iter().map(move |b| a.dot(*b).clamp(-1.0, 1.0).acos()))
+                                .fold(0.0, f64::max);
+                            let corner = matches!(feature, Feature::Corner { .. } | Feature::Point { .. });
+                            let flat = spread < if corner { FLAT_CORNER } else { FLAT_EDGE };
+                            let vn = ns.iter().fold(Vec3::zero(), |a, b| a + *b).normalize_or_zero();
+                            // t̄ from the conformal neighbours (EOL, same feature), ordered along
+                            // the feature's tangent; b̄ at the border.
+                            let along = match border[i] {
+                                Some(b) => b,
+                                None => {
+                                    let tangent = match feature {
+                                        Feature::Edge { tangent, .. } | Feature::Wire { tangent, .. } => {
+                                            tangent
+                                        }
+                                        _ => Vec3::zero(),
+                                    };
+                                    let mut line: Vec<u32> = nbrs[i]
+                                        .iter()
+                                        .copied()
+                                        .filter(|&j| {
+                                            this.mesh.eol[j as usize]
+                                                && this.features[j as usize] == Some(feature)
+                                        })
+                                        .collect();
+                                    line.sort_by(|&a, &b| {
+                                        let (pa, pb) = (
+                                            this.mesh.x[a as usize].dot(tangent),
+                                            this.mesh.x[b as usize].dot(tangent),
+                                        );
+                                        pa.total_cmp(&pb).then(a.cmp(&b))
+                                    });
+                                    let u = |j: u32| this.mesh.u[j as usize];
+                                    match line.as_slice() {
+                                        [p, .., q] => line_direction(u(*p), this.mesh.u[i], u(*q)),
+                                        [p] => line_direction(u(*p), this.mesh.u[i], this.mesh.u[i]),
+                                        // No conformal neighbour (spec §6.1 [D]): the edge's
+                                        // material direction (FᵀF)⁻¹Fᵀ t_e, F of a face at i.
+                                        [] => self
+                                            .mesh
+                                            .faces
+                                            .iter()
+                                            .find(|f| f.contains(&(i as u32)))
+                                            .and_then(|f| {
+                                                let x = f.map(|k| this.mesh.x[k as usize]);
+                                                let u = f.map(|k| this.mesh.u[k as usize]);
+                                                deformation_gradient(&x, &u)
+                                            })
+                                            .and_then(|(g, _)| material_direction(&g, tangent))
+                                            .unwrap_or([0.0, 0.0]),
+                                    }
+                                }
+                            };
+                            let site = Site {
+                                feature,
+                                flat,
+                                along,
+                                vertex_normal: vn,
+                                v_o: this.obstacles().velocity_of(&feature, this.mesh.x[i], h),
+                            };
+                            let r0 = rows.inequality_count();
+                            match this.conformal {
+                                Conformal::Eol => rows.eol_vertex(dofs, i, &site),
+                                Conformal::LagrangianAveraged => rows.conformal_vertex(dofs, i, &site, false),
+                                Conformal::LagrangianCone => rows.conformal_vertex(dofs, i, &site, true),
+                            }
+                            rows.set_friction_from(r0, this.obstacles().friction_of(&feature));
+                        }
+                        // Each box's turn over this step (its pose stays put until the step's end).
+                        let turns: Vec<Option<Mat3<f64>>> =
+                            this.boxes.iter().map(|b| b.turns().then(|| b.turn(h))).collect();
+                        let contacts = this.lagrangian_contacts(dofs, &mut rows, h, &turns, &edges);
+                        let cd_time = clock.elapsed().as_secs_f64();
+                        for pin in &this.pins {
+                            let Some(i) = this.vertex_of(pin.id) else {
+                                continue;
+                            };
+                            let v = (pin.target + pin.velocity * h - this.mesh.x[i]) * (1.0 / h);
+                            for k in 0..3 {
+                                let mut e = Vec3::zero();
+                                e[k] = 1.0;
+                                rows.vertex(dofs, i, false, e, v);
                             }
                         }
-                    };
-                    let site = Site {
-                        feature,
-                        flat,
-                        along,
-                        vertex_normal: vn,
-                        v_o: this.obstacles().velocity_of(&feature, this.mesh.x[i], h),
-                    };
-                    let r0 = rows.inequality_count();
-                    match this.conformal {
-                        Conformal::Eol => rows.eol_vertex(dofs, i, &site),
-                        Conformal::LagrangianAveraged => rows.conformal_vertex(dofs, i, &site, false),
-                        Conformal::LagrangianCone => rows.conformal_vertex(dofs, i, &site, true),
-                    }
-                    rows.set_friction_from(r0, this.obstacles().friction_of(&feature));
-                }
-                // Each box's turn over this step (its pose stays put until the step's end).
-                let turns: Vec<Option<Mat3<f64>>> =
-                    this.boxes.iter().map(|b| b.turns().then(|| b.turn(h))).collect();
-                let contacts = this.lagrangian_contacts(dofs, &mut rows, h, &turns, &edges);
-                let cd_time = clock.elapsed().as_secs_f64();
-                for pin in &this.pins {
-                    let Some(i) = this.vertex_of(pin.id) else {
-                        continue;
-                    };
-                    let v = (pin.target + pin.velocity * h - this.mesh.x[i]) * (1.0 / h);
-                    for k in 0..3 {
-                        let mut e = Vec3::zero();
-                        e[k] = 1.0;
-                        rows.vertex(dofs, i, false, e, v);
-                    }
-                }
-                let keys: Vec<(u32, u32)> = {
-                    let mut seen = std::collections::BTreeMap::new();
-                    rows.inequality_vertices()
-                        .iter()
-                        .map(|&v| {
-                            let c = seen.entry(v).or_insert(0u32);
-                            *c += 1;
-                            (this.ids[v as usize], *c - 1)
-                        })
-                        .collect()
-                };
-                let spread = rows.take_spread();
-                let rows_info: Vec<RowContact> = rows
-                    .inequality_vertices()
-                    .iter()
-                    .zip(rows.inequality_normals())
-                    .zip(rows.inequality_friction())
-                    .zip(spread)
-                    .map(|(((&v, &n), &mu), spread)| (v, n, mu, spread))
-                    .collect();
-                let (a_eq, b_eq, a_in, b_in) = rows.build(n);
-                if this.qp == QpMethod::ActiveSet {
-                    let p_upper = super::system::lhs_pattern(&this.mesh, dofs);
+                        let keys: Vec<(u32, u32)> = {
+                            let mut seen = std::collections::BTreeMap::new();
+                            rows.inequality_vertices()
+                                .iter()
+                                .map(|&v| {
+                                    let c = seen.entry(v).or_insert(0u32);
+                                    *c += 1;
+                                    (this.ids[v as usize], *c - 1)
+                                })
+                                .collect()
+                        };
+                        let spread = rows.take_spread();
+                        let rows_info: Vec<RowContact> = rows
+                            .inequality_vertices()
+                            .iter()
+                            .zip(rows.inequality_normals())
+                            .zip(rows.inequality_friction())
+                            .zip(spread)
+                            .map(|(((&v, &n), &mu), spread)| (v, n, mu, spread))
+                            .collect();
+                        let (a_eq, b_eq, a_in, b_in) = rows.build(n);
+                        Ok((a_eq, b_eq, a_in, b_in, keys, rows_info, contacts, turns, cd_time))
+                    },
+                    || (this.qp == QpMethod::ActiveSet).then(|| super::system::lhs_pattern(&this.mesh, dofs)),
+                );
+                let cd = cd?;
+                if let Some(p_upper) = p_upper {
+                    let (a_eq, b_eq, a_in, b_in) = (&cd.0, &cd.1, &cd.2, &cd.3);
                     let q = vec![0.0; n];
                     // A failed analysis is tried again by the solve.
                     let _ = ws.analyse(&Qp {
                         p_upper: &p_upper,
                         q: &q,
-                        a_eq: &a_eq,
-                        b_eq: &b_eq,
-                        a_in: &a_in,
-                        b_in: &b_in,
+                        a_eq,
+                        b_eq,
+                        a_in,
+                        b_in,
                     });
                 }
-                Ok((a_eq, b_eq, a_in, b_in, keys, rows_info, contacts, turns, cd_time))
+                Ok(cd)
             },
         );
         let overlapped = clock.elapsed().as_secs_f64();
