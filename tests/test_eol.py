@@ -260,6 +260,11 @@ def test_bad_cloth_and_obstacles_raise() -> None:
     u[0, 0] = np.nan
     with pytest.raises(cr.InvalidInputError, match="NaN"):
         sim.add_cloth(m, material_coordinates=u)
+    # Complex values are refused, not cut to their real part.
+    with pytest.raises(cr.InvalidInputError, match="complex"):
+        sim.add_cloth(m, material_coordinates=m.vertices[:, [0, 1]] + 0j)
+    with pytest.raises(cr.InvalidInputError, match="complex"):
+        sim.add_point((0, -1 + 1j, 0))
     # (x, z) sees the faces (wound about +y) clockwise.
     with pytest.raises(cr.InvalidInputError, match="clockwise"):
         sim.add_cloth(m, material_coordinates=m.vertices[:, [0, 2]])
@@ -293,6 +298,8 @@ def test_bad_cloth_and_obstacles_raise() -> None:
         cloth.pin([0], stiffness=1e3)
     with pytest.raises(cr.InvalidInputError, match="out-of-range"):
         cloth.pin([10_000])
+    with pytest.raises(cr.InvalidInputError, match="complex"):
+        cloth.pin(np.zeros(0, dtype=complex))
     with pytest.raises(cr.InvalidInputError, match="dt"):
         sim.step(dt=0.0)
 

@@ -106,6 +106,8 @@ def as_faces(a: Any, name: str = "faces") -> npt.NDArray[np.int64]:
 
 def as_vec3(v: Any, name: str) -> tuple[float, float, float]:
     """Return a finite 3-vector as a tuple of floats."""
+    if np.iscomplexobj(v):
+        raise InvalidInputError(f"{name} must be three real numbers; got complex {v!r}")
     try:
         arr = np.asarray(v, dtype=np.float64).reshape(-1)
     except Exception as e:
@@ -200,7 +202,7 @@ def vertex_indices(a: Any, count: int, name: str = "indices") -> npt.NDArray[np.
             raise InvalidInputError(f"{name} as a boolean mask needs one entry per vertex ({count}); got {m.size}")
         return np.flatnonzero(m).astype(np.int64)
     arr = arr.reshape(-1)
-    if arr.size and arr.dtype.kind not in "iu":
+    if (arr.size and arr.dtype.kind not in "iu") or arr.dtype.kind == "c":
         raise InvalidInputError(f"{name} must be integer vertex indices or a boolean mask; got dtype {arr.dtype}")
     out = np.ascontiguousarray(arr, dtype=np.int64)
     if out.size and (out.min() < 0 or out.max() >= count):

@@ -231,6 +231,10 @@ class SimulationBase(abc.ABC):
             # 0-d arrays (time, step, ...) as Python scalars; the core checks every name and shape.
             state = {k[len("state_"):]: (v.item() if np.ndim(v) == 0 else v)
                      for k, v in arrays.items() if k.startswith("state_")}
+            # A corrupt file's complex arrays would lose their imaginary part
+            # in the core's float conversion, without a word.
+            if any(np.iscomplexobj(v) for v in state.values()):
+                raise CheckpointError(f"{path}: a state array holds complex values; the file is corrupt")
             sim._core().set_state_arrays(state)
             # The colliders go in last, once the objects are where they were
             # and the clock is the saved time, so each is added at its pose

@@ -665,6 +665,8 @@ class Simulation(SimulationBase):
         if material_coordinates is None:
             u = planar_coordinates(mesh)
         else:
+            if np.iscomplexobj(material_coordinates):
+                raise InvalidInputError("material_coordinates must be real (m); got complex values")
             u = np.ascontiguousarray(np.asarray(material_coordinates, dtype=np.float64))
             if u.shape != (mesh.num_vertices, 2):
                 raise InvalidInputError(
