@@ -158,13 +158,15 @@ def measure_row(name: str) -> dict[str, Any]:
     for _ in range(WARMUP):
         step()
     t0 = sim.stage_times()
-    faces, eol, fallbacks = 0, 0, 0
+    faces, eol, fallbacks, passes, factorizations = 0, 0, 0, 0, 0
     for _ in range(STEPS):
         step()
         st = sim.stats()
         faces = max(faces, len(cloth.faces))
         eol = max(eol, int(st["eol_vertices"]))
         fallbacks += int(st["qp_clarabel"])
+        passes += int(st["qp_iterations"])
+        factorizations += int(st["qp_factorizations"])
     t1 = sim.stage_times()
     assert pulled[0] or row["scene"] in ("wire", "friction"), "the pull did not start"
     d = {k: t1[k] - t0[k] for k in t1}
@@ -178,6 +180,10 @@ def measure_row(name: str) -> dict[str, Any]:
         "vertices": cloth.num_vertices, "eol_vertices_max": eol, "ms_per_step": ms,
         "split": {k: v / total for k, v in d.items()}, "qp_share": d["vi"] / total,
         "clarabel_fallbacks": fallbacks, "steps": STEPS,
+        # Per step: the active set's passes and its numeric factorizations
+        # (its later passes re-solve bordered; Clarabel's iterations on the
+        # Clarabel row).
+        "qp_passes": passes / STEPS, "qp_factorizations": factorizations / STEPS,
         "paper": {"row": row["paper"], "faces": pf, "ms_per_step": pt, "vi_percent": pvi},
         "speedup_vs_paper": pt / ms,
     }
@@ -229,7 +235,8 @@ def main() -> int:
             print(f"{name:20s} unavailable: {r['reason']}")
             continue
         print(f"{name:20s} {r['faces']:5d} faces {r['ms_per_step']:8.1f} ms/step  QP {100 * r['qp_share']:4.1f}%  "
-              f"paper {r['paper']['ms_per_step']:7.1f} ms  ×{r['speedup_vs_paper']:.1f}  fallbacks {r['clarabel_fallbacks']}")
+              f"paper {r['paper']['ms_per_step']:7.1f} ms  ×{r['speedup_vs_paper']:.1f}  fallbacks {r['clarabel_fallbacks']}  "
+              f"passes {r['qp_passes']:.1f} factorizations {r['qp_factorizations']:.1f}")
     for label, q in res["ratios"].items():
         print(f"T {label:14s} ours {q['ours']:.2f}  paper {q['paper']:.2f}  "
               f"QP share > 50 % in both: {'yes' if q['qp_share_over_half'] else 'no'}")

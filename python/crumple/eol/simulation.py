@@ -726,7 +726,10 @@ class Simulation(SimulationBase):
         ``kkt_stationarity``, ``kkt_equality``, ``kkt_inequality``,
         ``kkt_complementarity`` and ``kkt_dual``, the most negative
         inequality multiplier relative to the force),
-        solver passes (``qp_iterations``), whether it went to Clarabel
+        solver passes (``qp_iterations``), the active-set path's numeric KKT
+        factorizations (``qp_factorizations``: its passes after the first
+        re-solve against that factor unless many rows changed state),
+        whether it went to Clarabel
         (``qp_clarabel``), with ``verify_qp`` the largest difference from
         Clarabel's solution relative to the largest velocity (``qp_gap``:
         after its refinement; ``qp_gap_raw``: its interior point), the

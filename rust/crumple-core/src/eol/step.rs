@@ -26,8 +26,12 @@ use crate::{Error, Result};
 pub struct StepReport {
     /// KKT residuals of the accepted QP solution.
     pub kkt: Kkt,
-    /// Interior-point iterations.
+    /// Solver passes: the active set's, or Clarabel's interior-point
+    /// iterations when it solved the step.
     pub iterations: u32,
+    /// Numeric KKT factorizations of the active-set path (its later
+    /// passes re-solve against the first one's factor, bordered).
+    pub factorizations: u32,
     /// Equality and inequality rows.
     pub rows: (usize, usize),
     /// Lagrangian vertex–face contacts.
@@ -289,6 +293,7 @@ impl StepReport {
         StepReport {
             kkt: b.kkt,
             iterations: self.iterations + b.iterations,
+            factorizations: self.factorizations + b.factorizations,
             rows: b.rows,
             contacts: b.contacts,
             remesh: RemeshReport {
@@ -1423,6 +1428,7 @@ impl Stepper {
             let raw = ip.v.clone();
             Ok((polish(&qp, &ip, ws).unwrap_or(ip), raw))
         };
+        let factored = ws.factorizations;
         let fast = match self.qp {
             QpMethod::ActiveSet => {
                 let guess = keys.iter().map(|k| self.active.contains(k)).collect();
@@ -1431,6 +1437,7 @@ impl Stepper {
             QpMethod::Clarabel => None,
         };
         let clarabel = fast.is_none();
+        let factorizations = (ws.factorizations - factored) as u32;
         let (mut qp_gap, mut qp_gap_raw) = (0.0, 0.0);
         let sol = match fast {
             Some(s) => {
@@ -1456,6 +1463,7 @@ impl Stepper {
         let mut report = StepReport {
             kkt: check,
             iterations: sol.iterations,
+            factorizations,
             rows: (a_eq.rows, a_in.rows),
             contacts,
             remesh,
