@@ -15,6 +15,7 @@ use super::remesh::{
     Cloth, Obstacles, RemeshReport, near_face, point_over_face, release_vertex, vertex_grad,
 };
 use super::sizing::{AdaptReport, Sizing};
+use super::sparse::Csc;
 use super::system::{AssemblyCache, ClothParams, EdgeCounts, Mesh, assemble_with};
 use super::wrinkle::Wrinkles;
 use crate::cloth::model::ElementParams;
@@ -1226,11 +1227,13 @@ impl Stepper {
         // analysis (its ordering and symbolic factorization: the patterns of
         // M̃ and the rows are known before the values) run on one thread
         // while the forces are assembled on the other; the mesh is fixed
-        // after the remesher, and neither reads what the other writes. The
-        // caches each side writes are taken out of the stepper for the
-        // while. The solve checks the structure again and analyses it
-        // itself if it differs. CD is its own part's time; MF the rest of
-        // the overlapped stretch (the analysis included) and the QP terms.
+        // after the remesher, and neither reads what the other writes. When
+        // the mesh changed, M̃'s pattern is built first, beside CD and the
+        // rows (see below). The caches each side writes are taken out of
+        // the stepper for the while. The solve checks the structure again
+        // and analyses it itself if it differs. CD is its own part's time;
+        // MF the rest of the overlapped stretch (the patterns and the
+        // analysis included) and the QP terms.
         let clock = std::time::Instant::now();
         let mut wrinkle_events = (0, 0);
         let bend = match self.wrinkles.as_mut() {
@@ -1248,152 +1251,173 @@ impl Stepper {
         let mut assembly = std::mem::take(&mut self.assembly);
         let mut ws = std::mem::take(&mut self.kkt_ws);
         let this = &*self;
-        let (sys, cd) = rayon::join(
-            || assemble_with(&this.mesh, &this.params, &mut assembly, bend),
-            || -> Result<_> {
-                // M̃'s pattern beside the collision detection: a task the
-                // thread that finishes the assembly first can take.
-                let (cd, p_upper) = rayon::join(
-                    || -> Result<_> {
-                        let clock = std::time::Instant::now();
-                        // The cloth's edges, once for the step: border normals and the
-                        // crossings of wires and box edges (the mesh is fixed from here on).
-                        let edges = this.mesh.edge_face_counts();
-                        let (normals, nbrs, border) = this.neighbourhood(&edges);
-                        let mut rows = Rows::default();
-                        for &i in &dofs.eol {
-                            let i = i as usize;
-                            let Some(feature) = this.features.get(i).copied().flatten() else {
-                                return Err(Error::InvalidInput(format!("EOL vertex {i} has no feature")));
-                            };
-                            let ns = &normals[i];
-                            let spread = ns
-                                .iter()
-                                .flat_map(|a| ns.iter().map(move |b| a.dot(*b).clamp(-1.0, 1.0).acos()))
-                                .fold(0.0, f64::max);
-                            let corner = matches!(feature, Feature::Corner { .. } | Feature::Point { .. });
-                            let flat = spread < if corner { FLAT_CORNER } else { FLAT_EDGE };
-                            let vn = ns.iter().fold(Vec3::zero(), |a, b| a + *b).normalize_or_zero();
-                            // t̄ from the conformal neighbours (EOL, same feature), ordered along
-                            // the feature's tangent; b̄ at the border.
-                            let along = match border[i] {
-                                Some(b) => b,
-                                None => {
-                                    let tangent = match feature {
-                                        Feature::Edge { tangent, .. } | Feature::Wire { tangent, .. } => {
-                                            tangent
-                                        }
-                                        _ => Vec3::zero(),
-                                    };
-                                    let mut line: Vec<u32> = nbrs[i]
-                                        .iter()
-                                        .copied()
-                                        .filter(|&j| {
-                                            this.mesh.eol[j as usize]
-                                                && this.features[j as usize] == Some(feature)
-                                        })
-                                        .collect();
-                                    line.sort_by(|&a, &b| {
-                                        let (pa, pb) = (
-                                            this.mesh.x[a as usize].dot(tangent),
-                                            this.mesh.x[b as usize].dot(tangent),
-                                        );
-                                        pa.total_cmp(&pb).then(a.cmp(&b))
-                                    });
-                                    let u = |j: u32| this.mesh.u[j as usize];
-                                    match line.as_slice() {
-                                        [p, .., q] => line_direction(u(*p), this.mesh.u[i], u(*q)),
-                                        [p] => line_direction(u(*p), this.mesh.u[i], this.mesh.u[i]),
-                                        // No conformal neighbour (spec §6.1 [D]): the edge's
-                                        // material direction (FᵀF)⁻¹Fᵀ t_e, F of a face at i.
-                                        [] => self
-                                            .mesh
-                                            .faces
-                                            .iter()
-                                            .find(|f| f.contains(&(i as u32)))
-                                            .and_then(|f| {
-                                                let x = f.map(|k| this.mesh.x[k as usize]);
-                                                let u = f.map(|k| this.mesh.u[k as usize]);
-                                                deformation_gradient(&x, &u)
-                                            })
-                                            .and_then(|(g, _)| material_direction(&g, tangent))
-                                            .unwrap_or([0.0, 0.0]),
-                                    }
-                                }
-                            };
-                            let site = Site {
-                                feature,
-                                flat,
-                                along,
-                                vertex_normal: vn,
-                                v_o: this.obstacles().velocity_of(&feature, this.mesh.x[i], h),
-                            };
-                            let r0 = rows.inequality_count();
-                            match this.conformal {
-                                Conformal::Eol => rows.eol_vertex(dofs, i, &site),
-                                Conformal::LagrangianAveraged => rows.conformal_vertex(dofs, i, &site, false),
-                                Conformal::LagrangianCone => rows.conformal_vertex(dofs, i, &site, true),
-                            }
-                            rows.set_friction_from(r0, this.obstacles().friction_of(&feature));
-                        }
-                        // Each box's turn over this step (its pose stays put until the step's end).
-                        let turns: Vec<Option<Mat3<f64>>> =
-                            this.boxes.iter().map(|b| b.turns().then(|| b.turn(h))).collect();
-                        let contacts = this.lagrangian_contacts(dofs, &mut rows, h, &turns, &edges);
-                        let cd_time = clock.elapsed().as_secs_f64();
-                        for pin in &this.pins {
-                            let Some(i) = this.vertex_of(pin.id) else {
-                                continue;
-                            };
-                            let v = (pin.target + pin.velocity * h - this.mesh.x[i]) * (1.0 / h);
-                            for k in 0..3 {
-                                let mut e = Vec3::zero();
-                                e[k] = 1.0;
-                                rows.vertex(dofs, i, false, e, v);
-                            }
-                        }
-                        let keys: Vec<(u32, u32)> = {
-                            let mut seen = std::collections::BTreeMap::new();
-                            rows.inequality_vertices()
-                                .iter()
-                                .map(|&v| {
-                                    let c = seen.entry(v).or_insert(0u32);
-                                    *c += 1;
-                                    (this.ids[v as usize], *c - 1)
-                                })
-                                .collect()
+        let analysed = this.qp == QpMethod::ActiveSet;
+        // Collision detection and the rows.
+        let cd_rows = || -> Result<_> {
+            let clock = std::time::Instant::now();
+            // The cloth's edges, once for the step: border normals and the
+            // crossings of wires and box edges (the mesh is fixed from here on).
+            let edges = this.mesh.edge_face_counts();
+            let (normals, nbrs, border) = this.neighbourhood(&edges);
+            let mut rows = Rows::default();
+            for &i in &dofs.eol {
+                let i = i as usize;
+                let Some(feature) = this.features.get(i).copied().flatten() else {
+                    return Err(Error::InvalidInput(format!("EOL vertex {i} has no feature")));
+                };
+                let ns = &normals[i];
+                let spread = ns
+                    .iter()
+                    .flat_map(|a| ns.iter().map(move |b| a.dot(*b).clamp(-1.0, 1.0).acos()))
+                    .fold(0.0, f64::max);
+                let corner = matches!(feature, Feature::Corner { .. } | Feature::Point { .. });
+                let flat = spread < if corner { FLAT_CORNER } else { FLAT_EDGE };
+                let vn = ns.iter().fold(Vec3::zero(), |a, b| a + *b).normalize_or_zero();
+                // t̄ from the conformal neighbours (EOL, same feature), ordered along
+                // the feature's tangent; b̄ at the border.
+                let along = match border[i] {
+                    Some(b) => b,
+                    None => {
+                        let tangent = match feature {
+                            Feature::Edge { tangent, .. } | Feature::Wire { tangent, .. } => tangent,
+                            _ => Vec3::zero(),
                         };
-                        let spread = rows.take_spread();
-                        let rows_info: Vec<RowContact> = rows
-                            .inequality_vertices()
+                        let mut line: Vec<u32> = nbrs[i]
                             .iter()
-                            .zip(rows.inequality_normals())
-                            .zip(rows.inequality_friction())
-                            .zip(spread)
-                            .map(|(((&v, &n), &mu), spread)| (v, n, mu, spread))
+                            .copied()
+                            .filter(|&j| {
+                                this.mesh.eol[j as usize] && this.features[j as usize] == Some(feature)
+                            })
                             .collect();
-                        let (a_eq, b_eq, a_in, b_in) = rows.build(n);
-                        Ok((a_eq, b_eq, a_in, b_in, keys, rows_info, contacts, turns, cd_time))
-                    },
-                    || (this.qp == QpMethod::ActiveSet).then(|| super::system::lhs_pattern(&this.mesh, dofs)),
-                );
-                let cd = cd?;
-                if let Some(p_upper) = p_upper {
-                    let (a_eq, b_eq, a_in, b_in) = (&cd.0, &cd.1, &cd.2, &cd.3);
-                    let q = vec![0.0; n];
-                    // A failed analysis is tried again by the solve.
-                    let _ = ws.analyse(&Qp {
-                        p_upper: &p_upper,
-                        q: &q,
-                        a_eq,
-                        b_eq,
-                        a_in,
-                        b_in,
-                    });
+                        line.sort_by(|&a, &b| {
+                            let (pa, pb) = (
+                                this.mesh.x[a as usize].dot(tangent),
+                                this.mesh.x[b as usize].dot(tangent),
+                            );
+                            pa.total_cmp(&pb).then(a.cmp(&b))
+                        });
+                        let u = |j: u32| this.mesh.u[j as usize];
+                        match line.as_slice() {
+                            [p, .., q] => line_direction(u(*p), this.mesh.u[i], u(*q)),
+                            [p] => line_direction(u(*p), this.mesh.u[i], this.mesh.u[i]),
+                            // No conformal neighbour (spec §6.1 [D]): the edge's
+                            // material direction (FᵀF)⁻¹Fᵀ t_e, F of a face at i.
+                            [] => self
+                                .mesh
+                                .faces
+                                .iter()
+                                .find(|f| f.contains(&(i as u32)))
+                                .and_then(|f| {
+                                    let x = f.map(|k| this.mesh.x[k as usize]);
+                                    let u = f.map(|k| this.mesh.u[k as usize]);
+                                    deformation_gradient(&x, &u)
+                                })
+                                .and_then(|(g, _)| material_direction(&g, tangent))
+                                .unwrap_or([0.0, 0.0]),
+                        }
+                    }
+                };
+                let site = Site {
+                    feature,
+                    flat,
+                    along,
+                    vertex_normal: vn,
+                    v_o: this.obstacles().velocity_of(&feature, this.mesh.x[i], h),
+                };
+                let r0 = rows.inequality_count();
+                match this.conformal {
+                    Conformal::Eol => rows.eol_vertex(dofs, i, &site),
+                    Conformal::LagrangianAveraged => rows.conformal_vertex(dofs, i, &site, false),
+                    Conformal::LagrangianCone => rows.conformal_vertex(dofs, i, &site, true),
                 }
-                Ok(cd)
-            },
-        );
+                rows.set_friction_from(r0, this.obstacles().friction_of(&feature));
+            }
+            // Each box's turn over this step (its pose stays put until the step's end).
+            let turns: Vec<Option<Mat3<f64>>> =
+                this.boxes.iter().map(|b| b.turns().then(|| b.turn(h))).collect();
+            let contacts = this.lagrangian_contacts(dofs, &mut rows, h, &turns, &edges);
+            let cd_time = clock.elapsed().as_secs_f64();
+            for pin in &this.pins {
+                let Some(i) = this.vertex_of(pin.id) else {
+                    continue;
+                };
+                let v = (pin.target + pin.velocity * h - this.mesh.x[i]) * (1.0 / h);
+                for k in 0..3 {
+                    let mut e = Vec3::zero();
+                    e[k] = 1.0;
+                    rows.vertex(dofs, i, false, e, v);
+                }
+            }
+            let keys: Vec<(u32, u32)> = {
+                let mut seen = std::collections::BTreeMap::new();
+                rows.inequality_vertices()
+                    .iter()
+                    .map(|&v| {
+                        let c = seen.entry(v).or_insert(0u32);
+                        *c += 1;
+                        (this.ids[v as usize], *c - 1)
+                    })
+                    .collect()
+            };
+            let spread = rows.take_spread();
+            let rows_info: Vec<RowContact> = rows
+                .inequality_vertices()
+                .iter()
+                .zip(rows.inequality_normals())
+                .zip(rows.inequality_friction())
+                .zip(spread)
+                .map(|(((&v, &n), &mu), spread)| (v, n, mu, spread))
+                .collect();
+            let (a_eq, b_eq, a_in, b_in) = rows.build(n);
+            Ok((a_eq, b_eq, a_in, b_in, keys, rows_info, contacts, turns, cd_time))
+        };
+        // The QP's structure analysis from M̃'s pattern and the rows (a
+        // failed one is tried again by the solve).
+        let analyse =
+            |ws: &mut KktWorkspace, p_upper: &Csc, a_eq: &Csc, b_eq: &[f64], a_in: &Csc, b_in: &[f64]| {
+                let q = vec![0.0; n];
+                let _ = ws.analyse(&Qp {
+                    p_upper,
+                    q: &q,
+                    a_eq,
+                    b_eq,
+                    a_in,
+                    b_in,
+                });
+            };
+        let (sys, cd) = if !analysed || assembly.is_for(&this.mesh) {
+            // The mesh of the last step: M̃'s pattern is kept, and the
+            // assembly runs beside the collision detection, the rows and
+            // the analysis.
+            let p_upper = analysed.then(|| assembly.lhs_pattern().clone());
+            rayon::join(
+                || assemble_with(&this.mesh, &this.params, &mut assembly, bend),
+                || {
+                    let cd = cd_rows();
+                    if let (Some(p), Ok(c)) = (&p_upper, &cd) {
+                        analyse(&mut ws, p, &c.0, &c.1, &c.2, &c.3);
+                    }
+                    cd
+                },
+            )
+        } else {
+            // A new mesh (remeshed): its patterns beside the collision
+            // detection and the rows, then the assembly beside the
+            // analysis (on the FRICTION row the patterns take about as
+            // long as CD and the rows, the analysis a little less than
+            // the assembly).
+            let ((), cd) = rayon::join(|| assembly.prepare(&this.mesh), cd_rows);
+            let p_upper = assembly.lhs_pattern().clone();
+            let (sys, ()) = rayon::join(
+                || assemble_with(&this.mesh, &this.params, &mut assembly, bend),
+                || {
+                    if let Ok(c) = &cd {
+                        analyse(&mut ws, &p_upper, &c.0, &c.1, &c.2, &c.3);
+                    }
+                },
+            );
+            (sys, cd)
+        };
         let overlapped = clock.elapsed().as_secs_f64();
         self.assembly = assembly;
         self.kkt_ws = ws;

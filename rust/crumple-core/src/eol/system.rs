@@ -382,15 +382,6 @@ fn block_pattern(dofs: &Dofs, faces: &[[u32; 3]], hinges: &[[u32; 4]]) -> (Csc, 
     )
 }
 
-/// The pattern of `M̃ = M − h²K`'s upper triangle (values zero) as
-/// [`System::qp_terms_with`] builds it for `mesh` with the layout `dofs`: K's
-/// blocks (faces and hinges) hold M's. What the stepper hands the QP's
-/// structure analysis while the values are assembled.
-pub fn lhs_pattern(mesh: &Mesh, dofs: &Dofs) -> Csc {
-    let hinges: Vec<[u32; 4]> = mesh.hinges.iter().map(|h| h.vertices).collect();
-    block_pattern(dofs, &mesh.faces, &hinges).0.upper()
-}
-
 /// Splits `buf` into consecutive pieces of the given lengths.
 fn split_by<'a>(mut buf: &'a mut [f64], lengths: &[usize]) -> Vec<&'a mut [f64]> {
     let mut out = Vec::with_capacity(lengths.len());
@@ -506,6 +497,10 @@ pub struct AssemblyCache {
     eol: Vec<bool>,
     /// Id of the mass/stiffness patterns (0: none yet).
     id: u64,
+    /// The pattern of `M̃`'s upper triangle (values zero) for the kept
+    /// patterns, what [`System::qp_terms_with`] builds (the stiffness
+    /// pattern holds the mass pattern).
+    lhs_upper: Csc,
     /// The pattern id `lhs` was built for, and which stored entries of M and
     /// K lie on or above the diagonal (in storage order).
     lhs_for: u64,
@@ -516,6 +511,50 @@ pub struct AssemblyCache {
     /// Value buffers (mass, stiffness), reused.
     mv: Vec<f64>,
     kv: Vec<f64>,
+}
+
+impl AssemblyCache {
+    /// Whether the kept patterns are those of `mesh` (its faces, hinge
+    /// vertices and EOL flags).
+    pub fn is_for(&self, mesh: &Mesh) -> bool {
+        self.id != 0
+            && self.faces == mesh.faces
+            && self.eol == mesh.eol
+            && self
+                .hinges
+                .iter()
+                .copied()
+                .eq(mesh.hinges.iter().map(|h| h.vertices))
+    }
+
+    /// Builds the patterns of M, K and `M̃`'s upper triangle for `mesh`
+    /// unless they are the ones kept: what [`assemble_with`] does first,
+    /// callable ahead of it (the stepper does it beside the collision
+    /// detection when the mesh changed, so the QP's structure analysis
+    /// has `M̃`'s pattern before the values are assembled).
+    pub fn prepare(&mut self, mesh: &Mesh) {
+        if self.is_for(mesh) {
+            return;
+        }
+        let dofs = Dofs::new(&mesh.eol);
+        self.hinges.clear();
+        self.hinges.extend(mesh.hinges.iter().map(|h| h.vertices));
+        let (m, map) = block_pattern(&dofs, &mesh.faces, &[]);
+        self.mass.keep(m, map);
+        let (k, map) = block_pattern(&dofs, &mesh.faces, &self.hinges);
+        self.lhs_upper = k.upper();
+        self.stiffness.keep(k, map);
+        self.faces.clone_from(&mesh.faces);
+        self.eol.clone_from(&mesh.eol);
+        self.id = NEXT_PATTERN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The pattern of `M̃ = M − h²K`'s upper triangle (values zero) as
+    /// [`System::qp_terms_with`] builds it for the mesh of the last
+    /// [`Self::prepare`] (empty before one).
+    pub fn lhs_pattern(&self) -> &Csc {
+        &self.lhs_upper
+    }
 }
 
 impl Clone for AssemblyCache {
@@ -673,23 +712,7 @@ pub fn assemble_with(
             add_force(*i, g, &mut force);
         }
     }
-    // The patterns: listed and sorted again only when what they depend on changed.
-    let hinge_vertices = mesh.hinges.iter().map(|h| h.vertices);
-    let same = cache.id != 0
-        && cache.faces == mesh.faces
-        && cache.eol == mesh.eol
-        && cache.hinges.iter().copied().eq(hinge_vertices.clone());
-    if !same {
-        cache.hinges.clear();
-        cache.hinges.extend(hinge_vertices);
-        let (m, map) = block_pattern(&dofs, &mesh.faces, &[]);
-        cache.mass.keep(m, map);
-        let (k, map) = block_pattern(&dofs, &mesh.faces, &cache.hinges);
-        cache.stiffness.keep(k, map);
-        cache.faces.clone_from(&mesh.faces);
-        cache.eol.clone_from(&mesh.eol);
-        cache.id = NEXT_PATTERN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    }
+    cache.prepare(mesh);
     let system = System {
         mass: cache.mass.fill(&mv),
         stiffness: cache.stiffness.fill(&kv),
