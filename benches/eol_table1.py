@@ -42,7 +42,8 @@ Rows, each measured in a worker subprocess with 2 threads, dt = 5e-3 s:
 Timed after 70 steps (0.35 s at dt = 5e-3: the sheet has folded over the
 edge or landed on the nails), 60 steps;
 reported: ms per step, the CD/RM/MF/VI split (the paper's buckets; VI is the
-QP), the face count, the steps the active-set path handed to Clarabel, and
+QP), the face count, the steps the active-set path handed to Clarabel, its
+passes and numeric KKT factorizations per step, and
 the paper's T for the row with the speed-up (paper T / ours; the paper ran
 one thread of an i7-7700 with MOSEK, so the ratio mixes hardware, threads
 and solver). Writes ``bench-out/eol_table1.json``.
