@@ -379,8 +379,9 @@ class Simulation(SimulationBase):
     contact row); ``collapse_length`` τ (material m; default 1 % of the
     cloth's size: shorter edges at an EOL vertex collapse into it);
     ``qp_solver``: "active_set" (default: a primal–dual active-set
-    method warm-started from the previous step's active rows, each pass one
-    solve on faer's sparse LDLᵀ with the symbolic analysis kept between
+    method warm-started from the previous step's active rows on faer's
+    sparse LDLᵀ: the first pass factors, the later ones re-solve bordered
+    with the rows that changed; the symbolic analysis is kept between
     steps, with Clarabel when it does not settle in 12 passes) or
     "clarabel" (the interior-point reference every step, then the same
     active-set refinement from its active set); both give KKT-valid
