@@ -427,6 +427,8 @@ pub struct KktWorkspace {
     y: Vec<f64>,
     s_lu: Vec<f64>,
     s_perm: (Vec<usize>, Vec<usize>),
+    /// Scratch of the dense LU and its solves (for `MAX_BORDER` rows).
+    s_mem: Option<faer::dyn_stack::MemBuffer>,
     /// Symbolic analyses done (diagnostics).
     pub analyses: usize,
     /// Numeric factorizations done.
@@ -532,6 +534,19 @@ impl KktWorkspace {
             sym.solve_in_place_scratch::<f64>(MAX_FRESH, Par::Seq),
         ]);
         self.mem = Some(MemBuffer::try_new(req).ok()?);
+        if self.s_mem.is_none() {
+            use faer::linalg::lu::partial_pivoting::{factor, solve};
+            let req = StackReq::any_of(&[
+                factor::lu_in_place_scratch::<usize, f64>(
+                    MAX_BORDER,
+                    MAX_BORDER,
+                    Par::Seq,
+                    Default::default(),
+                ),
+                solve::solve_in_place_scratch::<usize, f64>(MAX_BORDER, 1, Par::Seq),
+            ]);
+            self.s_mem = Some(MemBuffer::try_new(req).ok()?);
+        }
         // Every entry is written by the numeric factorization.
         self.l_values.resize(sym.len_val(), 0.0);
         self.signs = perm.iter().map(|&i| if i < n { 1 } else { -1 }).collect();
@@ -649,11 +664,8 @@ impl KktWorkspace {
         self.base.clear();
         self.base.extend_from_slice(active);
         self.x0.clone_from(&self.x);
-        self.border_of.clear();
+        // (The columns went with `forget_base` above.)
         self.border_of.resize(mi, u32::MAX);
-        self.borders.clear();
-        self.used.clear();
-        self.y.clear();
         Some(())
     }
 
@@ -767,12 +779,11 @@ impl KktWorkspace {
             let zj = &self.z[cj * dim..(cj + 1) * dim];
             for (i, &ci) in self.used.iter().enumerate() {
                 let c = &self.borders[ci];
-                let dot: f64 = c.entries.iter().map(|&(r, v)| v * zj[r]).sum();
+                let dot = c.dot(zj);
                 self.s_lu[i + j * m] = if i == j { c.e - dot } else { -dot };
             }
             let c = &self.borders[cj];
-            self.y
-                .push(c.d - c.entries.iter().map(|&(r, v)| v * self.x0[r]).sum::<f64>());
+            self.y.push(c.d - c.dot(&self.x0));
         }
         self.factor_schur()?;
         let mut y = std::mem::take(&mut self.y);
@@ -792,8 +803,8 @@ impl KktWorkspace {
     /// partial-pivoting LU, sequential so a run does not depend on the
     /// thread count).
     fn factor_schur(&mut self) -> Option<()> {
-        use faer::dyn_stack::{MemBuffer, MemStack};
-        use faer::linalg::lu::partial_pivoting::factor::{lu_in_place, lu_in_place_scratch};
+        use faer::dyn_stack::MemStack;
+        use faer::linalg::lu::partial_pivoting::factor::lu_in_place;
         use faer::{MatMut, Par};
         let m = self.used.len();
         if m == 0 {
@@ -801,35 +812,28 @@ impl KktWorkspace {
         }
         self.s_perm.0.resize(m, 0);
         self.s_perm.1.resize(m, 0);
-        let mut mem = MemBuffer::try_new(lu_in_place_scratch::<usize, f64>(
-            m,
-            m,
-            Par::Seq,
-            Default::default(),
-        ))
-        .ok()?;
         lu_in_place(
             MatMut::from_column_major_slice_mut(&mut self.s_lu, m, m),
             &mut self.s_perm.0,
             &mut self.s_perm.1,
             Par::Seq,
-            MemStack::new(&mut mem),
+            MemStack::new(self.s_mem.as_mut()?),
             Default::default(),
         );
         Some(())
     }
 
     /// Solves `S y = rhs` in place with the factors of [`Self::factor_schur`].
-    fn solve_schur(&self, rhs: &mut [f64]) {
-        use faer::dyn_stack::{MemBuffer, MemStack};
-        use faer::linalg::lu::partial_pivoting::solve::{solve_in_place, solve_in_place_scratch};
+    fn solve_schur(&mut self, rhs: &mut [f64]) {
+        use faer::dyn_stack::MemStack;
+        use faer::linalg::lu::partial_pivoting::solve::solve_in_place;
         use faer::perm::PermRef;
         use faer::{MatMut, MatRef, Par};
         let m = self.used.len();
         if m == 0 {
             return;
         }
-        let Ok(mut mem) = MemBuffer::try_new(solve_in_place_scratch::<usize, f64>(m, 1, Par::Seq)) else {
+        let Some(mem) = self.s_mem.as_mut() else {
             rhs.fill(f64::NAN);
             return;
         };
@@ -840,7 +844,7 @@ impl KktWorkspace {
             PermRef::new_checked(&self.s_perm.0, &self.s_perm.1, m),
             MatMut::from_column_major_slice_mut(rhs, m, 1),
             Par::Seq,
-            MemStack::new(&mut mem),
+            MemStack::new(mem),
         );
     }
 
@@ -900,11 +904,7 @@ impl KktWorkspace {
             self.solve_in_place(false);
             if !self.used.is_empty() {
                 for (rc, &c) in ry.iter_mut().zip(&self.used) {
-                    *rc -= self.borders[c]
-                        .entries
-                        .iter()
-                        .map(|&(i, v)| v * self.r[i])
-                        .sum::<f64>();
+                    *rc -= self.borders[c].dot(&self.r);
                 }
                 self.solve_schur(&mut ry);
                 for (&c, (&dy, y)) in self.used.iter().zip(ry.iter().zip(self.y.iter_mut())) {
@@ -985,6 +985,13 @@ struct Border {
     entries: Vec<(usize, f64)>,
     d: f64,
     e: f64,
+}
+
+impl Border {
+    /// `cᵀx` (`x` in the factor's order).
+    fn dot(&self, x: &[f64]) -> f64 {
+        self.entries.iter().map(|&(i, v)| v * x[i]).sum()
+    }
 }
 
 /// The lower triangle of `P K Pᵀ` (`perm_inv[i]` the new place of `i`) from

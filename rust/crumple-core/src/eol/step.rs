@@ -1302,7 +1302,7 @@ impl Stepper {
                             [p] => line_direction(u(*p), this.mesh.u[i], this.mesh.u[i]),
                             // No conformal neighbour (spec §6.1 [D]): the edge's
                             // material direction (FᵀF)⁻¹Fᵀ t_e, F of a face at i.
-                            [] => self
+                            [] => this
                                 .mesh
                                 .faces
                                 .iter()
@@ -1389,7 +1389,7 @@ impl Stepper {
             // The mesh of the last step: M̃'s pattern is kept, and the
             // assembly runs beside the collision detection, the rows and
             // the analysis.
-            let p_upper = analysed.then(|| assembly.lhs_pattern().clone());
+            let p_upper = analysed.then(|| assembly.lhs_pattern());
             rayon::join(
                 || assemble_with(&this.mesh, &this.params, &mut assembly, bend),
                 || {
@@ -1407,7 +1407,7 @@ impl Stepper {
             // long as CD and the rows, the analysis a little less than
             // the assembly).
             let ((), cd) = rayon::join(|| assembly.prepare(&this.mesh), cd_rows);
-            let p_upper = assembly.lhs_pattern().clone();
+            let p_upper = assembly.lhs_pattern();
             let (sys, ()) = rayon::join(
                 || assemble_with(&this.mesh, &this.params, &mut assembly, bend),
                 || {

@@ -499,8 +499,9 @@ pub struct AssemblyCache {
     id: u64,
     /// The pattern of `M̃`'s upper triangle (values zero) for the kept
     /// patterns, what [`System::qp_terms_with`] builds (the stiffness
-    /// pattern holds the mass pattern).
-    lhs_upper: Csc,
+    /// pattern holds the mass pattern); shared, so the stepper's analysis
+    /// reads it beside the assembly without a copy a step.
+    lhs_upper: std::sync::Arc<Csc>,
     /// The pattern id `lhs` was built for, and which stored entries of M and
     /// K lie on or above the diagonal (in storage order).
     lhs_for: u64,
@@ -542,7 +543,7 @@ impl AssemblyCache {
         let (m, map) = block_pattern(&dofs, &mesh.faces, &[]);
         self.mass.keep(m, map);
         let (k, map) = block_pattern(&dofs, &mesh.faces, &self.hinges);
-        self.lhs_upper = k.upper();
+        self.lhs_upper = std::sync::Arc::new(k.upper());
         self.stiffness.keep(k, map);
         self.faces.clone_from(&mesh.faces);
         self.eol.clone_from(&mesh.eol);
@@ -552,8 +553,8 @@ impl AssemblyCache {
     /// The pattern of `M̃ = M − h²K`'s upper triangle (values zero) as
     /// [`System::qp_terms_with`] builds it for the mesh of the last
     /// [`Self::prepare`] (empty before one).
-    pub fn lhs_pattern(&self) -> &Csc {
-        &self.lhs_upper
+    pub fn lhs_pattern(&self) -> std::sync::Arc<Csc> {
+        self.lhs_upper.clone()
     }
 }
 
