@@ -158,6 +158,14 @@ pub struct Cloth<'a> {
     /// of the world velocity as the feature allows into `Ẋ`); false: the
     /// `zero_eulerian` option (`Ẋ = 0`, `ẋ` the world velocity).
     pub eq13: bool,
+    /// The vertices put on features are EOL (the "eol" mode): a vertex
+    /// snapped onto a feature takes the contact's material point
+    /// ([`Cloth::slide_material`]). False in the conformal Lagrangian
+    /// baselines, whose feature vertices are material points (Ẋ = 0): the
+    /// snap moves them in the world only, as a Lagrangian conformal
+    /// remesher does (moving their material instead let the cone baseline,
+    /// which locks in the paper, slide by one capture after another).
+    pub eulerian: bool,
     /// Run the cleanup loop's flips (spec §5.3 step 0). False when the
     /// sizing remesh follows: its flips, in the sizing metric, cover these
     /// edges, and the two tests would undo each other's flips every step.
@@ -246,6 +254,28 @@ pub(super) fn release_vertex(
     ud[i] = [0.0, 0.0];
     mesh.eol[i] = false;
     features[i] = None;
+}
+
+/// A vertex the remesher put on a feature, as it was before the snap: its
+/// id, world position, material position and world velocity.
+type Snapped = (u32, Vec3<f64>, Mat2d, Vec3<f64>);
+
+/// Spec §5.3 step 4's near-zero face, over τ²: a face a collapse or a
+/// snap makes smaller than this (while shrinking it) is refused.
+const MIN_AREA_OVER_TAU2: f64 = 0.01;
+
+/// Spec §5.3 step 4's validity of a face whose corner moved in material
+/// space (`u`, its material corners after the move, `before` its signed
+/// area before, m²): it does not turn over, and does not become a
+/// near-zero face (area under `min_area` while shrinking, or aspect ratio
+/// 12√3·A/perimeter² under 1e-6).
+fn fair_after_move(u: &[Mat2d; 3], before: f64, min_area: f64) -> bool {
+    let a = signed_area(u);
+    let perimeter: f64 = (0..3)
+        .map(|k| (u[k][0] - u[(k + 1) % 3][0]).hypot(u[k][1] - u[(k + 1) % 3][1]))
+        .sum();
+    let aspect = 12.0 * 3f64.sqrt() * a / (perimeter * perimeter);
+    !(a <= 1e-12 || (a < min_area && a < before) || aspect.is_nan() || aspect < 1e-6)
 }
 
 /// Spec §4.3 test 1 for one box edge and the cloth segment a→b: the cloth
@@ -502,6 +532,64 @@ impl Cloth<'_> {
             .map(|(g, _)| g)
     }
 
+    /// Moves vertex `k`, about to be snapped onto a feature at a contact
+    /// within τ of it, to that contact's material point `uc` and world
+    /// velocity `vc` (spec §4.4: the new EOL vertex's material coordinate
+    /// comes from the cloth side, interpolated at the contact): the
+    /// crossing of its edge to `along`, or the tip over one of its faces
+    /// (`along` None). This is what the split at the contact and the
+    /// collapse of `k` into the new vertex give (spec §5.3 step 1). It is
+    /// refused, and `k` keeps its material point, when a face at `k` would
+    /// turn over or nearly vanish in material space (spec §5.3 step 4, as
+    /// for a collapse), or when the border would move: a border vertex
+    /// moves only along a border edge (`along`), on a straight stretch of
+    /// the border (not at a cloth corner). [D] Moving the world position
+    /// alone, up to τ, strained the faces at `k`: on E8's 38 × 38 sheet
+    /// resting on the four boxes a vertex snapped 3.4 mm sideways onto an
+    /// edge sprang off it at 0.77 m/s, was released and caught again,
+    /// about ten vertices a step, and the sheet never came to rest. Only in
+    /// the "eol" mode ([`Cloth::eulerian`]). Returns whether it moved.
+    fn slide_material(&mut self, k: u32, along: Option<u32>, uc: Mat2d, vc: Vec3<f64>, tau: f64) -> bool {
+        if !self.eulerian {
+            return false;
+        }
+        let m = &*self.mesh;
+        let faces: Vec<[u32; 3]> = m.faces.iter().copied().filter(|f| f.contains(&k)).collect();
+        let mut ring: Vec<u32> = faces.iter().flatten().copied().filter(|&v| v != k).collect();
+        ring.sort_unstable();
+        // The border neighbours: across an edge with one face, met once.
+        let border: Vec<u32> = ring
+            .chunk_by(|a, b| a == b)
+            .filter(|c| c.len() == 1)
+            .map(|c| c[0])
+            .collect();
+        if !border.is_empty() {
+            let uk = m.u[k as usize];
+            let d = |v: u32| [m.u[v as usize][0] - uk[0], m.u[v as usize][1] - uk[1]];
+            let straight = match border.as_slice() {
+                &[a, b] => {
+                    let (p, q) = (d(a), d(b));
+                    (p[0] * q[1] - p[1] * q[0]).abs() <= 1e-9 * p[0].hypot(p[1]) * q[0].hypot(q[1])
+                }
+                _ => false,
+            };
+            if !straight || !along.is_some_and(|q| border.contains(&q)) {
+                return false;
+            }
+        }
+        let min_area = MIN_AREA_OVER_TAU2 * tau * tau;
+        let fair = faces.iter().all(|f| {
+            let before = f.map(|v| m.u[v as usize]);
+            let after = f.map(|v| if v == k { uc } else { m.u[v as usize] });
+            fair_after_move(&after, signed_area(&before), min_area)
+        });
+        if fair {
+            self.mesh.u[k as usize] = uc;
+            self.xd[k as usize] = vc;
+        }
+        fair
+    }
+
     /// With [`Cloth::eq13`], the new EOL vertex `v` (its `ẋ` the world
     /// velocity, `Ẋ = 0`) gets the Eq. 13 split with the old face's F `g`.
     fn transfer(&mut self, v: u32, g: Option<super::element::Grad>, feature: &Feature) {
@@ -691,6 +779,7 @@ impl Cloth<'_> {
                     continue;
                 }
                 let vi = v as usize;
+                self.slide_material(v, None, uc, vc, tau);
                 self.mesh.x[vi] = x;
                 self.mesh.eol[vi] = true;
                 self.features[vi] = Some(feature);
@@ -768,7 +857,7 @@ impl Cloth<'_> {
             return false;
         }
         let lagrangian = !m.eol[w as usize];
-        let min_area = 0.01 * tau * tau;
+        let min_area = MIN_AREA_OVER_TAU2 * tau * tau;
         let mut next = Vec::with_capacity(m.faces.len());
         for f in &m.faces {
             if !f.contains(&w) {
@@ -782,13 +871,7 @@ impl Cloth<'_> {
             if lagrangian && g.iter().all(|&k| m.eol[k as usize]) {
                 return false;
             }
-            let a = area(&m.u, g);
-            let ug = g.map(|k| m.u[k as usize]);
-            let perimeter: f64 = (0..3)
-                .map(|k| (ug[k][0] - ug[(k + 1) % 3][0]).hypot(ug[k][1] - ug[(k + 1) % 3][1]))
-                .sum();
-            let aspect = 12.0 * 3f64.sqrt() * a / (perimeter * perimeter);
-            if a <= 1e-12 || (a < min_area && a < area(&m.u, *f)) || aspect.is_nan() || aspect < 1e-6 {
+            if !fair_after_move(&g.map(|k| m.u[k as usize]), area(&m.u, *f), min_area) {
                 return false;
             }
             next.push(g);
@@ -1074,7 +1157,8 @@ impl Cloth<'_> {
     /// nearly singular and the QP sends Ẋ to hundreds of m/s. §5.2 step 3
     /// refuses the same vertices on insertion. Returns the count released.
     ///
-    /// `snapped`: (id, position before the snap) of the vertices this
+    /// `snapped`: (id, world position, material position and velocity
+    /// before the snap) of the vertices this
     /// pass put on a feature from no deeper than δ inside it. [D] One of
     /// them released here goes back to where the cloth was (one that was
     /// cutting into the box keeps the snap, which moved it out): insertion
@@ -1084,7 +1168,7 @@ impl Cloth<'_> {
     /// step, held there while the sheet around it lifted off (a sheet
     /// lifted off two boxes kept one vertex 0.35 mm inside an edge for 20
     /// steps).
-    fn border_rule(&mut self, b_r: f64, snapped: &[(u32, Vec3<f64>)]) -> usize {
+    fn border_rule(&mut self, b_r: f64, snapped: &[Snapped]) -> usize {
         let count = self.mesh.edge_face_counts();
         let outline = Border::of(self.mesh, &count);
         let (_, corner) = self.border_flags(&count);
@@ -1128,8 +1212,10 @@ impl Cloth<'_> {
                     || !line.iter().all(|&w| steep(w))
                 {
                     release_vertex(self.mesh, self.xd, self.ud, self.features, v);
-                    if let Some(&(_, x)) = snapped.iter().find(|s| s.0 == self.ids[v]) {
+                    if let Some(&(_, x, u, xd)) = snapped.iter().find(|s| s.0 == self.ids[v]) {
                         self.mesh.x[v] = x;
+                        self.mesh.u[v] = u;
+                        self.xd[v] = xd;
                     }
                     released += 1;
                     again = true;
@@ -1237,8 +1323,8 @@ impl Cloth<'_> {
 
     pub fn remesh(&mut self, obstacles: &Obstacles<'_>, thr: f64, tau: f64, h: f64) -> Result<RemeshReport> {
         let mut report = RemeshReport::default();
-        // (id, position before the snap) of each vertex this pass puts on a feature.
-        let mut snapped: Vec<(u32, Vec3<f64>)> = Vec::new();
+        // What each vertex this pass puts on a feature was before the snap.
+        let mut snapped: Vec<Snapped> = Vec::new();
         // Vertices released because their material ran out: this pass does
         // not put them back on the feature (their edges still cross it).
         let ran_out_here: Vec<bool> = (0..self.mesh.x.len())
@@ -1380,8 +1466,14 @@ impl Cloth<'_> {
                     Some(k) => {
                         let k_us = k as usize;
                         if line.depth(self.mesh.x[k_us]) <= 0.1 * thr {
-                            snapped.push((self.ids[k_us], self.mesh.x[k_us]));
+                            snapped.push((
+                                self.ids[k_us],
+                                self.mesh.x[k_us],
+                                self.mesh.u[k_us],
+                                self.xd[k_us],
+                            ));
                         }
+                        self.slide_material(k, Some(if k == p { q } else { p }), uc, vc, tau);
                         self.mesh.x[k_us] = x;
                         self.mesh.eol[k_us] = true;
                         self.features[k_us] = Some(feature);
@@ -1391,7 +1483,7 @@ impl Cloth<'_> {
                     None => {
                         let v = self.split(p, q, w, x, Some(feature));
                         if line.depth(xc) <= 0.1 * thr {
-                            snapped.push((self.ids[v as usize], xc));
+                            snapped.push((self.ids[v as usize], xc, uc, vc));
                         }
                         self.transfer(v, g, &feature);
                     }
@@ -1625,6 +1717,82 @@ mod cleanup_tests {
             for f in &s.mesh.faces {
                 let a = signed_area(&f.map(|k| s.mesh.u[k as usize]));
                 assert!(a > 1e-6, "eps {eps}: face {f:?} area {a:e}");
+            }
+        }
+    }
+
+    /// Spec §4.4 (the new vertex's material point from the cloth side) for
+    /// a vertex made EOL because the crossing of one of its edges is within
+    /// τ of it ([`Cloth::slide_material`]): a 0.4 m sheet (4 × 4 quads, z
+    /// along material v) lies on a box top (y = 0) up to its column u = 0.2,
+    /// 8 mm short of the edge (x = −0.5, along z), and goes on nearly flat
+    /// past it. Each vertex of that column becomes EOL at the crossing 8 mm
+    /// (material) away:
+    /// an interior one takes the crossing's material point, so the material
+    /// at its new place is the material that was there (within the snap,
+    /// δ = 0.5 mm); a border one does when its crossing edge is a border
+    /// edge (it stays on the border), and keeps its own otherwise.
+    /// Moving it in the world alone, its material stayed 8 mm behind,
+    /// which the conformal Lagrangian baselines still do (their feature
+    /// vertices are material points).
+    #[test]
+    fn a_vertex_snapped_onto_a_crossing_takes_its_material_point() {
+        use crate::eol::obstacle::BoxObstacle;
+        use crate::eol::remesh::Obstacles;
+        use crate::eol::step::Conformal;
+        // The sheet's world place of material point u (before the remesh).
+        let place = |u: Mat2d| {
+            let y = if u[0] <= 0.2 { 0.0 } else { -0.002 * (u[0] - 0.2) };
+            Vec3::new(-0.292 - u[0], y, u[1])
+        };
+        for conformal in [Conformal::Eol, Conformal::LagrangianCone] {
+            let m = crate::geometry::grid_mesh((0.4, 0.4), (4, 4), Vec3::new(0.2, 0.2, 0.0), 2).unwrap();
+            let u: Vec<Mat2d> = m.vertices().iter().map(|v| [v.x, v.y]).collect();
+            let x = u.iter().map(|&p| place(p)).collect();
+            let params = crate::eol::system::test_params(9.8);
+            let mut s = Stepper::new(x, u.clone(), m.faces().to_vec(), params, 1e-3).unwrap();
+            s.conformal = conformal;
+            let boxes = vec![BoxObstacle::new(
+                Vec3::new(0.0, -0.5, 0.0),
+                Vec3::new(0.5, 0.5, 1.0),
+            )];
+            let column: Vec<u32> = (0..u.len())
+                .filter(|&i| (u[i][0] - 0.2).abs() < 1e-12)
+                .map(|i| s.ids[i])
+                .collect();
+            assert_eq!(column.len(), 5);
+            let pinned = vec![false; u.len()];
+            let obstacles = Obstacles {
+                boxes: &boxes,
+                wires: &[],
+                points: &[],
+            };
+            s.cloth(&pinned).remesh(&obstacles, 5e-3, 0.012, 1e-3).unwrap();
+            let mut slid = 0;
+            for id in column {
+                let i = s.vertex_of(id).unwrap();
+                assert!(s.mesh.eol[i], "{conformal:?}: vertex {id} not on the edge");
+                let (xi, ui) = (s.mesh.x[i], s.mesh.u[i]);
+                // On the edge line, δ inside.
+                assert!(((xi.x + 0.5).hypot(xi.y) - 5e-4).abs() < 1e-12, "{xi:?}");
+                let off = (xi - place(ui)).norm();
+                let inside = ui[1] > 0.05 && ui[1] < 0.35;
+                if conformal == Conformal::Eol && (inside || (ui[0] - 0.2).abs() > 1e-15) {
+                    assert!((ui[0] - 0.208).abs() < 1e-6, "{id}: {ui:?}");
+                    assert!(off <= 5e-4 + 2e-5, "{id}: {off:e} m from its material");
+                    slid += 1;
+                } else {
+                    assert!((ui[0] - 0.2).abs() < 1e-15, "{id}: {ui:?}");
+                    assert!(off > 7e-3, "{id}: {off:e}");
+                }
+            }
+            // The three inside and at least one on the border (along it).
+            assert!(
+                slid >= if conformal == Conformal::Eol { 4 } else { 0 },
+                "{conformal:?}: {slid} slid"
+            );
+            for f in &s.mesh.faces {
+                assert!(signed_area(&f.map(|k| s.mesh.u[k as usize])) > 1e-6);
             }
         }
     }

@@ -498,6 +498,7 @@ impl Stepper {
             pinned,
             held: &[],
             eq13: self.eq13,
+            eulerian: self.conformal == Conformal::Eol,
             cleanup_flips: self.sizing.is_none(),
             refine_length: if self.sizing.is_none() {
                 self.refine_length
@@ -1189,6 +1190,7 @@ impl Stepper {
                 pinned: &pinned,
                 held: &self.quarantine.0,
                 eq13: self.eq13,
+                eulerian: self.conformal == Conformal::Eol,
                 cleanup_flips: self.sizing.is_none(),
                 refine_length: if self.sizing.is_none() {
                     self.refine_length

@@ -733,10 +733,15 @@ fn a_long_pull_keeps_the_strip_resolution() {
                 s.time
             );
             short += kept;
+            // On the line to δ + 1e-8 m, or lifting off it (its edge rows
+            // are inequalities, spec §6.6): out of the box (above the top
+            // face z = 0 or off the side face y = 0) and moving away, to be
+            // released at the next step's preprocess (§5.5).
             for i in (0..s.mesh.x.len()).filter(|&i| s.mesh.eol[i]) {
-                let x = s.mesh.x[i];
+                let (x, v) = (s.mesh.x[i], s.xd[i]);
+                let leaving = (x.z > 0.0 && v.z > 0.0) || (x.y > 0.0 && v.y > 0.0);
                 assert!(
-                    x.y.hypot(x.z) <= 5e-4 + 1e-8,
+                    x.y.hypot(x.z) <= 5e-4 + 1e-8 || leaving,
                     "refine {refine} t = {}: EOL vertex {i} at {x:?} off the edge",
                     s.time
                 );
@@ -757,7 +762,9 @@ fn a_long_pull_keeps_the_strip_resolution() {
         );
         if refine {
             assert!(most <= limit + 1e-12, "{most} > {limit}");
-            assert!(s.mesh.x.len() >= n0, "{} < {n0}", s.mesh.x.len());
+            // Up to one row (3 vertices) in transit: collapsed into the
+            // line, the edges behind it not yet long enough to be split.
+            assert!(s.mesh.x.len() + 3 >= n0, "{} < {n0} - 3", s.mesh.x.len());
         }
         longest.push(most);
     }
