@@ -880,11 +880,11 @@ def test_tracers_cross_the_edge_smoothly_and_the_fold_stays_at_the_edge() -> Non
     (measured 5e-17 m) where the averaged conformal baseline lifts the
     cloth by more than 2 cm (measured 5 cm). (f): tracers pulled over the edge move
     with a jerk at most half that of the averaged conformal Lagrangian
-    baseline (measured: about 1/45; its vertices pop on and off the edge).
+    baseline (measured: about 1/33; its vertices pop on and off the edge).
     (c), the sharp fold: the cloth hugs both box faces, every cloth
     vertex beside the side face within 0.1 m under the edge at most 2·thr
     out from it (measured 3.8 mm) where the averaged baseline stands more
-    than 2 cm off (measured 4.8 cm). The fold sits on the conformal
+    than 2 cm off (measured 5.2 cm). The fold sits on the conformal
     hinges: every other hinge bends < 5° during the pull, and they bend
     by 90° ± 10° (spec: ± 5°; measured 82.5–89.1°). [D] The fold opens by
     bending stiffness, not by the method: as the face beside the line on
