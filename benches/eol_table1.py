@@ -29,7 +29,7 @@ Rows, each measured in a worker subprocess with 2 threads, dt = 5e-3 s:
   (the paper's 1101 / 729.6 = 1.51; WIRE 1058.7 / 728.3 = 1.45) with the
   QP's share above 50 %; the bench prints both ratios next to the paper's.
 - ``FRICTION (EOL)``: spec E8, a 38 × 38 sheet (2888 faces at the start,
-  about 2870 as it settles; the paper's 2927) dropped on four boxes turned 5° with μ = 0.8
+  about 2820 as it settles; the paper's 2927) dropped on four boxes turned 5° with μ = 0.8
   (``crumple.scenes.eol_scenes.four_turned_boxes``), timed once it has
   landed.
 - ``EDGE (EOL, sized)`` / ``EDGE (non-conf.)``: the edge setup from a coarse

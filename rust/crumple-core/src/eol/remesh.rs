@@ -280,8 +280,9 @@ fn fair_after_move(u: &[Mat2d; 3], before: f64, min_area: f64) -> bool {
 
 /// Spec §4.3 test 1 for one box edge and the cloth segment a→b: the cloth
 /// parameter `w` and the point on the box edge, when the segment passes
-/// within 2·thr of the edge, is not within 2° of parallel to it, and goes
-/// from over one of the edge's faces to over the other.
+/// within 2·thr of the edge ([D] and at most δ/5 out from it along the
+/// edge normal: it touches the edge), is not within 2° of parallel to it,
+/// and goes from over one of the edge's faces to over the other.
 fn crossing(e: &BoxEdge, xa: Vec3<f64>, xb: Vec3<f64>, thr: f64) -> Option<(f64, Vec3<f64>)> {
     let d = xb - xa;
     let len = d.norm();
@@ -569,10 +570,15 @@ impl Cloth<'_> {
         if !border.is_empty() {
             let uk = m.u[k as usize];
             let d = |v: u32| [m.u[v as usize][0] - uk[0], m.u[v as usize][1] - uk[1]];
+            // Its two border neighbours on opposite sides, on one line.
             let straight = match border.as_slice() {
                 &[a, b] => {
                     let (p, q) = (d(a), d(b));
-                    (p[0] * q[1] - p[1] * q[0]).abs() <= 1e-9 * p[0].hypot(p[1]) * q[0].hypot(q[1])
+                    let (lp, lq) = (p[0].hypot(p[1]), q[0].hypot(q[1]));
+                    lp > 0.0
+                        && lq > 0.0
+                        && p[0] * q[0] + p[1] * q[1] < 0.0
+                        && (p[0] * q[1] - p[1] * q[0]).abs() <= 1e-9 * lp * lq
                 }
                 _ => false,
             };
@@ -1171,7 +1177,7 @@ impl Cloth<'_> {
     /// step, held there while the sheet around it lifted off (a sheet
     /// lifted off two boxes kept one vertex 0.35 mm inside an edge for 20
     /// steps).
-    fn border_rule(&mut self, b_r: f64, snapped: &[Snapped]) -> usize {
+    fn border_rule(&mut self, b_r: f64, snapped: &[Snapped], min_area: f64) -> usize {
         let count = self.mesh.edge_face_counts();
         let outline = Border::of(self.mesh, &count);
         let (_, corner) = self.border_flags(&count);
@@ -1217,8 +1223,20 @@ impl Cloth<'_> {
                     release_vertex(self.mesh, self.xd, self.ud, self.features, v);
                     if let Some(&(_, x, u, xd)) = snapped.iter().find(|s| s.0 == self.ids[v]) {
                         self.mesh.x[v] = x;
-                        self.mesh.u[v] = u;
                         self.xd[v] = xd;
+                        // Its material point too, unless the cleanup loop
+                        // changed the faces at v since so that one would
+                        // turn over or nearly vanish (then it keeps the
+                        // contact's).
+                        let m = &*self.mesh;
+                        let fair = m.faces.iter().filter(|f| f.contains(&(v as u32))).all(|f| {
+                            let before = f.map(|k| m.u[k as usize]);
+                            let after = f.map(|k| if k as usize == v { u } else { m.u[k as usize] });
+                            fair_after_move(&after, signed_area(&before), min_area)
+                        });
+                        if fair {
+                            self.mesh.u[v] = u;
+                        }
                     }
                     released += 1;
                     again = true;
@@ -1520,7 +1538,11 @@ impl Cloth<'_> {
             }
         }
         report.refined += self.refine(self.refine_length);
-        report.released += self.border_rule(BORDER_RANGE_OVER_TAU * tau, &snapped);
+        report.released += self.border_rule(
+            BORDER_RANGE_OVER_TAU * tau,
+            &snapped,
+            MIN_AREA_OVER_TAU2 * tau * tau,
+        );
         if report != RemeshReport::default() {
             self.finish()?;
         }

@@ -702,7 +702,9 @@ fn an_eol_line_along_a_near_border_is_released_and_not_put_back() {
 /// into it (spec §5.3 step 1), so without refinement the edges behind the
 /// line grow with the flow; with it no edge ends longer than
 /// `refine_length` (1.5 × the longest edge given) and the strip keeps its
-/// vertices. The EOL vertices stay on the edge line throughout.
+/// vertices (but for a row in transit between its collapse into the line
+/// and the split that replaces it). The EOL vertices stay on the edge line
+/// throughout, or lift off it and are released at the next step.
 #[test]
 fn a_long_pull_keeps_the_strip_resolution() {
     let mut longest = Vec::new();
@@ -723,9 +725,14 @@ fn a_long_pull_keeps_the_strip_resolution() {
             s.step().unwrap();
         }
         s.pins.iter_mut().for_each(|p| p.velocity = pull);
-        for _ in 0..600 {
+        let (mut fewest, mut late_most) = (usize::MAX, 0);
+        for k in 0..600 {
             let r = s.step().unwrap();
             assert!(r.kkt.ok(), "t = {}: {:?}", s.time, r.kkt);
+            fewest = fewest.min(s.mesh.x.len());
+            if k >= 400 {
+                late_most = late_most.max(s.mesh.x.len());
+            }
             let kept = check_invariants(&s, [0.0, 0.0], [0.1, 1.0], s.tau);
             assert_eq!(
                 kept, r.remesh.short_kept,
@@ -735,11 +742,13 @@ fn a_long_pull_keeps_the_strip_resolution() {
             short += kept;
             // On the line to δ + 1e-8 m, or lifting off it (its edge rows
             // are inequalities, spec §6.6): out of the box (above the top
-            // face z = 0 or off the side face y = 0) and moving away, to be
+            // face z = 0 or off the side face y = 0), moving away, and no
+            // farther from the line than this step took it from δ, to be
             // released at the next step's preprocess (§5.5).
             for i in (0..s.mesh.x.len()).filter(|&i| s.mesh.eol[i]) {
                 let (x, v) = (s.mesh.x[i], s.xd[i]);
-                let leaving = (x.z > 0.0 && v.z > 0.0) || (x.y > 0.0 && v.y > 0.0);
+                let leaving = ((x.z > 0.0 && v.z > 0.0) || (x.y > 0.0 && v.y > 0.0))
+                    && x.y.hypot(x.z) <= 5e-4 + s.h * v.norm() + 1e-8;
                 assert!(
                     x.y.hypot(x.z) <= 5e-4 + 1e-8 || leaving,
                     "refine {refine} t = {}: EOL vertex {i} at {x:?} off the edge",
@@ -762,9 +771,16 @@ fn a_long_pull_keeps_the_strip_resolution() {
         );
         if refine {
             assert!(most <= limit + 1e-12, "{most} > {limit}");
-            // Up to one row (3 vertices) in transit: collapsed into the
-            // line, the edges behind it not yet long enough to be split.
-            assert!(s.mesh.x.len() + 3 >= n0, "{} < {n0} - 3", s.mesh.x.len());
+            // A row (3 vertices) can be in transit, collapsed into the line
+            // while the edges behind it are not yet long enough to be split
+            // (a row passes the line in about 200 steps; measured: the
+            // count swings between 61 and 64 from 63): never more than
+            // that, and the strip has all its vertices again within the
+            // last 200 steps.
+            assert!(
+                fewest + 3 >= n0 && late_most >= n0,
+                "{fewest}, {late_most} against {n0}"
+            );
         }
         longest.push(most);
     }
