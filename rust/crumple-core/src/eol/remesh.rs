@@ -278,6 +278,23 @@ fn fair_after_move(u: &[Mat2d; 3], before: f64, min_area: f64) -> bool {
     !(a <= 1e-12 || (a < min_area && a < before) || aspect.is_nan() || aspect < 1e-6)
 }
 
+/// Whether moving vertex `k`'s material point to `to` keeps every face of
+/// `faces` (those at `k`; `u` the material points now) fair
+/// ([`fair_after_move`]).
+fn move_is_fair<'f>(
+    u: &[Mat2d],
+    faces: impl IntoIterator<Item = &'f [u32; 3]>,
+    k: u32,
+    to: Mat2d,
+    min_area: f64,
+) -> bool {
+    faces.into_iter().all(|f| {
+        let before = f.map(|v| u[v as usize]);
+        let after = f.map(|v| if v == k { to } else { u[v as usize] });
+        fair_after_move(&after, signed_area(&before), min_area)
+    })
+}
+
 /// Spec §4.3 test 1 for one box edge and the cloth segment a→b: the cloth
 /// parameter `w` and the point on the box edge, when the segment passes
 /// within 2·thr of the edge ([D] and at most δ/5 out from it along the
@@ -586,12 +603,7 @@ impl Cloth<'_> {
                 return false;
             }
         }
-        let min_area = MIN_AREA_OVER_TAU2 * tau * tau;
-        let fair = faces.iter().all(|f| {
-            let before = f.map(|v| m.u[v as usize]);
-            let after = f.map(|v| if v == k { uc } else { m.u[v as usize] });
-            fair_after_move(&after, signed_area(&before), min_area)
-        });
+        let fair = move_is_fair(&m.u, &faces, k, uc, MIN_AREA_OVER_TAU2 * tau * tau);
         if fair {
             self.mesh.u[k as usize] = uc;
             self.xd[k as usize] = vc;
@@ -1229,11 +1241,8 @@ impl Cloth<'_> {
                         // turn over or nearly vanish (then it keeps the
                         // contact's).
                         let m = &*self.mesh;
-                        let fair = m.faces.iter().filter(|f| f.contains(&(v as u32))).all(|f| {
-                            let before = f.map(|k| m.u[k as usize]);
-                            let after = f.map(|k| if k as usize == v { u } else { m.u[k as usize] });
-                            fair_after_move(&after, signed_area(&before), min_area)
-                        });
+                        let at_v = m.faces.iter().filter(|f| f.contains(&(v as u32)));
+                        let fair = move_is_fair(&m.u, at_v, v as u32, u, min_area);
                         if fair {
                             self.mesh.u[v] = u;
                         }
