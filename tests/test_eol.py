@@ -1469,29 +1469,46 @@ def test_e8_four_turned_boxes_let_the_frictionless_sheet_fall() -> None:
     assert com[-1] < -0.5 and not cloth.is_eol.any(), (com[-1], int(cloth.is_eol.sum()))
 
 
-def test_the_fast_qp_path_holds_a_sheet_dropped_on_a_tilted_box_corner_and_a_nail() -> None:
-    """Issue 16's fast path where its block update cycles: a 12 × 12 sheet
-    (0.6 m) dropped onto the top corner of a box tilted about all three
-    axes (μ = 1) beside a nail, 0.6 s. Many rows change state at once as
-    the sheet lands on three faces, and flipping every wrong row each
-    pass went round without ending (five steps went to Clarabel, seen on
-    randomized drops). Júdice and Pires' safeguard (flip one row at a
-    time while the count of wrong rows does not fall) ends every step on
-    the fast path, KKT-valid and equal to Clarabel's answer to 1e-6."""
-    sheet = cr.geometry.grid_mesh(size=(0.6, 0.6), resolution=(12, 12), center=(0.119, 0.05, -0.149), normal="y")
+@pytest.mark.parametrize(
+    ("res", "center", "angles", "half", "mu", "nail"),
+    [
+        # Many rows change state at once as the sheet lands on three faces
+        # and the nail: the block update wandered (five steps to Clarabel).
+        (12, (0.119, 0.05, -0.149), (-0.373, -0.385, -0.180), (0.169, 0.301, 0.135), 1.0, True),
+        # A coarse sheet whose active rows are nearly dependent at some
+        # steps: plain refinement shrank the error 2% a step (five steps to
+        # Clarabel). A coincidence of this configuration: with its numbers
+        # rounded to four decimals no step is that close to dependent.
+        (6, (0.1345, 0.05, -0.0393), (0.1218, -0.56557, -0.42249), (0.37846, 0.12113, 0.13893), 0.3, False),
+    ],
+    ids=["many_flips", "near_dependent_rows"],
+)
+def test_the_fast_qp_path_holds_sheets_dropped_on_tilted_boxes(
+    res: int, center: tuple[float, float, float], angles: tuple[float, float, float],
+    half: tuple[float, float, float], mu: float, nail: bool,
+) -> None:
+    """Issue 16's fast path where it used to give up: a 0.6 m sheet dropped
+    onto the top corner of a box tilted about all three axes, 0.6 s (two
+    of a randomized sweep of such drops). With the block update's
+    safeguard (Júdice and Pires: one row a pass while the count of wrong
+    rows does not fall) and GMRES after the plain refinement, every step
+    ends on the fast path, KKT-valid and equal to Clarabel's answer to
+    1e-6; both scenes had steps go to Clarabel before."""
+    sheet = cr.geometry.grid_mesh(size=(0.6, 0.6), resolution=(res, res), center=center, normal="y")
     sim = cr.eol.Simulation(dt=5e-3, verify_qp=True)
     cloth = sim.add_cloth(sheet, "eol_sheet")
-    a, b, c = -0.373, -0.385, -0.180  # rad about x, then y, then z
+    a, b, c = angles  # rad about x, then y, then z
     rx = np.array([[1, 0, 0], [0, np.cos(a), -np.sin(a)], [0, np.sin(a), np.cos(a)]])
     ry = np.array([[np.cos(b), 0, np.sin(b)], [0, 1, 0], [-np.sin(b), 0, np.cos(b)]])
     rz = np.array([[np.cos(c), -np.sin(c), 0], [np.sin(c), np.cos(c), 0], [0, 0, 1]])
     rot = rz @ ry @ rx
-    he = np.array([0.169, 0.301, 0.135])
+    he = np.array(half)
     top = (np.array([[i, j, k] for i in (-1, 1) for j in (-1, 1) for k in (-1, 1)]) * he @ rot.T)[:, 1].max()
     sim.add_collider(cr.colliders.Box(center=(0.0, 0.045 - top, 0.0), half_extents=tuple(he), rotation=rot,
-                                      mode="slip", friction=1.0))
-    sim.add_point((0.2, 0.03, -0.2), normal=(0, 1, 0))
-    worst, eol, murty = 0.0, 0, 0
+                                      mode="slip", friction=mu))
+    if nail:
+        sim.add_point((0.2, 0.03, -0.2), normal=(0, 1, 0))
+    worst, eol = 0.0, 0
     y0 = cloth.positions[:, 1].copy()
     for _ in range(120):
         sim.step()
@@ -1500,9 +1517,8 @@ def test_the_fast_qp_path_holds_a_sheet_dropped_on_a_tilted_box_corner_and_a_nai
         assert st["kkt_equality"] <= 1e-9 and st["kkt_inequality"] <= 1e-9
         worst = max(worst, st["qp_gap"])
         eol = max(eol, int(st["eol_vertices"]))
-        murty = max(murty, int(st["qp_iterations"]))
     assert np.isfinite(cloth.positions).all()
-    assert eol > 10 and murty > 12, (eol, murty)  # on the features, and past the block passes' budget
+    assert eol > 5, eol
     assert worst <= 1e-6, worst
     assert sim.colliders[0].signed_distance(cloth.positions).min() >= -2 * 5e-3
     assert cloth.positions[:, 1].min() < y0.min() - 0.05  # it draped

@@ -324,8 +324,22 @@ pub fn solve_active_set(
             // answer agree to 3e-10 over 250 steps of the corner scene
             // (with two steps: 4e-5).
             ws.refine(6);
-            let refined = ws.solution(qp, &active, pass as u32 + 1)?;
+            let mut refined = ws.solution(qp, &active, pass as u32 + 1)?;
             flips = wrong_rows(qp, &refined, &active, (1e-12, 1e-10));
+            if flips.is_empty() {
+                if kkt(qp, &refined).ok() {
+                    return Some(refined);
+                }
+                // The plain refinement stalled on the answer (nearly
+                // dependent active rows, see `KktWorkspace::refine`):
+                // GMRES on the same factor, then read the signs again.
+                // Only here: on passes that go on it would cost up to 40
+                // solves each for nothing (it ran on every pass of a
+                // non-conformal sheet's Murty steps, a third slower).
+                ws.gmres(GMRES_ITERATIONS);
+                refined = ws.solution(qp, &active, pass as u32 + 1)?;
+                flips = wrong_rows(qp, &refined, &active, (1e-12, 1e-10));
+            }
             out = Some(refined);
         }
         if flips.is_empty() {
@@ -385,12 +399,13 @@ const BLOCK_TRIES: usize = 3;
 
 /// The passes one call may spend on Murty's steps (see
 /// [`solve_active_set`]): Clarabel costs about fifty factorizations at
-/// the bench's sizes, a bordered pass less than one. Measured on five
+/// the bench's sizes, a bordered pass less than one. Measured on six
 /// sheets (5-17 quads a side, EOL and the Lagrangian modes) dropped for
 /// 0.6 s on boxes tilted at random: without the block safeguard and with
-/// 24 Murty passes, 35 of their 600 steps went to Clarabel; with both
-/// safeguards and 96, 11 (their solves took up to 94 passes), and the
-/// five runs took 36 s instead of 40 s.
+/// 24 Murty passes, 37 of their 720 steps went to Clarabel; with both
+/// safeguards, 96 passes and GMRES on a stalled refinement
+/// ([`KktWorkspace::gmres`]), 11 (their solves took up to 94 passes), and
+/// the six runs took 36 s instead of 41 s.
 const MURTY_PASSES: usize = 96;
 
 /// The inequality rows whose state is wrong at `out`: an active row with a
@@ -474,6 +489,12 @@ pub struct KktWorkspace {
     s_perm: (Vec<usize>, Vec<usize>),
     /// Scratch of the dense LU and its solves (for `MAX_BORDER` rows).
     s_mem: Option<faer::dyn_stack::MemBuffer>,
+    /// The refinement's Krylov basis (`steps + 1` vectors of the bordered
+    /// system's size), its scratch vector, and its small dense arrays
+    /// (Hessenberg matrix, rotations, right-hand side, coefficients).
+    krylov: Vec<f64>,
+    krylov_w: Vec<f64>,
+    krylov_small: Vec<f64>,
     /// Symbolic analyses done (diagnostics).
     pub analyses: usize,
     /// Numeric factorizations done.
@@ -912,61 +933,226 @@ impl KktWorkspace {
     }
 
     /// Up to `steps` of iterative refinement of the last solve against the
-    /// system without ε and δ (the factor is of the regularized one),
-    /// stopping once a correction is under `1e-10` of the solution
-    /// (largest magnitudes; each step shrinks the error several
-    /// hundredfold, so what is left is near rounding); two usually take
-    /// the stationarity residual from ~1e-6 to rounding with a fresh
-    /// factor.
+    /// system without ε and δ (the factor is of the regularized one):
+    /// z += P r, P the regularized bordered solve, stopping once a
+    /// correction is under `1e-10` of the solution (largest magnitudes;
+    /// each step shrinks the error several hundredfold as a rule, so what
+    /// is left is near rounding); two usually take the stationarity
+    /// residual from ~1e-6 to rounding with a fresh factor. Along a
+    /// direction where active rows are nearly dependent a step shrinks
+    /// the error only by δ/(δ + σ), σ the Schur complement's small
+    /// eigenvalue there (2% a step on a coarse sheet dropped on a tilted
+    /// box): [`Self::gmres`] takes over there.
     fn refine(&mut self, steps: usize) {
+        let dim = self.x.len();
+        let len = dim + self.used.len();
+        if len == 0 {
+            return;
+        }
+        let mut w = std::mem::take(&mut self.krylov_w);
+        w.resize(len, 0.0);
         for _ in 0..steps {
-            self.r.clone_from(&self.b);
-            let r = &mut self.r;
-            let x = &self.x;
-            for c in 0..x.len() {
-                for k in self.colptr[c]..self.colptr[c + 1] {
-                    let (row, v) = (self.rowval[k], self.values[k]);
-                    r[row] -= v * x[c];
-                    if row != c {
-                        r[c] -= v * x[row];
-                    }
-                }
-                r[c] += self.reg[c] * x[c];
-            }
-            // The bordering columns' share of the residual, and their rows'
-            // (E is 0 without δ: a row that turns on holds exactly).
-            let dim = x.len();
-            let mut ry = Vec::with_capacity(self.used.len());
-            for (&c, &yj) in self.used.iter().zip(&self.y) {
-                let col = &self.borders[c];
-                let mut rc = col.d;
-                for &(i, v) in &col.entries {
-                    r[i] -= v * yj;
-                    rc -= v * x[i];
-                }
-                ry.push(rc);
-            }
-            self.solve_in_place(false);
-            if !self.used.is_empty() {
-                for (rc, &c) in ry.iter_mut().zip(&self.used) {
-                    *rc -= self.borders[c].dot(&self.r);
-                }
-                self.solve_schur(&mut ry);
-                for (&c, (&dy, y)) in self.used.iter().zip(ry.iter().zip(self.y.iter_mut())) {
-                    *y += dy;
-                    for (r, z) in self.r.iter_mut().zip(&self.z[c * dim..(c + 1) * dim]) {
-                        *r -= z * dy;
-                    }
-                }
-            }
+            self.residual_into(&mut w);
+            self.precondition(&mut w);
             let (mut dx, mut xs) = (0.0f64, 0.0f64);
-            for (x, d) in self.x.iter_mut().zip(&self.r) {
+            for (x, d) in self.x.iter_mut().zip(&w[..dim]) {
                 *x += d;
                 dx = dx.max(d.abs());
                 xs = xs.max(x.abs());
             }
+            for (y, d) in self.y.iter_mut().zip(&w[dim..]) {
+                *y += d;
+            }
             if dx <= 1e-10 * xs {
                 break;
+            }
+        }
+        self.krylov_w = w;
+    }
+
+    /// Restarted GMRES on the last solve's bordered system without ε and
+    /// δ, left-preconditioned by the regularized solve P, from the current
+    /// solution: up to `k_max` iterations a cycle (modified Gram–Schmidt,
+    /// Givens rotations) and [`GMRES_CYCLES`] cycles, each begun with the
+    /// true residual, until the correction P r is under `1e-10` of the
+    /// solution. Its first iterate is the plain refinement's, and it deals
+    /// with a few slow directions in a few iterations: on the coarse sheet
+    /// above, where six plain steps left the equality residual at 1e-7 (the
+    /// step went to Clarabel), it ended in 1-8. Written here because it
+    /// runs on the workspace's bordered factor; its vectors are kept in
+    /// the workspace.
+    fn gmres(&mut self, k_max: usize) {
+        let dim = self.x.len();
+        let m = self.used.len();
+        let len = dim + m;
+        let k_max = k_max.max(1);
+        if len == 0 {
+            return;
+        }
+        let mut basis = std::mem::take(&mut self.krylov);
+        basis.resize((k_max + 1) * len, 0.0);
+        let mut w = std::mem::take(&mut self.krylov_w);
+        w.resize(len, 0.0);
+        let mut small = std::mem::take(&mut self.krylov_small);
+        small.clear();
+        small.resize((k_max + 1) * k_max + 4 * k_max + 1, 0.0);
+        let (h, rest) = small.split_at_mut((k_max + 1) * k_max);
+        let (cs, rest) = rest.split_at_mut(k_max);
+        let (sn, rest) = rest.split_at_mut(k_max);
+        let (g, c) = rest.split_at_mut(k_max + 1);
+        for _ in 0..GMRES_CYCLES {
+            // w = P (b̂ − K̂ z): the plain refinement's correction.
+            self.residual_into(&mut w);
+            self.precondition(&mut w);
+            let beta = norm(&w);
+            let big = self.x.iter().chain(&self.y).fold(0.0f64, |a, v| a.max(v.abs()));
+            let tol = 1e-10 * big;
+            if beta <= tol || !beta.is_finite() {
+                // Converged, or not finite (the caller's checks see that).
+                break;
+            }
+            for (v, wi) in basis[..len].iter_mut().zip(&w) {
+                *v = wi / beta;
+            }
+            g.fill(0.0);
+            g[0] = beta;
+            let mut used_k = 0;
+            for j in 0..k_max {
+                // w = P K̂ v_j, orthogonalized against v_0..v_j.
+                let (head, tail) = basis.split_at_mut((j + 1) * len);
+                self.apply_into(&head[j * len..], &mut w);
+                self.precondition(&mut w);
+                for i in 0..=j {
+                    let vi = &head[i * len..(i + 1) * len];
+                    let hij = dot(&w, vi);
+                    h[i + j * (k_max + 1)] = hij;
+                    for (wk, vk) in w.iter_mut().zip(vi) {
+                        *wk -= hij * vk;
+                    }
+                }
+                let hn = norm(&w);
+                h[j + 1 + j * (k_max + 1)] = hn;
+                if hn > 0.0 {
+                    for (v, wi) in tail[..len].iter_mut().zip(&w) {
+                        *v = wi / hn;
+                    }
+                }
+                // The earlier rotations on the new column, then its own.
+                let col = &mut h[j * (k_max + 1)..(j + 1) * (k_max + 1)];
+                for i in 0..j {
+                    let t = cs[i] * col[i] + sn[i] * col[i + 1];
+                    col[i + 1] = -sn[i] * col[i] + cs[i] * col[i + 1];
+                    col[i] = t;
+                }
+                let r = col[j].hypot(col[j + 1]);
+                (cs[j], sn[j]) = if r > 0.0 {
+                    (col[j] / r, col[j + 1] / r)
+                } else {
+                    (1.0, 0.0)
+                };
+                col[j] = r;
+                col[j + 1] = 0.0;
+                g[j + 1] = -sn[j] * g[j];
+                g[j] *= cs[j];
+                used_k = j + 1;
+                // Converged by GMRES's own residual estimate: the next
+                // cycle's first residual checks it (near a corner vertex the
+                // estimate read converged while the answer was still 1e-4 of
+                // the largest velocity from Clarabel's).
+                if g[j + 1].abs() <= tol || !g[j + 1].is_finite() || hn == 0.0 {
+                    break;
+                }
+            }
+            // z += V c with H c = g (upper triangular, `used_k` square).
+            for i in (0..used_k).rev() {
+                let mut t = g[i];
+                for l in i + 1..used_k {
+                    t -= h[i + l * (k_max + 1)] * c[l];
+                }
+                let d = h[i + i * (k_max + 1)];
+                c[i] = if d != 0.0 { t / d } else { 0.0 };
+            }
+            for (i, &ci) in c[..used_k].iter().enumerate() {
+                let v = &basis[i * len..(i + 1) * len];
+                for (x, vi) in self.x.iter_mut().zip(&v[..dim]) {
+                    *x += ci * vi;
+                }
+                for (y, vi) in self.y.iter_mut().zip(&v[dim..]) {
+                    *y += ci * vi;
+                }
+            }
+        }
+        self.krylov = basis;
+        self.krylov_w = w;
+        self.krylov_small = small;
+    }
+
+    /// `out = b̂ − K̂ (x, y)`: the residual of the last solve in the system
+    /// without ε and δ, the bordering rows last (their `E` is 0 there: a
+    /// row that turns on holds exactly).
+    fn residual_into(&self, out: &mut [f64]) {
+        let dim = self.x.len();
+        let (r, ry) = out.split_at_mut(dim);
+        r.copy_from_slice(&self.b);
+        for (rc, &c) in ry.iter_mut().zip(&self.used) {
+            *rc = self.borders[c].d;
+        }
+        self.sub_apply(&self.x, &self.y, r, ry);
+    }
+
+    /// `out = K̂ v` (the system without ε and δ, `v` = (x part, y part)).
+    fn apply_into(&self, v: &[f64], out: &mut [f64]) {
+        let dim = self.x.len();
+        let (r, ry) = out.split_at_mut(dim);
+        r.fill(0.0);
+        ry.fill(0.0);
+        self.sub_apply(&v[..dim], &v[dim..], r, ry);
+        for o in out.iter_mut() {
+            *o = -*o;
+        }
+    }
+
+    /// `(r, ry) −= K̂ (x, y)`.
+    fn sub_apply(&self, x: &[f64], y: &[f64], r: &mut [f64], ry: &mut [f64]) {
+        for c in 0..x.len() {
+            for k in self.colptr[c]..self.colptr[c + 1] {
+                let (row, v) = (self.rowval[k], self.values[k]);
+                r[row] -= v * x[c];
+                if row != c {
+                    r[c] -= v * x[row];
+                }
+            }
+            r[c] += self.reg[c] * x[c];
+        }
+        for ((&c, &yj), rc) in self.used.iter().zip(y).zip(ry.iter_mut()) {
+            let col = &self.borders[c];
+            for &(i, v) in &col.entries {
+                r[i] -= v * yj;
+                *rc -= v * x[i];
+            }
+        }
+    }
+
+    /// `v ← P v`, P the inverse of the regularized bordered system: the
+    /// kept factor's solve, then the Schur complement's for the bordering
+    /// unknowns (see [`Self::border`]).
+    fn precondition(&mut self, v: &mut [f64]) {
+        let dim = self.x.len();
+        self.r.clear();
+        self.r.extend_from_slice(&v[..dim]);
+        self.solve_in_place(false);
+        let (vx, vy) = v.split_at_mut(dim);
+        vx.copy_from_slice(&self.r);
+        if self.used.is_empty() {
+            return;
+        }
+        for (rc, &c) in vy.iter_mut().zip(&self.used) {
+            *rc -= self.borders[c].dot(vx);
+        }
+        self.solve_schur(vy);
+        for (&c, &dy) in self.used.iter().zip(vy.iter()) {
+            for (x, z) in vx.iter_mut().zip(&self.z[c * dim..(c + 1) * dim]) {
+                *x -= z * dy;
             }
         }
     }
@@ -1007,6 +1193,20 @@ impl KktWorkspace {
             iterations,
         })
     }
+}
+
+/// The restarts of [`KktWorkspace::refine`]'s GMRES.
+const GMRES_CYCLES: usize = 4;
+
+/// The iterations of one cycle of [`KktWorkspace::gmres`].
+const GMRES_ITERATIONS: usize = 10;
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+fn norm(a: &[f64]) -> f64 {
+    dot(a, a).sqrt()
 }
 
 /// The most new bordering columns one pass of [`KktWorkspace::border`]
@@ -1282,6 +1482,44 @@ mod active_set_tests {
     /// rows turned off, both), to 1e-10 relative, on a random strictly
     /// convex QP with equality rows; with more than `MAX_FRESH` rows
     /// changed it declines (the passes then factor).
+    #[test]
+    fn gmres_ends_a_refinement_that_nearly_dependent_rows_stall() {
+        // min ½|v|² + qᵀv with two equality rows 1e-4 apart in direction,
+        // consistent at v = (0.3, 0.2, ·): a plain refinement step shrinks
+        // the error only by δ/(δ + σ) ≈ 0.99 along their difference.
+        let mut t: Vec<Triplet> = (0..3).map(|c| (c, c, 1.0)).collect();
+        let p = Csc::from_triplets(3, 3, &mut t);
+        let q = [-1.0, -2.0, 0.5];
+        let eta = 1e-4;
+        let mut t: Vec<Triplet> = vec![(0, 0, 1.0), (1, 0, 1.0), (1, 1, eta)];
+        let a_eq = Csc::from_triplets(2, 3, &mut t);
+        let b_eq = [0.3, 0.3 + eta * 0.2];
+        let a_in = Csc::from_triplets(0, 3, &mut []);
+        let qp = Qp {
+            p_upper: &p,
+            q: &q,
+            a_eq: &a_eq,
+            b_eq: &b_eq,
+            a_in: &a_in,
+            b_in: &[],
+        };
+        let mut ws = KktWorkspace::default();
+        ws.factor(&qp, &[]).unwrap();
+        ws.refine(6);
+        let stalled = kkt(&qp, &ws.solution(&qp, &[], 1).unwrap());
+        assert!(!stalled.ok(), "the plain refinement did not stall: {stalled:?}");
+        ws.gmres(GMRES_ITERATIONS);
+        let sol = ws.solution(&qp, &[], 1).unwrap();
+        let check = kkt(&qp, &sol);
+        assert!(check.ok() && check.equality < 1e-12, "{check:?}");
+        for (v, want) in sol.v.iter().zip([0.3, 0.2, -0.5]) {
+            assert!((v - want).abs() < 1e-10, "{:?}", sol.v);
+        }
+        // The active-set path takes it there too (instead of Clarabel).
+        let out = solve_active_set(&qp, vec![], 12, &mut KktWorkspace::default(), &mut 0).unwrap();
+        assert!(kkt(&qp, &out).ok());
+    }
+
     #[test]
     fn the_bordered_solve_equals_a_fresh_factorization() {
         use crate::test_util::Rng;
