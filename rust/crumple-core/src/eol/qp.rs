@@ -303,8 +303,8 @@ pub fn solve_active_set(
         // from the unrefined solve (δ-regularized), ignoring violations
         // under LOOSE_TOL; a sign it gets wrong costs a pass, not the
         // answer: only a pass that looks final is refined (two to six more
-        // solves) and read again at full strictness,
-        // and only that one can end the loop.
+        // solves, and GMRES's up to 40 if those stall on its answer) and
+        // read again at full strictness, and only that one can end the loop.
         let mut flips = Vec::new();
         if !exact {
             let out = ws.solution(qp, &active, pass as u32 + 1)?;
@@ -334,8 +334,10 @@ pub fn solve_active_set(
                 // dependent active rows, see `KktWorkspace::refine`):
                 // GMRES on the same factor, then read the signs again.
                 // Only here: on passes that go on it would cost up to 40
-                // solves each for nothing (it ran on every pass of a
-                // non-conformal sheet's Murty steps, a third slower).
+                // solves each (it ran on every pass of a non-conformal
+                // sheet's Murty steps, a third slower). So a pass whose
+                // stalled answer shows a wrong sign along the slow
+                // direction flips on that answer, without GMRES.
                 ws.gmres(GMRES_ITERATIONS);
                 refined = ws.solution(qp, &active, pass as u32 + 1)?;
                 flips = wrong_rows(qp, &refined, &active, (1e-12, 1e-10));
@@ -346,16 +348,22 @@ pub fn solve_active_set(
             let out = out?;
             return kkt(qp, &out).ok().then_some(out);
         }
+        // The safeguard compares counts read at one strictness: before the
+        // refined-only passes begin, a pass that looked final to the loose
+        // read and showed wrong rows only when refined flips them all and
+        // leaves the bookkeeping alone.
+        let comparable = exact || out.is_none();
         let block = !single
-            && if flips.len() < fewest {
-                (fewest, tries) = (flips.len(), BLOCK_TRIES);
-                true
-            } else if tries > 0 {
-                tries -= 1;
-                true
-            } else {
-                false
-            };
+            && (!comparable
+                || if flips.len() < fewest {
+                    (fewest, tries) = (flips.len(), BLOCK_TRIES);
+                    true
+                } else if tries > 0 {
+                    tries -= 1;
+                    true
+                } else {
+                    false
+                });
         if !block {
             flips.truncate(1);
             // Murty's steps change one row a pass and take as many passes
@@ -379,6 +387,8 @@ pub fn solve_active_set(
             budget = budget.max(pass + 1 + max_passes);
         } else if !single && seen.contains(&active) {
             single = true;
+            // At least as many passes as a repeat always had.
+            budget = budget.max(pass + 1 + 2 * max_passes);
             if !murty {
                 murty = true;
                 budget = budget.max(pass + 1 + MURTY_PASSES);
@@ -404,8 +414,8 @@ const BLOCK_TRIES: usize = 3;
 /// 0.6 s on boxes tilted at random: without the block safeguard and with
 /// 24 Murty passes, 37 of their 720 steps went to Clarabel; with both
 /// safeguards, 96 passes and GMRES on a stalled refinement
-/// ([`KktWorkspace::gmres`]), 11 (their solves took up to 94 passes), and
-/// the six runs took 36 s instead of 41 s.
+/// ([`KktWorkspace::gmres`]), 10, and the six runs took 35 s instead of
+/// 41 s.
 const MURTY_PASSES: usize = 96;
 
 /// The inequality rows whose state is wrong at `out`: an active row with a
@@ -489,7 +499,7 @@ pub struct KktWorkspace {
     s_perm: (Vec<usize>, Vec<usize>),
     /// Scratch of the dense LU and its solves (for `MAX_BORDER` rows).
     s_mem: Option<faer::dyn_stack::MemBuffer>,
-    /// The refinement's Krylov basis (`steps + 1` vectors of the bordered
+    /// GMRES's Krylov basis (`k_max + 1` vectors of the bordered
     /// system's size), its scratch vector, and its small dense arrays
     /// (Hessenberg matrix, rotations, right-hand side, coefficients).
     krylov: Vec<f64>,
@@ -974,9 +984,13 @@ impl KktWorkspace {
     /// δ, left-preconditioned by the regularized solve P, from the current
     /// solution: up to `k_max` iterations a cycle (modified Gram–Schmidt,
     /// Givens rotations) and [`GMRES_CYCLES`] cycles, each begun with the
-    /// true residual, until the correction P r is under `1e-10` of the
-    /// solution. Its first iterate is the plain refinement's, and it deals
-    /// with a few slow directions in a few iterations: on the coarse sheet
+    /// true residual, until the preconditioned residual P r (2-norm over
+    /// all unknowns, the next plain refinement's correction) is under
+    /// `1e-10` of the largest unknown, multipliers included (`refine`
+    /// measures its corrections in the largest magnitude instead). Its
+    /// first search direction is the plain refinement's correction, with
+    /// the step that minimizes the residual, and it deals with a few slow
+    /// directions in a few iterations: on the coarse sheet
     /// above, where six plain steps left the equality residual at 1e-7 (the
     /// step went to Clarabel), it ended in 1-8. Written here because it
     /// runs on the workspace's bordered factor; its vectors are kept in
@@ -1071,6 +1085,10 @@ impl KktWorkspace {
                 }
                 let d = h[i + i * (k_max + 1)];
                 c[i] = if d != 0.0 { t / d } else { 0.0 };
+            }
+            if c[..used_k].iter().any(|v| !v.is_finite()) {
+                // Leave the answer as it was (the caller's checks see it).
+                break;
             }
             for (i, &ci) in c[..used_k].iter().enumerate() {
                 let v = &basis[i * len..(i + 1) * len];
@@ -1195,7 +1213,8 @@ impl KktWorkspace {
     }
 }
 
-/// The restarts of [`KktWorkspace::refine`]'s GMRES.
+/// The cycles of [`KktWorkspace::gmres`] (each begun with the true
+/// residual).
 const GMRES_CYCLES: usize = 4;
 
 /// The iterations of one cycle of [`KktWorkspace::gmres`].
@@ -1476,12 +1495,6 @@ mod active_set_tests {
         }
     }
 
-    /// The bordered re-solve ([`KktWorkspace::border`]) against a factor
-    /// of one active set gives, after the same two refinement steps, the
-    /// solution of a fresh factorization of another set (rows turned on,
-    /// rows turned off, both), to 1e-10 relative, on a random strictly
-    /// convex QP with equality rows; with more than `MAX_FRESH` rows
-    /// changed it declines (the passes then factor).
     #[test]
     fn gmres_ends_a_refinement_that_nearly_dependent_rows_stall() {
         // min ½|v|² + qᵀv with two equality rows 1e-4 apart in direction,
@@ -1518,8 +1531,51 @@ mod active_set_tests {
         // The active-set path takes it there too (instead of Clarabel).
         let out = solve_active_set(&qp, vec![], 12, &mut KktWorkspace::default(), &mut 0).unwrap();
         assert!(kkt(&qp, &out).ok());
+
+        // The same near dependence through a bordered row: the second row
+        // as an inequality (v₁ + ηv₂ ≥ 0.3 + 0.2η, active at the answer as
+        // q pushes v₂ down), factored inactive and then turned on by
+        // `border`, so the Schur complement part of the preconditioner and
+        // the bordering unknown are in the iteration.
+        let mut t: Vec<Triplet> = vec![(0, 0, 1.0)];
+        let a_eq = Csc::from_triplets(1, 3, &mut t);
+        let mut t: Vec<Triplet> = vec![(0, 0, 1.0), (0, 1, eta)];
+        let a_in = Csc::from_triplets(1, 3, &mut t);
+        let q = [-1.0, 2.0, 0.5];
+        let qp = Qp {
+            p_upper: &p,
+            q: &q,
+            a_eq: &a_eq,
+            b_eq: &b_eq[..1],
+            a_in: &a_in,
+            b_in: &b_eq[1..],
+        };
+        let mut ws = KktWorkspace::default();
+        ws.factor(&qp, &[false]).unwrap();
+        ws.border(&qp, &[true]).unwrap();
+        assert_eq!(ws.used.len(), 1);
+        ws.refine(6);
+        let stalled = kkt(&qp, &ws.solution(&qp, &[true], 1).unwrap());
+        assert!(
+            !stalled.ok(),
+            "the bordered refinement did not stall: {stalled:?}"
+        );
+        ws.gmres(GMRES_ITERATIONS);
+        let sol = ws.solution(&qp, &[true], 1).unwrap();
+        let check = kkt(&qp, &sol);
+        assert!(check.ok() && check.inequality < 1e-12, "{check:?}");
+        assert!(sol.mu[0] > 0.0, "{:?}", sol.mu);
+        for (v, want) in sol.v.iter().zip([0.3, 0.2, -0.5]) {
+            assert!((v - want).abs() < 1e-10, "{:?}", sol.v);
+        }
     }
 
+    /// The bordered re-solve ([`KktWorkspace::border`]) against a factor
+    /// of one active set gives, after the same two refinement steps, the
+    /// solution of a fresh factorization of another set (rows turned on,
+    /// rows turned off, both), to 1e-10 relative, on a random strictly
+    /// convex QP with equality rows; with more than `MAX_FRESH` rows
+    /// changed it declines (the passes then factor).
     #[test]
     fn the_bordered_solve_equals_a_fresh_factorization() {
         use crate::test_util::Rng;
