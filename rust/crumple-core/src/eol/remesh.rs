@@ -1328,7 +1328,14 @@ impl Cloth<'_> {
     /// a sheet slides off a table). The vertex is then released: an EOL
     /// vertex cannot pass the border, and the step's QP has no solution
     /// that keeps it on the feature while the material it stands on ends.
-    fn runs_out(&self, i: usize, tau: f64, h: f64) -> bool {
+    ///
+    /// `near` is the vertex → faces map of the mesh (`crate::geometry::csr`):
+    /// the faces at `i` and at its neighbours are tried first (the point
+    /// is within a step's travel and τ of `X`, so one of them holds it as a
+    /// rule), the whole mesh only when none does; the answer is the same,
+    /// and a sliding sheet's EOL vertices no longer each read every face
+    /// (that was most of the contact pass on the sized edge row).
+    fn runs_out(&self, i: usize, tau: f64, h: f64, near: &(Vec<u32>, Vec<u32>)) -> bool {
         let (u, ud) = (self.mesh.u[i], self.ud[i]);
         let speed = ud[0].hypot(ud[1]);
         // Slow or still: nothing runs out (and Ẋ's direction would be noise).
@@ -1339,7 +1346,8 @@ impl Cloth<'_> {
         // scales with the speed, so a slow vertex near a border is kept.
         let reach = speed * h + (speed * h).min(tau);
         let p = [u[0] + ud[0] / speed * reach, u[1] + ud[1] / speed * reach];
-        !self.mesh.faces.iter().any(|f| {
+        let faces = &self.mesh.faces;
+        let holds = |f: &[u32; 3]| {
             let [a, b, c] = f.map(|k| self.mesh.u[k as usize]);
             // Inside or within 1e-9 m of a side: a border EOL vertex moves
             // along its border (spec §5.4), so its point lies on it.
@@ -1348,7 +1356,15 @@ impl Cloth<'_> {
                 d[0] * (p[1] - p0[1]) - d[1] * (p[0] - p0[0]) >= -1e-9 * d[0].hypot(d[1])
             };
             side(a, b) && side(b, c) && side(c, a)
-        })
+        };
+        let at = |k: u32| {
+            let k = k as usize;
+            near.1[near.0[k] as usize..near.0[k + 1] as usize].iter()
+        };
+        let ring = || at(i as u32).flat_map(|&fi| faces[fi as usize]);
+        let nearby = at(i as u32).any(|&fi| holds(&faces[fi as usize]))
+            || ring().any(|k| at(k).any(|&fi| holds(&faces[fi as usize])));
+        !(nearby || faces.iter().any(holds))
     }
 
     pub fn remesh(&mut self, obstacles: &Obstacles<'_>, thr: f64, tau: f64, h: f64) -> Result<RemeshReport> {
@@ -1357,8 +1373,20 @@ impl Cloth<'_> {
         let mut snapped: Vec<Snapped> = Vec::new();
         // Vertices released because their material ran out: this pass does
         // not put them back on the feature (their edges still cross it).
+        let near = if self.mesh.eol.iter().any(|&e| e) {
+            crate::geometry::csr(
+                self.mesh.x.len(),
+                self.mesh
+                    .faces
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(fi, f)| f.iter().map(move |&k| (k, fi as u32))),
+            )
+        } else {
+            Default::default()
+        };
         let ran_out_here: Vec<bool> = (0..self.mesh.x.len())
-            .map(|i| self.mesh.eol[i] && self.runs_out(i, tau, h))
+            .map(|i| self.mesh.eol[i] && self.runs_out(i, tau, h, &near))
             .collect();
         // Lift-off (§5.5): an EOL vertex no longer in its obstacle's contact
         // band is released (a vertex that lifts off the feature leaves it;
@@ -1385,16 +1413,14 @@ impl Cloth<'_> {
         // serves the whole insertion).
         let outline = Border::of(self.mesh, &count);
         let b_r = BORDER_RANGE_OVER_TAU * tau;
-        report.created +=
-            self.insert_points(&obstacles.point_features(h), thr, tau, &border, (&outline, b_r));
-        let mut edges: Vec<(u32, u32)> = self
-            .mesh
-            .faces
-            .iter()
-            .flat_map(|f| (0..3).map(move |k| (f[k].min(f[(k + 1) % 3]), f[k].max(f[(k + 1) % 3]))))
-            .collect();
-        edges.sort_unstable();
-        edges.dedup();
+        let points = self.insert_points(&obstacles.point_features(h), thr, tau, &border, (&outline, b_r));
+        report.created += points;
+        // The edges, sorted: those counted above unless a point split a face.
+        let edges: Vec<(u32, u32)> = if points == 0 {
+            count.keys().copied().collect()
+        } else {
+            self.mesh.edge_face_counts().keys().copied().collect()
+        };
         // Box edges (test 1) and wires (test 5), with the feature each makes
         // and the normal new vertices are snapped along (§4.4).
         let lines: Vec<(Line, Feature, Vec3<f64>)> = obstacles

@@ -18,7 +18,7 @@
 use super::element::deformation_gradient;
 use super::element::{Mat2d, signed_area};
 use super::remesh::Cloth;
-use super::system::Mesh;
+use super::system::{Mesh, edge_buckets};
 use crate::math::Vec3;
 use crate::{Error, Result};
 
@@ -148,22 +148,19 @@ fn gradient(p: [Vec3<f64>; 3], dinv: [[f64; 2]; 2]) -> [Vec3<f64>; 2] {
 }
 
 /// The mesh's edges `(a, b)` with `a < b`, sorted, each with its one or two
-/// faces (`u32::MAX` for none): one sort of the 3F face edges, no map (the
-/// remesh runs every step).
+/// faces (`u32::MAX` for none), in index order (from
+/// [`edge_buckets`]'s counting sort: the remesh builds it several times a
+/// step).
 fn edge_table(faces: &[[u32; 3]]) -> Vec<((u32, u32), [u32; 2])> {
-    let mut all: Vec<((u32, u32), u32)> = Vec::with_capacity(3 * faces.len());
-    for (fi, f) in faces.iter().enumerate() {
-        for k in 0..3 {
-            let (a, b) = (f[k], f[(k + 1) % 3]);
-            all.push(((a.min(b), a.max(b)), fi as u32));
-        }
-    }
-    all.sort_unstable();
-    let mut out: Vec<((u32, u32), [u32; 2])> = Vec::with_capacity(all.len() / 2 + 1);
-    for (e, fi) in all {
-        match out.last_mut() {
-            Some((last, fs)) if *last == e => fs[1] = fi,
-            _ => out.push((e, [fi, u32::MAX])),
+    let (start, slot) = edge_buckets(faces);
+    let mut out: Vec<((u32, u32), [u32; 2])> = Vec::with_capacity(slot.len() / 2 + 1);
+    for (a, w) in start.windows(2).enumerate() {
+        for &(b, fi) in &slot[w[0] as usize..w[1] as usize] {
+            let e = (a as u32, b);
+            match out.last_mut() {
+                Some((last, fs)) if *last == e => fs[1] = fi,
+                _ => out.push((e, [fi, u32::MAX])),
+            }
         }
     }
     out
@@ -507,8 +504,22 @@ impl Cloth<'_> {
     fn flip_where(&mut self, s: &[Sym2], near_eol: bool) -> usize {
         let mut flipped = 0;
         let table = edge_table(&self.mesh.faces);
-        // Edges this pass made (two flips must not make the same one).
-        let mut made = std::collections::HashSet::new();
+        // Unit normals once per pass over every edge (a face a flip
+        // changes is `done`, and no later edge of it is looked at, so the
+        // others' stay current); a pass near EOL vertices looks at a few
+        // edges and computes theirs.
+        let unit: Vec<Vec3<f64>> = if near_eol {
+            Vec::new()
+        } else {
+            let m = &*self.mesh;
+            m.faces
+                .iter()
+                .map(|&f| face_normal(&m.x, f).normalize_or_zero())
+                .collect()
+        };
+        // Edges this pass made (two flips must not make the same one): a
+        // few a pass, so a list.
+        let mut made: Vec<(u32, u32)> = Vec::new();
         let mut done = vec![false; self.mesh.faces.len()];
         for &((p, q), [f1, f2]) in &table {
             if f2 == u32::MAX {
@@ -539,8 +550,12 @@ impl Cloth<'_> {
                 continue;
             }
             // World dihedral ≥ 40°: never flip (ARCSim).
-            let nrm = |f: [u32; 3]| face_normal(&m.x, f).normalize_or_zero();
-            if nrm(m.faces[f1]).dot(nrm(m.faces[f2])) < 40f64.to_radians().cos() {
+            let nrm = |fi: usize| {
+                unit.get(fi)
+                    .copied()
+                    .unwrap_or_else(|| face_normal(&m.x, m.faces[fi]).normalize_or_zero())
+            };
+            if nrm(f1).dot(nrm(f2)) < 40f64.to_radians().cos() {
                 continue;
             }
             // Metric Delaunay: the angles opposite the edge, measured in the
@@ -574,7 +589,7 @@ impl Cloth<'_> {
             }
             self.mesh.faces[f1] = g1;
             self.mesh.faces[f2] = g2;
-            made.insert((a.min(b), a.max(b)));
+            made.push((a.min(b), a.max(b)));
             done[f1] = true;
             done[f2] = true;
             flipped += 1;
@@ -598,17 +613,20 @@ impl Cloth<'_> {
                 vf[k as usize].push(fi);
             }
         }
-        let ring = |faces: &[Option<[u32; 3]>], vf: &[Vec<usize>], k: u32| {
-            let mut r: Vec<u32> = vf[k as usize]
-                .iter()
-                .filter_map(|&fi| faces[fi])
-                .flat_map(|f| f.into_iter())
-                .filter(|&j| j != k)
-                .collect();
+        // A vertex's ring (its neighbours, sorted), into a kept buffer.
+        let ring = |faces: &[Option<[u32; 3]>], vf: &[Vec<usize>], k: u32, r: &mut Vec<u32>| {
+            r.clear();
+            r.extend(
+                vf[k as usize]
+                    .iter()
+                    .filter_map(|&fi| faces[fi])
+                    .flat_map(|f| f.into_iter())
+                    .filter(|&j| j != k),
+            );
             r.sort_unstable();
             r.dedup();
-            r
         };
+        let (mut rw, mut rv) = (Vec::new(), Vec::new());
         let mut collapsed = 0;
         let edges: Vec<(u32, u32)> = edge_table(&m.faces).into_iter().map(|(e, _)| e).collect();
         for (a, b) in edges {
@@ -624,16 +642,21 @@ impl Cloth<'_> {
                 if m.eol[wi] || border[wi] || self.pinned.get(wi).copied().unwrap_or(false) {
                     continue;
                 }
-                let (rw, rv) = (ring(&faces, &vf, w), ring(&faces, &vf, v));
+                ring(&faces, &vf, w, &mut rw);
                 if !rw.contains(&v) {
                     break; // no longer an edge
                 }
+                // The edges the collapse makes, first: this test turns
+                // away most candidates, so v's ring is only built for the
+                // rest (the tests are independent; their order changes no
+                // outcome).
+                if rw.iter().any(|&r| r != v && edge_metric(&m.u, s, v, r) > 0.9) {
+                    continue;
+                }
+                ring(&faces, &vf, v, &mut rv);
                 // Link condition: the common neighbours are exactly the two
                 // vertices opposite the (interior) edge.
                 if rw.iter().filter(|k| rv.contains(k)).count() != 2 {
-                    continue;
-                }
-                if rw.iter().any(|&r| r != v && edge_metric(&m.u, s, v, r) > 0.9) {
                     continue;
                 }
                 // Never join two EOL vertices that were not joined (see

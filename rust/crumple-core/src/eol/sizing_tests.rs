@@ -320,3 +320,66 @@ fn the_sizing_remesh_keeps_pinned_vertices() {
     });
     assert!(matches!(s.step(), Err(crate::Error::InvalidInput(_))));
 }
+
+/// The counting-sort edge table is the one a comparison sort of the face
+/// edges gives: the same edges in the same order, each with its faces in
+/// index order, a border edge with one face; on a sheet whose faces and
+/// vertices are shuffled (so the buckets are filled out of order) and on
+/// the same sheet after a sizing remesh (vertices of every valence).
+#[test]
+fn the_edge_table_is_the_sorted_face_edges() {
+    fn sorted(faces: &[[u32; 3]]) -> Vec<((u32, u32), [u32; 2])> {
+        let mut all: Vec<((u32, u32), u32)> = Vec::new();
+        for (fi, f) in faces.iter().enumerate() {
+            for k in 0..3 {
+                let (a, b) = (f[k], f[(k + 1) % 3]);
+                all.push(((a.min(b), a.max(b)), fi as u32));
+            }
+        }
+        all.sort();
+        let mut out: Vec<((u32, u32), [u32; 2])> = Vec::new();
+        for (e, fi) in all {
+            match out.last_mut() {
+                Some((last, fs)) if *last == e => fs[1] = fi,
+                _ => out.push((e, [fi, u32::MAX])),
+            }
+        }
+        out
+    }
+    let mut s = sheet(7, Some(0.2));
+    let n = s.mesh.x.len() as u32;
+    // A fixed shuffle: vertex k → (k·37 + 11) mod n (37 is prime to n = 64),
+    // faces in reverse, each rotated by its index.
+    assert_eq!(n, 64);
+    let shuffled: Vec<[u32; 3]> = s
+        .mesh
+        .faces
+        .iter()
+        .rev()
+        .enumerate()
+        .map(|(i, f)| {
+            let g = f.map(|k| (k * 37 + 11) % n);
+            [g[i % 3], g[(i + 1) % 3], g[(i + 2) % 3]]
+        })
+        .collect();
+    for faces in [s.mesh.faces.clone(), shuffled] {
+        let t = edge_table(&faces);
+        assert_eq!(t, sorted(&faces));
+        assert!(
+            t.iter().any(|(_, f)| f[1] == u32::MAX),
+            "the border has one-face edges"
+        );
+        assert!(t.iter().any(|(_, f)| f[1] != u32::MAX));
+    }
+    let r = adapt(
+        &mut s,
+        &Sizing {
+            size_min: 0.02,
+            size_max: 0.05,
+            ..Sizing::default()
+        },
+    );
+    assert!(r.split > 0 && r.collapsed + r.flipped > 0, "{r:?}");
+    assert_eq!(edge_table(&s.mesh.faces), sorted(&s.mesh.faces));
+    assert_eq!(edge_table(&[]), Vec::new());
+}

@@ -507,3 +507,37 @@ fn the_block_pattern_is_the_sorted_one_on_an_odd_mesh() {
     }
     assert_eq!(block_pattern(&dofs, &faces, &hinges), Csc::pattern(n, n, &coords));
 }
+
+/// The edge counts from the counting sort are an ordered map's: every
+/// edge once, in order, with its face count, on a grid (border edges 1,
+/// interior 2), with faces out of order and a fin (an edge with three
+/// faces: the remeshers check manifoldness with these counts).
+#[test]
+fn the_edge_counts_are_an_ordered_maps() {
+    let g = grid_mesh((1.0, 1.0), (4, 3), Vec3::zero(), 2).unwrap();
+    let n = g.vertices().len() as u32;
+    let mut faces: Vec<[u32; 3]> = g.faces().iter().rev().map(|f| [f[2], f[0], f[1]]).collect();
+    let (a, b) = (faces[3][0], faces[3][1]);
+    faces.push([b, a, n]); // the fin, on a new vertex
+    let mesh = Mesh {
+        x: vec![Vec3::zero(); n as usize + 1],
+        u: vec![[0.0, 0.0]; n as usize + 1],
+        faces: faces.clone(),
+        hinges: Vec::new(),
+        eol: vec![false; n as usize + 1],
+    };
+    let mut map = std::collections::BTreeMap::new();
+    for f in &faces {
+        for k in 0..3 {
+            let (p, q) = (f[k], f[(k + 1) % 3]);
+            *map.entry((p.min(q), p.max(q))).or_insert(0u32) += 1;
+        }
+    }
+    let counts = mesh.edge_face_counts();
+    assert_eq!(
+        counts.iter().collect::<Vec<_>>(),
+        map.into_iter().collect::<Vec<_>>()
+    );
+    assert_eq!(counts.get(&(a.min(b), a.max(b))), Some(&3));
+    assert!(counts.iter().any(|(_, c)| c == 1) && counts.iter().any(|(_, c)| c == 2));
+}
