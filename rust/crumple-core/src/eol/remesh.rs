@@ -736,8 +736,28 @@ impl Cloth<'_> {
         (outline, b_r): (&Border, f64),
     ) -> usize {
         let mut made = 0;
+        // The cloth's box: a tip outside it grown by the faces' test margin
+        // is near no face (each face's box lies inside it, its growth is at
+        // most this one's), so most box corners skip the scan of every face
+        // (it was half the contact pass on the four-box friction scene).
+        // Grown by each vertex an insertion places, so it stays a bound.
+        let (mut lo, mut hi) = self.mesh.x.iter().fold(
+            (Vec3::splat(f64::INFINITY), Vec3::splat(f64::NEG_INFINITY)),
+            |(lo, hi), &x| (lo.component_min(x), hi.component_max(x)),
+        );
         for (p, feature) in points {
             let feature = *feature;
+            let grow = 5.0 * thr + 2.0 * 1e-9 * (hi - lo).max_element() + 1e-12;
+            let q = p.position;
+            if q.x < lo.x - grow
+                || q.y < lo.y - grow
+                || q.z < lo.z - grow
+                || q.x > hi.x + grow
+                || q.y > hi.y + grow
+                || q.z > hi.z + grow
+            {
+                continue;
+            }
             if self.features.contains(&Some(feature)) {
                 continue;
             }
@@ -775,6 +795,7 @@ impl Cloth<'_> {
                 continue; // lifting off it
             }
             let x = p.position - p.normal * (0.1 * thr);
+            (lo, hi) = (lo.component_min(x), hi.component_max(x));
             let uf = f.map(|v| m.u[v as usize]);
             let uc = [0, 1].map(|j| b[0] * uf[0][j] + b[1] * uf[1][j] + b[2] * uf[2][j]);
             // Spec §5.2 step 3: no corner or point vertex within b_r of the
