@@ -860,8 +860,45 @@ impl Stepper {
             }
         }
         contacts += self.edge_crossings(dofs, rows, h, turns, edges, &free);
+        // A bound on the face test below for every face of free vertices:
+        // their box, their largest speed and widest face. A tip outside
+        // that box grown by the largest reach and slack is near none of
+        // them (each face's grown box lies inside it; |ẋ − v_p| ≤ |ẋ| +
+        // |v_p|, kept a bound against rounding by 1e-9), so most box
+        // corners skip the scan of every face with its three speeds (a
+        // tenth of the four-box friction scene's step).
+        let (mut lo, mut hi, mut speed) =
+            (Vec3::splat(f64::INFINITY), Vec3::splat(f64::NEG_INFINITY), 0.0f64);
+        for (i, &x) in m.x.iter().enumerate() {
+            if free(i) {
+                (lo, hi) = (lo.component_min(x), hi.component_max(x));
+                speed = speed.max(self.xd[i].norm());
+            }
+        }
+        let widest = m
+            .faces
+            .iter()
+            .filter(|f| f.iter().all(|&v| free(v as usize)))
+            .map(|f| {
+                let x = f.map(|v| m.x[v as usize]);
+                (x[0].component_max(x[1]).component_max(x[2]) - x[0].component_min(x[1]).component_min(x[2]))
+                    .max_element()
+            })
+            .fold(0.0f64, f64::max);
         for (p, feature) in self.obstacles().point_features(h) {
             let p = &p;
+            let reach = self.thr + 2.0 * (speed + p.velocity.norm()) * (1.0 + 1e-9) * h;
+            let grow = reach.max(5.0 * self.thr) + 2.0 * 0.1 * widest + 1e-9;
+            let q = p.position;
+            if q.x < lo.x - grow
+                || q.y < lo.y - grow
+                || q.z < lo.z - grow
+                || q.x > hi.x + grow
+                || q.y > hi.y + grow
+                || q.z > hi.z + grow
+            {
+                continue;
+            }
             if self.features.contains(&Some(feature)) {
                 continue;
             }
