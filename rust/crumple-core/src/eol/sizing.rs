@@ -21,6 +21,7 @@ use super::remesh::Cloth;
 use super::system::{Mesh, edge_buckets};
 use crate::math::Vec3;
 use crate::{Error, Result};
+use rayon::prelude::*;
 
 /// The sizing parameters (spec §8.1 defaults).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -201,7 +202,11 @@ pub fn face_sizing(
 ) -> Vec<Sym2> {
     let normal = |f: &[u32; 3]| face_normal(x, *f);
     // World dihedral angle per interior edge, and area-weighted vertex normals.
-    let unit: Vec<Vec3<f64>> = faces.iter().map(|f| normal(f).normalize_or_zero()).collect();
+    // The per-face maps run on the thread pool (the sizing remesh runs
+    // alone on the step's critical path); each item is computed as it
+    // would be sequentially and collected in order, so the result does
+    // not depend on the thread count.
+    let unit: Vec<Vec3<f64>> = faces.par_iter().map(|f| normal(f).normalize_or_zero()).collect();
     let mut vn = vec![Vec3::zero(); x.len()];
     for f in faces {
         let n = normal(f);
@@ -212,7 +217,7 @@ pub fn face_sizing(
     let vn: Vec<Vec3<f64>> = vn.into_iter().map(|n| n.normalize_or_zero()).collect();
     let table = edge_table(faces);
     let dihedral: Vec<f64> = table
-        .iter()
+        .par_iter()
         .map(|(_, [f, g])| {
             if *g == u32::MAX {
                 0.0
@@ -224,7 +229,7 @@ pub fn face_sizing(
     let theta = |a: u32, b: u32| find_edge(&table, a, b).map_or(0.0, |i| dihedral[i]);
     let (lmin, lmax) = (1.0 / (p.size_max * p.size_max), 1.0 / (p.size_min * p.size_min));
     faces
-        .iter()
+        .par_iter()
         .zip(v)
         .map(|(f, vf)| {
             let uf = f.map(|k| u[k as usize]);
@@ -367,10 +372,11 @@ impl Cloth<'_> {
     fn vertex_sizes(&self, p: &Sizing) -> Vec<Sym2> {
         let m = &*self.mesh;
         // The material's world velocity (spec §5.7), each face with its own F.
+        let (xd, ud) = (&*self.xd, &*self.ud);
         let w: Vec<[Vec3<f64>; 3]> = m
             .faces
-            .iter()
-            .map(|&f| f.map(|k| world_velocity(m, self.xd, self.ud, k as usize, f)))
+            .par_iter()
+            .map(|&f| f.map(|k| world_velocity(m, xd, ud, k as usize, f)))
             .collect();
         let face = face_sizing(&m.x, &m.u, &m.faces, &w, p);
         vertex_sizing(m.x.len(), &m.u, &m.faces, &face)
