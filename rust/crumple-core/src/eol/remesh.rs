@@ -379,12 +379,18 @@ pub(super) fn near_face(p: Vec3<f64>, x: [Vec3<f64>; 3], margin: f64, slack: f64
     let hi = x[0].component_max(x[1]).component_max(x[2]);
     let grow = margin + 2.0 * slack * (hi - lo).max_element() + 1e-12;
     // A face with a NaN corner may go either way: the exact test refuses it too.
-    !(p.x < lo.x - grow
+    !outside_box(p, lo, hi, grow)
+}
+
+/// Whether `p` lies outside the box `[lo, hi]` grown by `grow` on every
+/// side (false for a NaN coordinate).
+pub(super) fn outside_box(p: Vec3<f64>, lo: Vec3<f64>, hi: Vec3<f64>, grow: f64) -> bool {
+    p.x < lo.x - grow
         || p.y < lo.y - grow
         || p.z < lo.z - grow
         || p.x > hi.x + grow
         || p.y > hi.y + grow
-        || p.z > hi.z + grow)
+        || p.z > hi.z + grow
 }
 
 /// Spec §4.3 test 2 for a point obstacle and a cloth triangle: with the
@@ -748,14 +754,7 @@ impl Cloth<'_> {
         for (p, feature) in points {
             let feature = *feature;
             let grow = 5.0 * thr + 2.0 * 1e-9 * (hi - lo).max_element() + 1e-12;
-            let q = p.position;
-            if q.x < lo.x - grow
-                || q.y < lo.y - grow
-                || q.z < lo.z - grow
-                || q.x > hi.x + grow
-                || q.y > hi.y + grow
-                || q.z > hi.z + grow
-            {
+            if outside_box(p.position, lo, hi, grow) {
                 continue;
             }
             if self.features.contains(&Some(feature)) {

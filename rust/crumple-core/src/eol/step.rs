@@ -12,7 +12,7 @@ use super::element::{Mat2d, deformation_gradient, signed_area};
 use super::obstacle::{BoxObstacle, PointObstacle, Wire, turned_among};
 use super::qp::{Kkt, KktWorkspace, Qp, kkt, polish, solve_active_set, solve_clarabel};
 use super::remesh::{
-    Cloth, Obstacles, RemeshReport, near_face, point_over_face, release_vertex, vertex_grad,
+    Cloth, Obstacles, RemeshReport, near_face, outside_box, point_over_face, release_vertex, vertex_grad,
 };
 use super::sizing::{AdaptReport, Sizing};
 use super::sparse::Csc;
@@ -889,14 +889,7 @@ impl Stepper {
             let p = &p;
             let reach = self.thr + 2.0 * (speed + p.velocity.norm()) * (1.0 + 1e-9) * h;
             let grow = reach.max(5.0 * self.thr) + 2.0 * 0.1 * widest + 1e-9;
-            let q = p.position;
-            if q.x < lo.x - grow
-                || q.y < lo.y - grow
-                || q.z < lo.z - grow
-                || q.x > hi.x + grow
-                || q.y > hi.y + grow
-                || q.z > hi.z + grow
-            {
+            if outside_box(p.position, lo, hi, grow) {
                 continue;
             }
             if self.features.contains(&Some(feature)) {
