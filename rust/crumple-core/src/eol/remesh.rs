@@ -383,7 +383,7 @@ pub(super) fn near_face(p: Vec3<f64>, x: [Vec3<f64>; 3], margin: f64, slack: f64
 }
 
 /// Whether `p` lies outside the box `[lo, hi]` grown by `grow` on every
-/// side (false for a NaN coordinate).
+/// side (a NaN coordinate never counts as outside on its axis).
 pub(super) fn outside_box(p: Vec3<f64>, lo: Vec3<f64>, hi: Vec3<f64>, grow: f64) -> bool {
     p.x < lo.x - grow
         || p.y < lo.y - grow

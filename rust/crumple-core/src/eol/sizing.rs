@@ -523,9 +523,8 @@ impl Cloth<'_> {
                 .map(|&f| face_normal(&m.x, f).normalize_or_zero())
                 .collect()
         };
-        // Edges this pass made (two flips must not make the same one): a
-        // few a pass, so a list.
-        let mut made: Vec<(u32, u32)> = Vec::new();
+        // Edges this pass made (two flips must not make the same one).
+        let mut made = std::collections::HashSet::new();
         let mut done = vec![false; self.mesh.faces.len()];
         for &((p, q), [f1, f2]) in &table {
             if f2 == u32::MAX {
@@ -595,7 +594,7 @@ impl Cloth<'_> {
             }
             self.mesh.faces[f1] = g1;
             self.mesh.faces[f2] = g2;
-            made.push((a.min(b), a.max(b)));
+            made.insert((a.min(b), a.max(b)));
             done[f1] = true;
             done[f2] = true;
             flipped += 1;

@@ -324,8 +324,9 @@ fn the_sizing_remesh_keeps_pinned_vertices() {
 /// The counting-sort edge table is the one a comparison sort of the face
 /// edges gives: the same edges in the same order, each with its faces in
 /// index order, a border edge with one face; on a sheet whose faces and
-/// vertices are shuffled (so the buckets are filled out of order) and on
-/// the same sheet after a sizing remesh (vertices of every valence).
+/// vertices are shuffled (so the buckets are filled out of order), with a
+/// fin (three faces on an edge: its first and last are kept), and on the
+/// same sheet after a sizing remesh (vertices of every valence).
 #[test]
 fn the_edge_table_is_the_sorted_face_edges() {
     fn sorted(faces: &[[u32; 3]]) -> Vec<((u32, u32), [u32; 2])> {
@@ -362,7 +363,16 @@ fn the_edge_table_is_the_sorted_face_edges() {
             [g[i % 3], g[(i + 1) % 3], g[(i + 2) % 3]]
         })
         .collect();
-    for faces in [s.mesh.faces.clone(), shuffled] {
+    // A fin: a third face on an interior edge (the table keeps the edge's
+    // first and last face, as the sort did).
+    let mut fin = s.mesh.faces.clone();
+    let (p, q) = (fin[20][0], fin[20][1]);
+    fin.push([q, p, n]);
+    let t = edge_table(&fin);
+    let e = find_edge(&t, p, q).unwrap();
+    assert!(t[e].1[0] < 20 && t[e].1[1] == fin.len() as u32 - 1, "{:?}", t[e]);
+    assert_eq!(s.mesh.edge_face_counts().get(&(p.min(q), p.max(q))), Some(&2));
+    for faces in [s.mesh.faces.clone(), shuffled, fin] {
         let t = edge_table(&faces);
         assert_eq!(t, sorted(&faces));
         assert!(

@@ -866,7 +866,9 @@ impl Stepper {
         // them (each face's grown box lies inside it; |ẋ − v_p| ≤ |ẋ| +
         // |v_p|, kept a bound against rounding by 1e-9), so most box
         // corners skip the scan of every face with its three speeds (a
-        // tenth of the four-box friction scene's step).
+        // tenth of the four-box friction scene's step). Only at speeds
+        // past 1e154 m/s, where a face's squared speed overflows and its
+        // reach turns infinite, could it skip a face that tests near.
         let (mut lo, mut hi, mut speed) =
             (Vec3::splat(f64::INFINITY), Vec3::splat(f64::NEG_INFINITY), 0.0f64);
         for (i, &x) in m.x.iter().enumerate() {

@@ -513,7 +513,7 @@ fn the_block_pattern_is_the_sorted_one_on_an_odd_mesh() {
 /// interior 2), with faces out of order and a fin (an edge with three
 /// faces: the remeshers check manifoldness with these counts).
 #[test]
-fn the_edge_counts_are_an_ordered_maps() {
+fn the_edge_counts_are_those_of_an_ordered_map() {
     let g = grid_mesh((1.0, 1.0), (4, 3), Vec3::zero(), 2).unwrap();
     let n = g.vertices().len() as u32;
     let mut faces: Vec<[u32; 3]> = g.faces().iter().rev().map(|f| [f[2], f[0], f[1]]).collect();
