@@ -869,25 +869,30 @@ impl Stepper {
         // tenth of the four-box friction scene's step). Only at speeds
         // past 1e154 m/s, where a face's squared speed overflows and its
         // reach turns infinite, could it skip a face that tests near.
-        let (mut lo, mut hi, mut speed) =
-            (Vec3::splat(f64::INFINITY), Vec3::splat(f64::NEG_INFINITY), 0.0f64);
-        for (i, &x) in m.x.iter().enumerate() {
-            if free(i) {
-                (lo, hi) = (lo.component_min(x), hi.component_max(x));
-                speed = speed.max(self.xd[i].norm());
+        // (Not built when there is no tip: the wire scenes.)
+        let tips = self.obstacles().point_features(h);
+        let (mut lo, mut hi, mut speed, mut widest) = (
+            Vec3::splat(f64::INFINITY),
+            Vec3::splat(f64::NEG_INFINITY),
+            0.0f64,
+            0.0f64,
+        );
+        if !tips.is_empty() {
+            for (i, &x) in m.x.iter().enumerate() {
+                if free(i) {
+                    (lo, hi) = (lo.component_min(x), hi.component_max(x));
+                    speed = speed.max(self.xd[i].norm());
+                }
+            }
+            for f in m.faces.iter().filter(|f| f.iter().all(|&v| free(v as usize))) {
+                let x = f.map(|v| m.x[v as usize]);
+                let w = (x[0].component_max(x[1]).component_max(x[2])
+                    - x[0].component_min(x[1]).component_min(x[2]))
+                .max_element();
+                widest = widest.max(w);
             }
         }
-        let widest = m
-            .faces
-            .iter()
-            .filter(|f| f.iter().all(|&v| free(v as usize)))
-            .map(|f| {
-                let x = f.map(|v| m.x[v as usize]);
-                (x[0].component_max(x[1]).component_max(x[2]) - x[0].component_min(x[1]).component_min(x[2]))
-                    .max_element()
-            })
-            .fold(0.0f64, f64::max);
-        for (p, feature) in self.obstacles().point_features(h) {
+        for (p, feature) in tips {
             let p = &p;
             let reach = self.thr + 2.0 * (speed + p.velocity.norm()) * (1.0 + 1e-9) * h;
             let grow = reach.max(5.0 * self.thr) + 2.0 * 0.1 * widest + 1e-9;
