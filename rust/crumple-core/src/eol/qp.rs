@@ -505,6 +505,10 @@ pub struct KktWorkspace {
     krylov: Vec<f64>,
     krylov_w: Vec<f64>,
     krylov_small: Vec<f64>,
+    /// Per primal unknown, its node in the graph the fill-reducing
+    /// ordering is computed on (see [`Self::group_unknowns`]); empty: each
+    /// unknown is its own node.
+    groups: Vec<u32>,
     /// Symbolic analyses done (diagnostics).
     pub analyses: usize,
     /// Numeric factorizations done.
@@ -538,6 +542,28 @@ impl KktWorkspace {
         self.solution(qp, active, iterations)
     }
 
+    /// Groups the primal unknowns (`groups[d]` for unknown `d`, in the
+    /// order of q̇) for the next structure analyses: the unknowns of a
+    /// group are ordered together, and the fill-reducing ordering is
+    /// computed on the graph of the groups and the rows. The stepper puts
+    /// a vertex's three ẋ unknowns in one group and an EOL vertex's two Ẋ
+    /// in another ([`super::system::Dofs::groups`]), so that graph has
+    /// about a ninth of the system's entries (M̃'s 3 × 3 vertex blocks
+    /// become one edge); on the non-conformal bench row AMD on every
+    /// unknown was a third of the analysis, which the remesher makes
+    /// necessary every step, and the analysis bounded the stretch it
+    /// shares with the force assembly. Each group's first unknown (lowest
+    /// index) must be coupled in M̃ to some unknown of every group the
+    /// others are coupled to (true of these groups: M̃'s vertex blocks are
+    /// stored whole); other groupings stay correct, only the ordering's
+    /// fill is worse. A list of the wrong length, or with a group past its length,
+    /// is ignored (each unknown its own node). Takes effect at the next
+    /// analysis: a structure already analysed keeps its ordering.
+    pub fn group_unknowns(&mut self, groups: impl IntoIterator<Item = u32>) {
+        self.groups.clear();
+        self.groups.extend(groups);
+    }
+
     /// Analyses the KKT structure of `qp` (its ordering and symbolic
     /// factorization) unless it is the one analysed last; the values of
     /// `qp` are not read. The stepper calls it while the forces are
@@ -546,7 +572,7 @@ impl KktWorkspace {
     /// a structure that then differs is analysed again there. `None` if
     /// the analysis fails.
     pub fn analyse(&mut self, qp: &Qp<'_>) -> Option<()> {
-        use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+        use faer::dyn_stack::{MemBuffer, StackReq};
         use faer::sparse::SymbolicSparseColMatRef;
         use faer::sparse::linalg::cholesky::{SymmetricOrdering, factorize_symbolic_cholesky};
         use faer::{Par, Side};
@@ -568,30 +594,13 @@ impl KktWorkspace {
         self.forget_base();
         self.key = Some(KktKey::of(qp));
         let key = self.key.as_ref()?;
-        // A fill-reducing ordering (faer's AMD) of the new structure;
-        // the system is then assembled already permuted, so faer's
-        // numeric factorization takes it as it is instead of permuting
-        // a copy on every pass (a tenth of a pass on the FRICTION row).
-        let coords = key.coords(n, me);
-        let (plain, plain_map) = Csc::pattern(dim, dim, &coords);
-        let mut perm = vec![0usize; dim];
-        let mut perm_inv = vec![0usize; dim];
-        let pattern = SymbolicSparseColMatRef::new_checked(dim, dim, &plain.colptr, None, &plain.rowval);
-        let mut amd_mem = MemBuffer::try_new(faer::sparse::linalg::amd::order_scratch::<usize>(
-            dim,
-            plain.rowval.len(),
-        ))
-        .ok()?;
-        faer::sparse::linalg::amd::order(
-            &mut perm,
-            &mut perm_inv,
-            pattern,
-            Default::default(),
-            MemStack::new(&mut amd_mem),
-        )
-        .ok()?;
-        let (lower, upper, moved) = permuted_lower(&plain, &perm_inv);
-        let map = plain_map.iter().map(|&k| moved[k as usize]).collect();
+        // A fill-reducing ordering (faer's AMD) of the new structure,
+        // computed on the graph of the unknowns' groups and the rows; the
+        // system is then assembled already permuted, so faer's numeric
+        // factorization takes it as it is instead of permuting a copy on
+        // every pass (a tenth of a pass on the FRICTION row).
+        let (perm, perm_inv) = group_ordering(key, &self.groups, n, me, mi)?;
+        let (lower, upper, map) = permuted_lower(dim, &key.coords(n, me), &perm_inv);
         // faer's analysis without an ordering reads the upper triangle
         // whatever side it is told (faer 0.24), so it gets the
         // transposed pattern; the numeric factorization takes the lower
@@ -1258,25 +1267,23 @@ impl Border {
     }
 }
 
-/// The lower triangle of `P K Pᵀ` (`perm_inv[i]` the new place of `i`) from
-/// the pattern of `K`'s lower triangle: its pattern and its transpose's
-/// (column pointers, sorted rows), and per entry of `K` its index in the
-/// new one. Sorts `K`'s entries, not the assembly's coordinates again
-/// (a third as many).
+/// The lower triangle of `P K Pᵀ` (`perm_inv[i]` the new place of `i`)
+/// from the coordinates of `K`'s lower-triangle entries (duplicates
+/// allowed): its pattern and its transpose's (column pointers, sorted
+/// rows), and per coordinate its entry's index in the new pattern.
 #[allow(clippy::type_complexity)]
 fn permuted_lower(
-    k: &Csc,
+    dim: usize,
+    entries: &[(u32, u32)],
     perm_inv: &[usize],
 ) -> ((Vec<usize>, Vec<usize>), (Vec<usize>, Vec<usize>), Vec<u32>) {
-    let dim = k.cols;
-    let nnz = k.rowval.len();
-    let mut coords = Vec::with_capacity(nnz);
-    for c in 0..dim {
-        for &r in &k.rowval[k.colptr[c]..k.colptr[c + 1]] {
-            let (r, c) = (perm_inv[r] as u32, perm_inv[c] as u32);
-            coords.push((r.max(c), r.min(c)));
-        }
-    }
+    let coords: Vec<(u32, u32)> = entries
+        .iter()
+        .map(|&(r, c)| {
+            let (r, c) = (perm_inv[r as usize] as u32, perm_inv[c as usize] as u32);
+            (r.max(c), r.min(c))
+        })
+        .collect();
     let (lower, moved) = Csc::pattern(dim, dim, &coords);
     let (colptr, rowval) = (lower.colptr, lower.rowval);
     // The transpose: column c of the upper triangle lists the rows of row
@@ -1289,7 +1296,7 @@ fn permuted_lower(
         uptr[c + 1] += uptr[c];
     }
     let mut next = uptr.clone();
-    let mut urow = vec![0usize; nnz];
+    let mut urow = vec![0usize; rowval.len()];
     for c in 0..dim {
         for &r in &rowval[colptr[c]..colptr[c + 1]] {
             urow[next[r]] = c;
@@ -1297,6 +1304,124 @@ fn permuted_lower(
         }
     }
     ((colptr, rowval), (uptr, urow), moved)
+}
+
+/// A fill-reducing ordering of the KKT structure `key` (faer's AMD), as
+/// `(perm, perm_inv)` over its `n + me + mi` unknowns, computed on the
+/// graph whose nodes are the groups of the primal unknowns (`groups`,
+/// see [`KktWorkspace::group_unknowns`]; each unknown alone when it does
+/// not fit) and the rows; a group's unknowns are placed together in
+/// index order. Any ordering gives the same factorization up to rounding
+/// (the symbolic analysis reads the permuted structure itself); a
+/// grouping only changes the fill. `None` if AMD fails.
+fn group_ordering(
+    key: &KktKey,
+    groups: &[u32],
+    n: usize,
+    me: usize,
+    mi: usize,
+) -> Option<(Vec<usize>, Vec<usize>)> {
+    use faer::dyn_stack::{MemBuffer, MemStack};
+    use faer::sparse::SymbolicSparseColMatRef;
+    let grouped = groups.len() == n && groups.iter().all(|&g| (g as usize) < n);
+    let ng = if grouped {
+        groups.iter().map(|&g| g as usize + 1).max().unwrap_or(0)
+    } else {
+        n
+    };
+    let node = |d: usize| {
+        if d >= n {
+            ng + (d - n)
+        } else if grouped {
+            groups[d] as usize
+        } else {
+            d
+        }
+    };
+    // A group's members in index order (a counting sort), and its first
+    // one, the leader whose M̃ couplings stand for the group's.
+    let mut start = vec![0usize; ng + 1];
+    for d in 0..n {
+        start[node(d) + 1] += 1;
+    }
+    for g in 0..ng {
+        start[g + 1] += start[g];
+    }
+    let mut next = start.clone();
+    let mut members = vec![0usize; n];
+    let mut leader = vec![false; n];
+    for (d, first) in leader.iter_mut().enumerate() {
+        let g = node(d);
+        *first = next[g] == start[g];
+        members[next[g]] = d;
+        next[g] += 1;
+    }
+    // The edges between nodes (lower triangle, duplicates allowed): M̃
+    // between leaders, ρAᵀA between the groups an equality row touches,
+    // and each row to the groups of its entries.
+    let mut edges: Vec<(u32, u32)> = Vec::new();
+    let mut edge = |a: usize, b: usize| {
+        if a != b {
+            edges.push((a.max(b) as u32, a.min(b) as u32));
+        }
+    };
+    let (colptr, rowval) = &key.p;
+    for c in 0..n.min(colptr.len().saturating_sub(1)) {
+        if leader[c] {
+            for &r in &rowval[colptr[c]..colptr[c + 1]] {
+                if r < n && leader[r] {
+                    edge(node(r), node(c));
+                }
+            }
+        }
+    }
+    let rows = &key.eq_rows;
+    for k in 0..rows.0.len().saturating_sub(1) {
+        let row = &rows.1[rows.0[k]..rows.0[k + 1]];
+        for (a, &(_, ci)) in row.iter().enumerate() {
+            for &(_, cj) in &row[a + 1..] {
+                edge(node(ci as usize), node(cj as usize));
+            }
+        }
+    }
+    for (off, (_, colptr, rowval)) in [(n, &key.eq), (n + me, &key.ineq)] {
+        for c in 0..colptr.len().saturating_sub(1) {
+            for &r in &rowval[colptr[c]..colptr[c + 1]] {
+                edge(node(off + r), node(c));
+            }
+        }
+    }
+    let nodes = ng + me + mi;
+    let (graph, _) = Csc::pattern(nodes, nodes, &edges);
+    let mut order = vec![0usize; nodes];
+    let mut order_inv = vec![0usize; nodes];
+    let mut amd_mem = MemBuffer::try_new(faer::sparse::linalg::amd::order_scratch::<usize>(
+        nodes,
+        graph.rowval.len(),
+    ))
+    .ok()?;
+    faer::sparse::linalg::amd::order(
+        &mut order,
+        &mut order_inv,
+        SymbolicSparseColMatRef::new_checked(nodes, nodes, &graph.colptr, None, &graph.rowval),
+        Default::default(),
+        MemStack::new(&mut amd_mem),
+    )
+    .ok()?;
+    let dim = n + me + mi;
+    let mut perm = Vec::with_capacity(dim);
+    for &g in &order {
+        if g < ng {
+            perm.extend_from_slice(&members[start[g]..start[g + 1]]);
+        } else {
+            perm.push(n + (g - ng));
+        }
+    }
+    let mut perm_inv = vec![0usize; dim];
+    for (p, &i) in perm.iter().enumerate() {
+        perm_inv[i] = p;
+    }
+    Some((perm, perm_inv))
 }
 
 /// The structure a KKT system is assembled on: the patterns of `M̃` (upper),
@@ -1674,5 +1799,122 @@ mod active_set_tests {
         let mut one = base.clone();
         one[0] = !one[0];
         assert!(bordered.border(&qp2, &one).is_none());
+    }
+
+    /// The stepper's grouping ([`Dofs::groups`]: a vertex's ẋ unknowns one
+    /// node of the ordering, its Ẋ another): the ordering keeps each
+    /// group's unknowns together in index order, the factor is about as full as AMD's on every unknown,
+    /// and the solve is the same to rounding; a grouping of the wrong
+    /// length is ignored.
+    #[test]
+    fn the_grouped_ordering_solves_the_same_system() {
+        use crate::eol::system::{Dofs, Mesh, assemble, test_params};
+        use crate::geometry::grid_mesh;
+        use crate::math::Vec3;
+        use crate::test_util::Rng;
+        let m = grid_mesh((1.0, 1.0), (14, 14), Vec3::zero(), 2).unwrap();
+        let mut g = Rng::new(12);
+        let mesh = Mesh {
+            eol: (0..m.vertices().len()).map(|i| i % 9 == 4).collect(),
+            x: m.vertices().iter().map(|v| *v * 1.05 + g.vec(0.02)).collect(),
+            u: m.vertices().iter().map(|v| [v.x, v.y]).collect(),
+            faces: m.faces().to_vec(),
+            hinges: m.topology().hinges().to_vec(),
+        };
+        let s = assemble(&mesh, &test_params(9.8)).unwrap();
+        let dofs = Dofs::new(&mesh.eol);
+        let (n, nv) = (dofs.len(), dofs.vertices);
+        let qd: Vec<f64> = (0..n).map(|_| 0.1 * g.sym()).collect();
+        let (p, q) = s.qp_terms(5e-3, &qd);
+        // Equalities: an Eulerian row per EOL vertex (its Ẋ only) and a pin
+        // of one component of every 25th vertex; inequalities: rows over
+        // the three corners of random faces, like vertex-face contacts.
+        let mut te = Vec::new();
+        for (k, &i) in dofs.eol.iter().enumerate() {
+            let u = dofs.u(i as usize).unwrap() as u32;
+            te.push((k as u32, u, g.sym()));
+            te.push((k as u32, u + 1, g.sym()));
+        }
+        let pins: Vec<usize> = (0..nv).step_by(25).collect();
+        for (k, &i) in pins.iter().enumerate() {
+            te.push(((dofs.eol.len() + k) as u32, (3 * i + k % 3) as u32, 1.0));
+        }
+        let me = dofs.eol.len() + pins.len();
+        let a_eq = Csc::from_triplets(me, n, &mut te);
+        let b_eq: Vec<f64> = (0..me).map(|_| 0.01 * g.sym()).collect();
+        let mi = 60;
+        let mut ti = Vec::new();
+        for k in 0..mi {
+            let f = mesh.faces[(g.next_u64() % mesh.faces.len() as u64) as usize];
+            for v in f {
+                for c in 0..3 {
+                    ti.push((k as u32, 3 * v + c, g.sym()));
+                }
+            }
+        }
+        let a_in = Csc::from_triplets(mi, n, &mut ti);
+        let b_in: Vec<f64> = (0..mi).map(|_| 0.01 * g.sym()).collect();
+        let qp = Qp {
+            p_upper: &p,
+            q: &q,
+            a_eq: &a_eq,
+            b_eq: &b_eq,
+            a_in: &a_in,
+            b_in: &b_in,
+        };
+        let active: Vec<bool> = (0..mi).map(|_| g.unit_f64() < 0.3).collect();
+        let groups: Vec<u32> = dofs.groups().collect();
+        let group = |d: usize| groups[d];
+        let mut grouped = KktWorkspace::default();
+        grouped.group_unknowns(groups.iter().copied());
+        let mut plain = KktWorkspace::default();
+        let want = plain.solve(&qp, &active, 1).unwrap();
+        let got = grouped.solve(&qp, &active, 1).unwrap();
+        // Each group's unknowns are consecutive in the factor's order, in
+        // index order; the rows come one by one.
+        let dim = n + me + mi;
+        assert_eq!(grouped.perm.len(), dim);
+        let mut p = 0;
+        while p < dim {
+            let d = grouped.perm[p];
+            if d >= n {
+                p += 1;
+                continue;
+            }
+            let members: Vec<usize> = (0..n).filter(|&e| group(e) == group(d)).collect();
+            let len = members.len();
+            assert_eq!(&grouped.perm[p..p + len], &members[..], "group {}", group(d));
+            p += len;
+        }
+        for (i, &d) in grouped.perm.iter().enumerate() {
+            assert_eq!(grouped.perm_inv[d], i);
+        }
+        assert!(plain.perm != grouped.perm, "the grouping changed nothing");
+        let (lg, lp) = (grouped.l_values.len(), plain.l_values.len());
+        assert!(
+            (lg as f64) < 1.1 * lp as f64,
+            "factor entries {lg} grouped, {lp} not"
+        );
+        let scale = want
+            .v
+            .iter()
+            .chain(&want.lambda)
+            .chain(&want.mu)
+            .fold(1.0f64, |a, x| a.max(x.abs()));
+        for (x, y) in got
+            .v
+            .iter()
+            .chain(&got.lambda)
+            .chain(&got.mu)
+            .zip(want.v.iter().chain(&want.lambda).chain(&want.mu))
+        {
+            assert!((x - y).abs() <= 1e-9 * scale, "{x} vs {y}");
+        }
+        // A grouping of the wrong length: every unknown its own node, as
+        // without one.
+        let mut short = KktWorkspace::default();
+        short.group_unknowns([0, 1, 2]);
+        short.solve(&qp, &active, 1).unwrap();
+        assert_eq!(short.perm, plain.perm);
     }
 }

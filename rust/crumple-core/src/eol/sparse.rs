@@ -129,6 +129,10 @@ impl Csc {
     /// symmetric matrix).
     pub fn upper(&self) -> Self {
         let mut out = Self::zeros(self.rows, self.cols);
+        // About half the entries of a symmetric pattern, and the diagonal.
+        let half = self.rowval.len() / 2 + self.cols.min(self.rows);
+        out.rowval.reserve(half);
+        out.nzval.reserve(half);
         for c in 0..self.cols {
             for k in self.colptr[c]..self.colptr[c + 1] {
                 if self.rowval[k] <= c {

@@ -1289,6 +1289,8 @@ impl Stepper {
         };
         let mut assembly = std::mem::take(&mut self.assembly);
         let mut ws = std::mem::take(&mut self.kkt_ws);
+        // The unknowns' groups for the QP's fill-reducing ordering.
+        ws.group_unknowns(dofs.groups());
         let this = &*self;
         let analysed = this.qp == QpMethod::ActiveSet;
         // Collision detection and the rows.
