@@ -1569,6 +1569,19 @@ impl KktKey {
 mod active_set_tests {
     use super::*;
 
+    /// `got` and `want` agree in q̇, λ and μ to `tol` of their largest
+    /// magnitude (at least 1).
+    fn assert_same_solution(got: &QpSolution, want: &QpSolution, tol: f64) {
+        let all =
+            |s: &QpSolution| -> Vec<f64> { s.v.iter().chain(&s.lambda).chain(&s.mu).copied().collect() };
+        let (g, w) = (all(got), all(want));
+        assert_eq!(g.len(), w.len());
+        let scale = w.iter().fold(1.0f64, |a, x| a.max(x.abs()));
+        for (x, y) in g.iter().zip(&w) {
+            assert!((x - y).abs() <= tol * scale, "{x} vs {y}");
+        }
+    }
+
     /// A 3-D QP (three independent rows `A q̇ ≥ b`) on which the block
     /// update from the empty set runs {0} → {0, 1, 2} → {1} → {0} (found by
     /// a search over small random QPs: the rows' Schur complement is not
@@ -1770,21 +1783,7 @@ mod active_set_tests {
             bordered.refine(2);
             let got = bordered.solution(&qp, &active, 1).unwrap();
             let want = fresh.solve(&qp, &active, 1).unwrap();
-            let scale = want
-                .v
-                .iter()
-                .chain(&want.lambda)
-                .chain(&want.mu)
-                .fold(1.0f64, |a, x| a.max(x.abs()));
-            for (x, y) in got
-                .v
-                .iter()
-                .chain(&got.lambda)
-                .chain(&got.mu)
-                .zip(want.v.iter().chain(&want.lambda).chain(&want.mu))
-            {
-                assert!((x - y).abs() <= 1e-10 * scale, "{x} vs {y}");
-            }
+            assert_same_solution(&got, &want, 1e-10);
         }
         assert!(tried >= 8, "too few sets tried: {tried}");
         assert_eq!(bordered.factorizations, 1);
@@ -1901,21 +1900,7 @@ mod active_set_tests {
             (lg as f64) < 1.1 * lp as f64,
             "factor entries {lg} grouped, {lp} not"
         );
-        let scale = want
-            .v
-            .iter()
-            .chain(&want.lambda)
-            .chain(&want.mu)
-            .fold(1.0f64, |a, x| a.max(x.abs()));
-        for (x, y) in got
-            .v
-            .iter()
-            .chain(&got.lambda)
-            .chain(&got.mu)
-            .zip(want.v.iter().chain(&want.lambda).chain(&want.mu))
-        {
-            assert!((x - y).abs() <= 1e-9 * scale, "{x} vs {y}");
-        }
+        assert_same_solution(&got, &want, 1e-9);
         // A grouping of the wrong length, or with a group past the
         // unknowns: every unknown its own node, as without one.
         for bad in [vec![0, 1, 2], vec![n as u32; n]] {
