@@ -16,7 +16,9 @@ the setup's, not a bug.
 
 The default seeds are the six that had fallbacks with the solver of
 stop 38 (37 of their 720 steps went to Clarabel; 10 with Júdice and Pires'
-safeguard and GMRES on a stalled refinement). ``--seeds 0 90`` runs a range.
+safeguard and GMRES on a stalled refinement, 13 after a change of the
+factor's ordering, none with the contested rows' oracle).
+``--seeds 0 90`` runs a range.
 Writes ``bench-out/eol_drop_sweep.json``.
 """
 
