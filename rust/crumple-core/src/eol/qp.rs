@@ -382,9 +382,13 @@ pub fn solve_active_set(
         for &k in &flips {
             contested[k] = true;
         }
-        // No progress (or a repeat, below): the oracle first, then Murty.
-        if !block && oracle_left > 0 {
+        // No progress (or a repeat, below): the oracle first, then Murty;
+        // at most once a pass, and not in the single-row passes after a
+        // repeat (the oracle's tries are spent by then).
+        let mut consulted = false;
+        if !block && !single && oracle_left > 0 {
             oracle_left -= 1;
+            consulted = true;
             if settle_contested(qp, ws, &mut active, &contested) == Some(true) {
                 seen.clear();
                 (fewest, tries) = (usize::MAX, BLOCK_TRIES);
@@ -414,8 +418,9 @@ pub fn solve_active_set(
             (fewest, tries) = (usize::MAX, BLOCK_TRIES);
             // The refined passes get a full budget of their own.
             budget = budget.max(pass + 1 + max_passes);
-        } else if !single && seen.contains(&active) && oracle_left > 0 && {
+        } else if !single && !consulted && seen.contains(&active) && oracle_left > 0 && {
             oracle_left -= 1;
+            consulted = true;
             settle_contested(qp, ws, &mut active, &contested) == Some(true)
         } {
             seen.clear();
@@ -430,9 +435,9 @@ pub fn solve_active_set(
                 budget = budget.max(pass + 1 + MURTY_PASSES);
             }
         }
-        // Out of passes while the block update still moves: the oracle
-        // settles what it has contested, and the passes go on from there.
-        if pass + 1 >= budget && oracle_left > 0 {
+        // Out of passes: the oracle settles what the passes contested, and
+        // they go on from there.
+        if pass + 1 >= budget && !consulted && oracle_left > 0 {
             oracle_left -= 1;
             // (Also when the oracle agrees with the set the last flips made:
             // no pass has read that set yet.)
@@ -457,8 +462,9 @@ pub fn solve_active_set(
 /// of the primal part of `K₀⁻¹`) and `g₀ = Cᵀx₀ − b`, and their states
 /// solve the linear complementarity problem `μ ≥ 0, g ≥ 0, μᵀg = 0`, that
 /// is the bound-constrained QP `min ½μᵀSμ + g₀ᵀμ, μ ≥ 0`
-/// ([`nonnegative_qp`]: a primal active-set method, monotone, so it cannot
-/// cycle where the block update and the sparse Murty passes do). Written
+/// ([`nonnegative_qp`]: a primal active-set method that lowers its
+/// objective at every step, so it does not cycle where the block update
+/// and the sparse Murty passes did). Written
 /// here because it runs on the workspace's factor; the dense sub-problem
 /// is small (the rows found wrong in the call's passes: 20-200 on the
 /// drops of `benches/eol_drop_sweep.py`). Returns whether it changed a
@@ -498,42 +504,85 @@ const ORACLE_TRIES: usize = 3;
 /// positive semidefinite), by Lawson and Hanson's active-set method for
 /// nonnegativity bounds: from `μ = 0`, free the bound index with the most
 /// negative gradient, solve on the free set, and step back to the first
-/// free index that would turn negative, dropping it, until no bound index
-/// has a negative gradient. Every step lowers the objective, so it ends.
-/// The free set's systems are regularized by `1e-12` of `S`'s largest
-/// diagonal (dependent rows make `S` singular). `None` if it does not end
-/// within `4m + 20` frees or a solve fails.
+/// free index that would turn negative, binding it again, until no bound
+/// index has a gradient below `−1e-12` of the larger of `|g|` and
+/// `|S|·Σμ` (rounding). In exact arithmetic every free lowers the
+/// objective, so the method ends; under rounding an index whose gradient
+/// is only just negative may not be able to enter (it blocks the step at
+/// once), and then `μ` is optimal to rounding and returned, and a cap of
+/// `4m + 20` frees guards the rest. The free set's systems are regularized
+/// by `1e-12` of `S`'s largest diagonal entry (dependent rows make `S`
+/// singular) and solved by faer's dense LU, sequentially so a run does not
+/// depend on the thread count. `None` when the input is not finite, a
+/// solve is not, or the cap is reached.
 fn nonnegative_qp(s: &[f64], g: &[f64], m: usize) -> Option<Vec<f64>> {
-    use faer::Mat;
-    use faer::linalg::solvers::Solve;
+    use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+    use faer::linalg::lu::partial_pivoting::{factor, solve};
+    use faer::perm::PermRef;
+    use faer::{MatMut, MatRef, Par};
+    if s.len() != m * m || g.len() != m || s.iter().chain(g).any(|v| !v.is_finite()) {
+        return None;
+    }
+    let req = StackReq::any_of(&[
+        factor::lu_in_place_scratch::<usize, f64>(m, m, Par::Seq, Default::default()),
+        solve::solve_in_place_scratch::<usize, f64>(m, 1, Par::Seq),
+    ]);
+    let mut mem = MemBuffer::try_new(req).ok()?;
     let big = (0..m)
         .map(|i| s[i + i * m].abs())
         .fold(0.0f64, f64::max)
         .max(1e-300);
-    let gtol = 1e-12 * g.iter().fold(0.0f64, |a, x| a.max(x.abs())).max(1e-300);
+    let g_big = g.iter().fold(0.0f64, |a, x| a.max(x.abs()));
     let mut mu = vec![0.0; m];
     let mut free = vec![false; m];
+    let (mut lu, mut z) = (Vec::with_capacity(m * m), Vec::with_capacity(m));
+    let (mut fwd, mut inv) = (vec![0usize; m], vec![0usize; m]);
     for _ in 0..4 * m + 20 {
+        let tol = 1e-12 * g_big.max(big * mu.iter().sum::<f64>());
         let grad = |mu: &[f64], i: usize| g[i] + (0..m).map(|j| s[i + j * m] * mu[j]).sum::<f64>();
-        let pick = (0..m)
+        let entered = match (0..m)
             .filter(|&i| !free[i])
             .map(|i| (grad(&mu, i), i))
-            .min_by(|a, b| a.0.total_cmp(&b.0));
-        match pick {
-            Some((gi, i)) if gi < -gtol => free[i] = true,
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+        {
+            Some((gi, i)) if gi < -tol => i,
             _ => return Some(mu),
-        }
-        // Inner loop: each pass that does not end it binds an index again,
-        // so at most m.
+        };
+        free[entered] = true;
+        // Each inner pass that does not end the loop binds an index again,
+        // so there are at most m + 1.
         for _ in 0..=m {
             let f: Vec<usize> = (0..m).filter(|&i| free[i]).collect();
             let k = f.len();
-            let a = Mat::<f64>::from_fn(k, k, |r, c| {
-                s[f[r] + f[c] * m] + if r == c { 1e-12 * big } else { 0.0 }
-            });
-            let rhs = Mat::<f64>::from_fn(k, 1, |r, _| -g[f[r]]);
-            let z = a.partial_piv_lu().solve(&rhs);
-            let z: Vec<f64> = (0..k).map(|r| z[(r, 0)]).collect();
+            if k == 0 {
+                break;
+            }
+            lu.clear();
+            for &c in &f {
+                lu.extend(
+                    f.iter()
+                        .map(|&r| s[r + c * m] + if r == c { 1e-12 * big } else { 0.0 }),
+                );
+            }
+            z.clear();
+            z.extend(f.iter().map(|&i| -g[i]));
+            factor::lu_in_place(
+                MatMut::from_column_major_slice_mut(&mut lu, k, k),
+                &mut fwd[..k],
+                &mut inv[..k],
+                Par::Seq,
+                MemStack::new(&mut mem),
+                Default::default(),
+            );
+            let a = MatRef::from_column_major_slice(&lu, k, k);
+            solve::solve_in_place(
+                a,
+                a,
+                PermRef::new_checked(&fwd[..k], &inv[..k], k),
+                MatMut::from_column_major_slice_mut(&mut z, k, 1),
+                Par::Seq,
+                MemStack::new(&mut mem),
+            );
             if z.iter().any(|v| !v.is_finite()) {
                 return None;
             }
@@ -546,16 +595,22 @@ fn nonnegative_qp(s: &[f64], g: &[f64], m: usize) -> Option<Vec<f64>> {
             // Step towards z until the first free value reaches 0 (the
             // blocking index), which is bound again with any other that
             // reaches 0 with it.
-            let (mut alpha, mut blocking) = (1.0f64, f[0]);
+            let mut step: Option<(f64, usize)> = None;
             for (&i, &v) in f.iter().zip(&z) {
                 if v <= 0.0 {
                     // mu[i] ≥ 0 ≥ v: the step to 0 is mu / (mu − v).
                     let d = mu[i] - v;
                     let a = if d > 0.0 { mu[i] / d } else { 0.0 };
-                    if a < alpha {
-                        (alpha, blocking) = (a, i);
+                    if step.is_none_or(|(b, _)| a < b) {
+                        step = Some((a, i));
                     }
                 }
+            }
+            let (alpha, blocking) = step?;
+            if blocking == entered && mu[entered] == 0.0 {
+                // The index cannot enter (its gradient was negative only
+                // by rounding): μ is optimal as it is.
+                return Some(mu);
             }
             let top = f.iter().fold(0.0f64, |a, &i| a.max(mu[i]));
             for (&i, &v) in f.iter().zip(&z) {
@@ -946,21 +1001,20 @@ impl KktWorkspace {
         self.refine(6);
         let dim = self.x.len();
         let m = rows.len();
-        let in_rows = &self.key.as_ref()?.in_rows;
         let cols: Vec<Vec<(usize, f64)>> = rows
             .iter()
-            .map(|&k| {
-                in_rows.1[in_rows.0[k]..in_rows.0[k + 1]]
-                    .iter()
-                    .map(|&(ki, ci)| (self.perm_inv[ci as usize], qp.a_in.nzval[ki as usize]))
-                    .collect()
-            })
-            .collect();
-        let mut z = vec![0.0; m * dim];
+            .map(|&k| self.row_column(qp, k))
+            .collect::<Option<_>>()?;
+        // S column by column, `MAX_FRESH` columns of K₀⁻¹C at a time (the
+        // solve's scratch is sized for that many; and a block of all of
+        // them would be m × dim).
+        let mut s = vec![0.0; m * m];
+        let mut z = vec![0.0; MAX_FRESH.min(m) * dim];
         let (sym, mem) = (self.symbolic.as_ref()?, self.mem.as_mut()?);
         for start in (0..m).step_by(MAX_FRESH) {
             let end = (start + MAX_FRESH).min(m);
-            let block = &mut z[start * dim..end * dim];
+            let block = &mut z[..(end - start) * dim];
+            block.fill(0.0);
             for (j, c) in cols[start..end].iter().enumerate() {
                 for &(i, v) in c {
                     block[j * dim + i] = v;
@@ -972,12 +1026,10 @@ impl KktWorkspace {
                 Par::Seq,
                 MemStack::new(mem),
             );
-        }
-        let dot = |c: &[(usize, f64)], x: &[f64]| c.iter().map(|&(i, v)| v * x[i]).sum::<f64>();
-        let mut s = vec![0.0; m * m];
-        for j in 0..m {
-            for i in 0..m {
-                s[i + j * m] = dot(&cols[i], &z[j * dim..(j + 1) * dim]);
+            for (j, zj) in block.chunks_exact(dim).enumerate() {
+                for (i, c) in cols.iter().enumerate() {
+                    s[i + (start + j) * m] = column_dot(c, zj);
+                }
             }
         }
         for j in 0..m {
@@ -990,10 +1042,22 @@ impl KktWorkspace {
         let g0: Vec<f64> = rows
             .iter()
             .zip(&cols)
-            .map(|(&k, c)| dot(c, &self.x) - qp.b_in[k])
+            .map(|(&k, c)| column_dot(c, &self.x) - qp.b_in[k])
             .collect();
         let mu = nonnegative_qp(&s, &g0, m)?;
         Some(mu.iter().map(|&v| v > 0.0).collect())
+    }
+
+    /// Inequality row `k` of `qp` as a column of the factored system: its
+    /// entries `(place in the factor's order, value)`.
+    fn row_column(&self, qp: &Qp<'_>, k: usize) -> Option<Vec<(usize, f64)>> {
+        let rows = &self.key.as_ref()?.in_rows;
+        Some(
+            rows.1[rows.0[k]..rows.0[k + 1]]
+                .iter()
+                .map(|&(ki, ci)| (self.perm_inv[ci as usize], qp.a_in.nzval[ki as usize]))
+                .collect(),
+        )
     }
 
     /// Drops the factor's active set and its bordering columns, so that
@@ -1056,11 +1120,7 @@ impl KktWorkspace {
                 let entries = if was {
                     vec![(self.perm_inv[n + me + k], 1.0)]
                 } else {
-                    let rows = &self.key.as_ref()?.in_rows;
-                    rows.1[rows.0[k]..rows.0[k + 1]]
-                        .iter()
-                        .map(|&(ki, ci)| (self.perm_inv[ci as usize], qp.a_in.nzval[ki as usize]))
-                        .collect()
+                    self.row_column(qp, k)?
                 };
                 let (d, e) = if was {
                     (0.0, 0.0)
@@ -1505,8 +1565,13 @@ struct Border {
 impl Border {
     /// `cᵀx` (`x` in the factor's order).
     fn dot(&self, x: &[f64]) -> f64 {
-        self.entries.iter().map(|&(i, v)| v * x[i]).sum()
+        column_dot(&self.entries, x)
     }
+}
+
+/// `cᵀx` for a sparse column `c` (entries `(place, value)`).
+fn column_dot(c: &[(usize, f64)], x: &[f64]) -> f64 {
+    c.iter().map(|&(i, v)| v * x[i]).sum()
 }
 
 /// The lower triangle of `P K Pᵀ` (`perm_inv[i]` the new place of `i`)
@@ -1942,6 +2007,32 @@ mod active_set_tests {
         for (x, y) in fast.v.iter().zip(&reference.v) {
             assert!((x - y).abs() < 1e-8, "{:?} vs {:?}", fast.v, reference.v);
         }
+        // The oracle alone: from each set the block update went through,
+        // with every row contested, or with one row held in its state at
+        // the answer and the other two contested, it gives the answer's
+        // set, and the solve on that set is the answer.
+        let answer: Vec<bool> = fast.mu.iter().map(|&m| m > 0.0).collect();
+        for start in &sets {
+            for held in [None, Some(0), Some(1), Some(2)] {
+                let mut active = start.clone();
+                let mut contested = vec![true; 3];
+                if let Some(h) = held {
+                    active[h] = answer[h];
+                    contested[h] = false;
+                }
+                let before = active.clone();
+                let changed = settle_contested(&qp, &mut ws, &mut active, &contested);
+                assert_eq!(active, answer, "from {start:?}, row {held:?} held");
+                assert_eq!(changed, Some(before != answer));
+                let out = ws.solve(&qp, &active, 1).unwrap();
+                assert!(kkt(&qp, &out).ok());
+                assert_same_solution(&out, &fast, 1e-9);
+            }
+        }
+        assert_eq!(
+            settle_contested(&qp, &mut ws, &mut answer.clone(), &[false; 3]),
+            None
+        );
     }
 
     #[test]
