@@ -384,7 +384,7 @@ pub fn solve_active_set(
         }
         // No progress (or a repeat, below): the oracle first, then Murty;
         // at most once a pass, and not in the single-row passes after a
-        // repeat (the oracle's tries are spent by then).
+        // repeat (they begin where the oracle had no way forward).
         let mut consulted = false;
         if !block && !single && oracle_left > 0 {
             oracle_left -= 1;
@@ -455,7 +455,8 @@ pub fn solve_active_set(
 /// Sets the states of the contested rows (`contested[k]`) of `active` to
 /// those that solve their own sub-problem exactly, every other row held in
 /// its state: the oracle [`solve_active_set`] consults when the block
-/// update stops making progress or comes back to an active set. With
+/// update stops making progress or comes back to an active set, and when
+/// its passes run out. With
 /// `K₀` the KKT system with the contested rows off, `x₀ = K₀⁻¹b` and
 /// `Z = K₀⁻¹C` (C: the contested rows as columns), the rows' slacks are
 /// `g(μ) = g₀ + Sμ` with `S = CᵀZ` (positive semidefinite: `C`'s block
