@@ -991,9 +991,6 @@ impl KktWorkspace {
     /// solves the dense sub-problem. Leaves the factor of that system (the
     /// next pass borders it). `None` if a factorization or solve fails.
     fn contested_states(&mut self, qp: &Qp<'_>, active: &[bool], rows: &[usize]) -> Option<Vec<bool>> {
-        use faer::dyn_stack::MemStack;
-        use faer::sparse::linalg::cholesky::LdltRef;
-        use faer::{Conj, MatMut, Par};
         let mut off = active.to_vec();
         for &k in rows {
             off[k] = false;
@@ -1015,17 +1012,12 @@ impl KktWorkspace {
         for start in (0..m).step_by(MAX_FRESH) {
             let end = (start + MAX_FRESH).min(m);
             let block = &mut z[..(end - start) * dim];
-            block.fill(0.0);
-            for (j, c) in cols[start..end].iter().enumerate() {
-                for &(i, v) in c {
-                    block[j * dim + i] = v;
-                }
-            }
-            LdltRef::new(sym, &self.l_values).solve_in_place_with_conj(
-                Conj::No,
-                MatMut::from_column_major_slice_mut(block, dim, end - start),
-                Par::Seq,
-                MemStack::new(mem),
+            solve_columns(
+                sym,
+                &self.l_values,
+                mem,
+                cols[start..end].iter().map(|c| c.as_slice()),
+                block,
             );
             for (j, zj) in block.chunks_exact(dim).enumerate() {
                 for (i, c) in cols.iter().enumerate() {
@@ -1096,9 +1088,6 @@ impl KktWorkspace {
     /// [`MAX_FRESH`] new columns, more than [`MAX_BORDER`] rows differ
     /// (or twice as many columns are kept), or the result is not finite.
     fn border(&mut self, qp: &Qp<'_>, active: &[bool]) -> Option<()> {
-        use faer::dyn_stack::MemStack;
-        use faer::sparse::linalg::cholesky::LdltRef;
-        use faer::{Conj, MatMut, Par};
         let n = qp.p_upper.cols;
         let me = qp.a_eq.rows;
         let dim = self.x0.len();
@@ -1143,19 +1132,13 @@ impl KktWorkspace {
         let fresh = self.borders.len() - first;
         if fresh > 0 {
             self.z.resize(self.borders.len() * dim, 0.0);
-            let block = &mut self.z[first * dim..];
-            block.fill(0.0);
-            for (j, c) in self.borders[first..].iter().enumerate() {
-                for &(i, v) in &c.entries {
-                    block[j * dim + i] = v;
-                }
-            }
             let (sym, mem) = (self.symbolic.as_ref()?, self.mem.as_mut()?);
-            LdltRef::new(sym, &self.l_values).solve_in_place_with_conj(
-                Conj::No,
-                MatMut::from_column_major_slice_mut(block, dim, fresh),
-                Par::Seq,
-                MemStack::new(mem),
+            solve_columns(
+                sym,
+                &self.l_values,
+                mem,
+                self.borders[first..].iter().map(|c| c.entries.as_slice()),
+                &mut self.z[first * dim..],
             );
         }
         // The Schur complement S = E − CᵀZ and its right-hand side.
@@ -1568,6 +1551,39 @@ impl Border {
     fn dot(&self, x: &[f64]) -> f64 {
         column_dot(&self.entries, x)
     }
+}
+
+/// `block ← K⁻¹C` for the factor `(sym, l_values)` and the sparse columns
+/// `cols` (entries `(place, value)`, factor order), solved together;
+/// `block` holds one column per entry of `cols`, column-major, and at most
+/// [`MAX_FRESH`] columns (the solve's scratch in `mem` is sized for that).
+fn solve_columns<'c>(
+    sym: &faer::sparse::linalg::cholesky::SymbolicCholesky<usize>,
+    l_values: &[f64],
+    mem: &mut faer::dyn_stack::MemBuffer,
+    cols: impl ExactSizeIterator<Item = &'c [(usize, f64)]>,
+    block: &mut [f64],
+) {
+    use faer::dyn_stack::MemStack;
+    use faer::sparse::linalg::cholesky::LdltRef;
+    use faer::{Conj, MatMut, Par};
+    let k = cols.len();
+    if k == 0 {
+        return;
+    }
+    let dim = block.len() / k;
+    block.fill(0.0);
+    for (j, c) in cols.enumerate() {
+        for &(i, v) in c {
+            block[j * dim + i] = v;
+        }
+    }
+    LdltRef::new(sym, l_values).solve_in_place_with_conj(
+        Conj::No,
+        MatMut::from_column_major_slice_mut(block, dim, k),
+        Par::Seq,
+        MemStack::new(mem),
+    );
 }
 
 /// `cᵀx` for a sparse column `c` (entries `(place, value)`).
