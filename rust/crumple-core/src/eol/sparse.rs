@@ -252,6 +252,12 @@ impl PatternCache {
         self.pattern = Some(pattern);
     }
 
+    /// The kept pattern (its values as they were given to [`Self::keep`]
+    /// or zero), if any.
+    pub fn pattern(&self) -> Option<&Csc> {
+        self.pattern.as_ref()
+    }
+
     /// The matrix of triplets with `values` at the kept coordinates (one
     /// value per coordinate, in their order; duplicates summed in that
     /// order), as [`Csc::from_triplets`] builds it. Empty when no pattern is
