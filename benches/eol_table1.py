@@ -211,9 +211,9 @@ def run() -> dict[str, Any]:
 
 def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """The run with the median ms per step, with every run's ms per step
-    (``runs_ms_per_step``, in run order); the first unavailable run
-    instead if any is (a row that fails once is not reported from the
-    others)."""
+    (``runs_ms_per_step``, in run order); if a run is unavailable or has
+    no ms per step, an unavailable result instead (a row that fails once
+    is not reported from the others)."""
     for r in runs:
         if r.get("available") is False or "ms_per_step" not in r:
             return r if r.get("available") is False else unavailable("a run reported no ms_per_step")

@@ -1459,19 +1459,23 @@ def test_the_fast_qp_path_holds_the_e8_sheet_as_it_lands() -> None:
     the sheet lands, 980 of its 1,236 contact rows are wrong in the first
     pass (the warm start's guess from the falling sheet). Counted as
     contested, they kept the dense oracle out (it takes at most 256), and
-    the block update wandered on 10-50 rows for its whole budget (112
-    passes) and then went to Clarabel (a second, against 20 ms for a step
-    on the fast path). The first pass's misses are not contested: the
-    step ends on the fast path (17 passes), KKT-valid."""
+    the passes (the block update's, then Murty's) wandered on 10-50 rows
+    for their whole budget (112 passes) and the step went to Clarabel (a
+    second, against 20 ms for a step on the fast path). The first pass's
+    misses are not contested: the step ends on the fast path (17 passes),
+    KKT-valid, in one step."""
     sim, _ = eol_scenes.four_turned_boxes(0.8, resolution=38)
-    rows = 0
+    rows, passes = 0, 0
     for _ in range(10):
         sim.step()
         st = sim.stats()
         assert not st["qp_clarabel"], f"t = {sim.time:.3f}: the active set gave up"
         assert st["kkt_equality"] <= 1e-9 and st["kkt_inequality"] <= 1e-9 and st["kkt_dual"] <= 1e-6, st
+        assert st["substeps"] == 1, st["substeps"]
         rows = max(rows, int(st["inequality_rows"]))
+        passes = max(passes, int(st["qp_iterations"]))
     assert rows > 1000, rows  # it landed
+    assert passes <= 40, passes  # not the wandering of before
 
 
 def test_e8_four_turned_boxes_let_the_frictionless_sheet_fall() -> None:

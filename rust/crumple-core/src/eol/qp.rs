@@ -247,7 +247,8 @@ pub fn polish(qp: &Qp<'_>, sol: &QpSolution, ws: &mut KktWorkspace) -> Option<Qp
 /// fewer wrong rows than the best pass so far, passes change one row
 /// until a pass beats it. Murty's steps get up to `MURTY_PASSES` more
 /// passes. Before either single-row rule, and when the passes run out,
-/// the rows found wrong so far are handed to a dense oracle
+/// the rows found wrong so far (after the first pass, whose wrong rows
+/// are the warm start's misses) are handed to a dense oracle
 /// (`settle_contested`, up to `ORACLE_TRIES` times a call): their own
 /// complementarity problem, the other rows held, solved exactly by a
 /// monotone method; its answer becomes the next pass's set. On the drops
@@ -297,7 +298,8 @@ pub fn solve_active_set(
     // before).
     let mut exact = *exact_solves > 0;
     *exact_solves = exact_solves.saturating_sub(1);
-    // The rows found wrong in some pass of this call (the contested ones),
+    // The rows found wrong in some pass of this call after the first (the
+    // contested ones),
     // and how many more times the passes may hand them to the dense oracle
     // (`settle_contested`): where the block update stops making progress
     // or comes back to a set (before Murty's steps), and where the passes
@@ -474,8 +476,8 @@ pub fn solve_active_set(
 /// objective at every step, so it does not cycle where the block update
 /// and the sparse Murty passes did). Written
 /// here because it runs on the workspace's factor; the dense sub-problem
-/// is small (the rows found wrong in the call's passes: 20-200 on the
-/// drops of `benches/eol_drop_sweep.py`). Returns whether it changed a
+/// is small (the rows found wrong in the call's passes after the first:
+/// tens to a few hundred on the drops of `benches/eol_drop_sweep.py`). Returns whether it changed a
 /// row's state (`Some(false)`: its answer is the set as it is), `None`
 /// when there are no contested rows or more than [`MAX_CONTESTED`], or a
 /// factorization or solve fails (the caller goes on without it). Leaves

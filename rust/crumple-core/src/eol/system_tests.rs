@@ -386,6 +386,19 @@ fn a_kept_pattern_gives_the_fresh_assembly() {
         let (lf, qf) = fresh.qp_terms(0.01, &qd[..n]);
         assert!(same(&lk, &lf), "call {k}: M - h²K");
         assert_eq!(bits(&qk), bits(&qf), "call {k}");
+        // Gathered entry by entry, the bits of the triplet scatter (0, then
+        // M's entry, then −h²K's): M's and K's upper entries as triplets.
+        let mut coords = Vec::new();
+        let (mu, ku) = (
+            upper_entries(&kept.mass, &mut coords),
+            upper_entries(&kept.stiffness, &mut coords),
+        );
+        let (mut want, map) = Csc::pattern(n, n, &coords);
+        let s = -0.01 * 0.01;
+        let values = mu.iter().map(|&i| kept.mass.nzval[i as usize]);
+        let values = values.chain(ku.iter().map(|&i| s * kept.stiffness.nzval[i as usize]));
+        Csc::scatter(&mut want.nzval, &map, values);
+        assert!(same(&lk, &want), "call {k}: M - h²K as the scatter sums it");
         // The pattern the stepper hands the QP's structure analysis before
         // the values exist is this one (else the solve analyses again).
         let early = cache.lhs_pattern();
