@@ -299,11 +299,10 @@ pub fn solve_active_set(
     let mut exact = *exact_solves > 0;
     *exact_solves = exact_solves.saturating_sub(1);
     // The rows found wrong in some pass of this call after the first (the
-    // contested ones),
-    // and how many more times the passes may hand them to the dense oracle
-    // (`settle_contested`): where the block update stops making progress
-    // or comes back to a set (before Murty's steps), and where the passes
-    // run out.
+    // contested ones), and how many more times the passes may hand them to
+    // the dense oracle (`settle_contested`): where the block update stops
+    // making progress or comes back to a set (before Murty's steps), and
+    // where the passes run out.
     let mut contested = vec![false; mi];
     let mut oracle_left = ORACLE_TRIES;
     while pass < budget {
@@ -477,10 +476,11 @@ pub fn solve_active_set(
 /// and the sparse Murty passes did). Written
 /// here because it runs on the workspace's factor; the dense sub-problem
 /// is small (the rows found wrong in the call's passes after the first:
-/// tens to a few hundred on the drops of `benches/eol_drop_sweep.py`). Returns whether it changed a
-/// row's state (`Some(false)`: its answer is the set as it is), `None`
-/// when there are no contested rows or more than [`MAX_CONTESTED`], or a
-/// factorization or solve fails (the caller goes on without it). Leaves
+/// tens to a few hundred on the drops of `benches/eol_drop_sweep.py`).
+/// Returns whether it changed a row's state (`Some(false)`: its answer is
+/// the set as it is), `None` when there are no contested rows or more
+/// than [`MAX_CONTESTED`], or a factorization or solve fails (the caller
+/// goes on without it). Leaves
 /// the workspace factored with the contested rows off, which the next
 /// pass borders.
 fn settle_contested(
