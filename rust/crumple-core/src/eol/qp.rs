@@ -302,8 +302,9 @@ pub fn solve_active_set(
     // contested ones), and how many more times the passes may hand them to
     // the dense oracle (`settle_contested`): where the block update stops
     // making progress or comes back to a set (before Murty's steps), and
-    // where the passes run out.
-    let mut contested = vec![false; mi];
+    // where the passes run out (allocated at the first such row: most calls
+    // end before one).
+    let mut contested: Vec<bool> = Vec::new();
     let mut oracle_left = ORACLE_TRIES;
     while pass < budget {
         if !single {
@@ -385,7 +386,8 @@ pub fn solve_active_set(
         // 1236 on the FRICTION row's landing), and counted they kept the
         // oracle out (over MAX_CONTESTED) while the passes wandered on
         // 10-50 rows to the end of their budget and Clarabel.
-        if pass > 0 {
+        if pass > 0 && !flips.is_empty() {
+            contested.resize(mi, false);
             for &k in &flips {
                 contested[k] = true;
             }

@@ -266,30 +266,21 @@ fn emit(dofs: &Dofs, i: usize, j: usize, b: &Block5, out: &mut [f64], at: &mut u
     }
 }
 
-/// [`emit`] of `pair_block(k, fi, fj)`: between two Lagrangian vertices
+/// [`emit`] of `pair_block(k, f, f)`: between two Lagrangian vertices
 /// (3 rows each, most pairs of every mesh) `k` itself, without the
 /// Eulerian rows and columns `pair_block` would compute for `emit` to drop
 /// (they were about half of an element's time on the FRICTION bench row).
 /// The same values either way.
+/// (`f`: the element's F, the same at both vertices.)
 #[inline]
-#[allow(clippy::too_many_arguments)]
-fn emit_pair(
-    dofs: &Dofs,
-    i: usize,
-    j: usize,
-    k: &Mat3<f64>,
-    fi: &Grad,
-    fj: &Grad,
-    out: &mut [f64],
-    at: &mut usize,
-) {
+fn emit_pair(dofs: &Dofs, i: usize, j: usize, k: &Mat3<f64>, f: &Grad, out: &mut [f64], at: &mut usize) {
     if dofs.u(i).is_none() && dofs.u(j).is_none() {
         for row in &k.m {
             out[*at..*at + 3].copy_from_slice(row);
             *at += 3;
         }
     } else {
-        emit(dofs, i, j, &pair_block(k, fi, fj), out, at);
+        emit(dofs, i, j, &pair_block(k, f, f), out, at);
     }
 }
 
@@ -468,14 +459,16 @@ fn split_by<'a, T>(mut buf: &'a mut [T], lengths: &[usize]) -> Vec<&'a mut [T]> 
 type FaceOut = (Grad, [(usize, [f64; 5]); 3]);
 
 /// The storage indices of `m`'s entries on or above the diagonal, in
-/// storage order; their (row, column) are appended to `coords`.
-fn upper_entries(m: &Csc, coords: &mut Vec<(u32, u32)>) -> Vec<u32> {
+/// storage order; their (row, column) are appended to `coords` if given.
+fn upper_entries(m: &Csc, mut coords: Option<&mut Vec<(u32, u32)>>) -> Vec<u32> {
     let mut idx = Vec::new();
     for c in 0..m.cols {
         for k in m.colptr[c]..m.colptr[c + 1] {
             if m.rowval[k] <= c {
                 idx.push(k as u32);
-                coords.push((m.rowval[k] as u32, c as u32));
+                if let Some(coords) = coords.as_deref_mut() {
+                    coords.push((m.rowval[k] as u32, c as u32));
+                }
             }
         }
     }
@@ -711,8 +704,8 @@ pub fn assemble_with(
                 for b in 0..3 {
                     let j = f[b] as usize;
                     let c = p.density * area * MASS_WEIGHTS[a][b];
-                    emit_pair(&dofs, i, j, &(Mat3::identity() * c), &grad, &grad, m, &mut am);
-                    emit_pair(&dofs, i, j, &jac[a][b], &grad, &grad, k, &mut ak);
+                    emit_pair(&dofs, i, j, &(Mat3::identity() * c), &grad, m, &mut am);
+                    emit_pair(&dofs, i, j, &jac[a][b], &grad, k, &mut ak);
                 }
                 let g = p.gravity * (p.density * area / 3.0);
                 genf[a] = (i, map_force(force[a] + g, &grad));
@@ -774,7 +767,7 @@ pub fn assemble_with(
             for a in 0..4 {
                 for b in 0..4 {
                     let blk = hinge::hinge_jacobian_block(&g, coef, a, b);
-                    emit_pair(&dofs, v[a], v[b], &blk, &grad, &grad, k, &mut at);
+                    emit_pair(&dofs, v[a], v[b], &blk, &grad, k, &mut at);
                 }
             }
             [0, 1, 2, 3].map(|a| (v[a], map_force(forces[a], &grad)))
@@ -824,9 +817,8 @@ impl System {
         // whose matrices were replaced after assembly.)
         let counts = (self.mass.nzval.len(), self.stiffness.nzval.len());
         if self.pattern_id == 0 || cache.lhs_for != self.pattern_id || cache.upper_of != counts {
-            let mut coords = Vec::new();
-            cache.mass_upper = upper_entries(&self.mass, &mut coords);
-            cache.stiffness_upper = upper_entries(&self.stiffness, &mut coords);
+            cache.mass_upper = upper_entries(&self.mass, None);
+            cache.stiffness_upper = upper_entries(&self.stiffness, None);
             let n = self.mass.rows;
             cache.mass_at.clear();
             match upper_within(&self.mass, &self.stiffness) {
@@ -839,7 +831,14 @@ impl System {
                     }
                     cache.lhs.keep(pattern, map);
                 }
-                None => cache.lhs.set(n, n, &coords),
+                None => {
+                    // The entries' coordinates, sorted into a pattern (only
+                    // for matrices not assembled together).
+                    let mut coords = Vec::new();
+                    upper_entries(&self.mass, Some(&mut coords));
+                    upper_entries(&self.stiffness, Some(&mut coords));
+                    cache.lhs.set(n, n, &coords);
+                }
             }
             cache.lhs_for = self.pattern_id;
             cache.upper_of = counts;
