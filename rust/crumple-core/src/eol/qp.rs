@@ -224,7 +224,7 @@ pub fn polish(qp: &Qp<'_>, sol: &QpSolution, ws: &mut KktWorkspace) -> Option<Qp
     let active: Vec<bool> = (0..qp.a_in.rows).map(|k| sol.mu[k] > slack[k].max(0.0)).collect();
     // Its own sign-reading state: a polish (a diagnostic's or a fallback's)
     // must not change how the stepper's later QPs are solved.
-    let mut out = solve_active_set(qp, active, 12, ws, &mut 0)?;
+    let (mut out, _) = solve_active_set(qp, active, 12, ws, &mut 0)?;
     out.iterations = sol.iterations;
     Some(out)
 }
@@ -266,8 +266,9 @@ pub fn polish(qp: &Qp<'_>, sol: &QpSolution, ws: &mut KktWorkspace) -> Option<Qp
 /// Passes whose set changes read their signs from the unrefined solve;
 /// after a repeat or seven passes they read refined ones, and so do the
 /// next 20 calls with the same `exact_solves` count (the caller's state).
-/// Returns `None` when the passes run out without a KKT-valid point (the
-/// caller falls back to Clarabel). The equalities of the step (EOL Eulerian
+/// Returns the solution with its KKT residuals (the caller's check, not
+/// computed twice), or `None` when the passes run out without a KKT-valid
+/// point (the caller falls back to Clarabel). The equalities of the step (EOL Eulerian
 /// rows, tangential rows, pins) are always in the system.
 pub fn solve_active_set(
     qp: &Qp<'_>,
@@ -275,7 +276,7 @@ pub fn solve_active_set(
     max_passes: usize,
     ws: &mut KktWorkspace,
     exact_solves: &mut u32,
-) -> Option<QpSolution> {
+) -> Option<(QpSolution, Kkt)> {
     let mi = qp.a_in.rows;
     if active.len() != mi {
         active = vec![false; mi];
@@ -344,8 +345,9 @@ pub fn solve_active_set(
             let mut refined = ws.solution(qp, &active, pass as u32 + 1)?;
             flips = wrong_rows(qp, &refined, &active, (1e-12, 1e-10));
             if flips.is_empty() {
-                if kkt(qp, &refined).ok() {
-                    return Some(refined);
+                let check = kkt(qp, &refined);
+                if check.ok() {
+                    return Some((refined, check));
                 }
                 // The plain refinement stalled on the answer (nearly
                 // dependent active rows, see `KktWorkspace::refine`):
@@ -363,7 +365,8 @@ pub fn solve_active_set(
         }
         if flips.is_empty() {
             let out = out?;
-            return kkt(qp, &out).ok().then_some(out);
+            let check = kkt(qp, &out);
+            return check.ok().then_some((out, check));
         }
         // The safeguard compares counts read at one strictness: before the
         // refined-only passes begin, a pass that looked final to the loose
@@ -2028,8 +2031,9 @@ mod active_set_tests {
             sets.push(active.clone());
         }
         assert!(repeats, "the block update did not cycle: {sets:?}");
-        let fast =
-            solve_active_set(&qp, vec![false; 3], 12, &mut ws, &mut 0).expect("the active set gave up");
+        let fast = solve_active_set(&qp, vec![false; 3], 12, &mut ws, &mut 0)
+            .expect("the active set gave up")
+            .0;
         let reference = solve_clarabel(&qp, 1e-10).unwrap();
         assert!(kkt(&qp, &fast).ok());
         for (x, y) in fast.v.iter().zip(&reference.v) {
@@ -2097,7 +2101,12 @@ mod active_set_tests {
             assert!((v - want).abs() < 1e-10, "{:?}", sol.v);
         }
         // The active-set path takes it there too (instead of Clarabel).
-        let out = solve_active_set(&qp, vec![], 12, &mut KktWorkspace::default(), &mut 0).unwrap();
+        let (out, check) = solve_active_set(&qp, vec![], 12, &mut KktWorkspace::default(), &mut 0).unwrap();
+        assert_eq!(
+            check,
+            kkt(&qp, &out),
+            "the returned residuals are not the solution's"
+        );
         assert!(kkt(&qp, &out).ok());
 
         // The same near dependence through a bordered row: the second row
