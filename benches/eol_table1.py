@@ -47,7 +47,7 @@ the LO-RES rows, whose window is under 0.1 s, most); the run with the
 median ms per step is reported, with the three runs' ms per step beside it;
 reported: ms per step, the CD/RM/MF/VI split (the paper's buckets; VI is the
 QP), the face count, the steps the active-set path handed to Clarabel, its
-passes and numeric KKT factorizations per step, and
+passes, numeric KKT factorizations and structure analyses per step, and
 the paper's T for the row with the speed-up (paper T / ours; the paper ran
 one thread of an i7-7700 with MOSEK, so the ratio mixes hardware, threads
 and solver). Writes ``bench-out/eol_table1.json``.
@@ -165,7 +165,7 @@ def measure_row(name: str) -> dict[str, Any]:
     for _ in range(WARMUP):
         step()
     t0 = sim.stage_times()
-    faces, eol, fallbacks, passes, factorizations = 0, 0, 0, 0, 0
+    faces, eol, fallbacks, passes, factorizations, analyses = 0, 0, 0, 0, 0, 0
     for _ in range(STEPS):
         step()
         st = sim.stats()
@@ -174,6 +174,7 @@ def measure_row(name: str) -> dict[str, Any]:
         fallbacks += int(st["qp_clarabel"])
         passes += int(st["qp_iterations"])
         factorizations += int(st["qp_factorizations"])
+        analyses += int(st["qp_analyses"])
     t1 = sim.stage_times()
     assert pulled[0] or row["scene"] in ("wire", "friction"), "the pull did not start"
     d = {k: t1[k] - t0[k] for k in t1}
@@ -191,6 +192,10 @@ def measure_row(name: str) -> dict[str, Any]:
         # (its later passes re-solve bordered; Clarabel's iterations on the
         # Clarabel row).
         "qp_passes": passes / STEPS, "qp_factorizations": factorizations / STEPS,
+        # The steps whose mesh or rows changed the KKT structure (its
+        # ordering and symbolic factorization run again, beside the force
+        # assembly), per step.
+        "qp_analyses": analyses / STEPS,
         "paper": {"row": row["paper"], "faces": pf, "ms_per_step": pt, "vi_percent": pvi},
         "speedup_vs_paper": pt / ms,
     }
@@ -259,7 +264,8 @@ def main() -> int:
         spread = r.get("runs_ms_per_step", [r["ms_per_step"]])
         print(f"{name:20s} {r['faces']:5d} faces {r['ms_per_step']:8.1f} ms/step ({min(spread):.1f}-{max(spread):.1f})  QP {100 * r['qp_share']:4.1f}%  "
               f"paper {r['paper']['ms_per_step']:7.1f} ms  ×{r['speedup_vs_paper']:.1f}  fallbacks {r['clarabel_fallbacks']}  "
-              f"passes {r['qp_passes']:.1f} factorizations {r['qp_factorizations']:.1f}")
+              f"passes {r['qp_passes']:.1f} factorizations {r['qp_factorizations']:.1f} "
+              f"analyses {r['qp_analyses']:.2f}")
     for label, q in res["ratios"].items():
         print(f"T {label:14s} ours {q['ours']:.2f}  paper {q['paper']:.2f}  "
               f"QP share > 50 % in both: {'yes' if q['qp_share_over_half'] else 'no'}")

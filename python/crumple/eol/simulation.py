@@ -729,7 +729,10 @@ class Simulation(SimulationBase):
         inequality multiplier relative to the force),
         solver passes (``qp_iterations``), the active-set path's numeric KKT
         factorizations (``qp_factorizations``: its passes after the first
-        re-solve against that factor unless many rows changed state),
+        re-solve against that factor unless many rows changed state), its
+        analyses of the KKT structure (``qp_analyses``: the fill-reducing
+        ordering and symbolic factorization, 0 on a step whose mesh and
+        rows keep the last step's structure),
         whether it went to Clarabel
         (``qp_clarabel``), with ``verify_qp`` the largest difference from
         Clarabel's solution relative to the largest velocity (``qp_gap``:

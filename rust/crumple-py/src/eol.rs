@@ -899,7 +899,7 @@ impl PyEolSimulation {
 
     /// The last step: KKT residuals, solver passes (active-set passes, or
     /// Clarabel's iterations when it solved the step), the active set's
-    /// numeric factorizations, row
+    /// numeric factorizations and structure analyses, row
     /// counts, contacts, remesh counts and its Table 1 timings (s).
     fn last_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let r = &self.s.last;
@@ -911,6 +911,7 @@ impl PyEolSimulation {
         d.set_item("kkt_dual", r.kkt.dual)?;
         d.set_item("qp_iterations", r.iterations)?;
         d.set_item("qp_factorizations", r.factorizations)?;
+        d.set_item("qp_analyses", r.analyses)?;
         d.set_item("qp_clarabel", r.clarabel)?;
         d.set_item("qp_gap", r.qp_gap)?;
         d.set_item("qp_gap_raw", r.qp_gap_raw)?;

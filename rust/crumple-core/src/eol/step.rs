@@ -33,6 +33,9 @@ pub struct StepReport {
     /// Numeric KKT factorizations of the active-set path (its later
     /// passes re-solve against the first one's factor, bordered).
     pub factorizations: u32,
+    /// Analyses of the KKT structure (fill-reducing ordering and symbolic
+    /// factorization): 0 on a step whose mesh and rows keep the last one.
+    pub analyses: u32,
     /// Equality and inequality rows.
     pub rows: (usize, usize),
     /// Lagrangian vertex–face contacts.
@@ -295,6 +298,7 @@ impl StepReport {
             kkt: b.kkt,
             iterations: self.iterations + b.iterations,
             factorizations: self.factorizations + b.factorizations,
+            analyses: self.analyses + b.analyses,
             rows: b.rows,
             contacts: b.contacts,
             remesh: RemeshReport {
@@ -1289,6 +1293,7 @@ impl Stepper {
         };
         let mut assembly = std::mem::take(&mut self.assembly);
         let mut ws = std::mem::take(&mut self.kkt_ws);
+        let analysed_before = ws.analyses;
         // The unknowns' groups for the QP's fill-reducing ordering.
         ws.group_unknowns(dofs.groups());
         let this = &*self;
@@ -1510,6 +1515,7 @@ impl Stepper {
         };
         let clarabel = fast.is_none();
         let factorizations = (ws.factorizations - factored) as u32;
+        let analyses = ws.analyses.saturating_sub(analysed_before) as u32;
         let (mut qp_gap, mut qp_gap_raw) = (0.0, 0.0);
         let (sol, check) = match fast {
             Some((s, check)) => {
@@ -1539,6 +1545,7 @@ impl Stepper {
             kkt: check,
             iterations: sol.iterations,
             factorizations,
+            analyses,
             rows: (a_eq.rows, a_in.rows),
             contacts,
             remesh,
