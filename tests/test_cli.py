@@ -59,6 +59,28 @@ def test_run_passes_scene_options(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "KEY=VALUE" in capsys.readouterr().err
 
 
+def test_run_reads_python_literals_and_refuses_bad_scene_options(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """`--set wrinkles=False` is false (it was the text "False", which the
+    scene read as true), and options the scene does not take, or values of
+    the wrong type, are refused before the run with what the scene takes."""
+    from crumple._sweep import parse_value
+
+    assert parse_value("False") is False and parse_value("True") is True and parse_value("None") is None
+    assert parse_value("false") is False and parse_value("2.5") == 2.5 and parse_value("denim") == "denim"
+    assert main(["run", "eol_crease", "--frames", "2", "--set", "wrinkles=False", "--out", str(tmp_path)]) == 0
+    assert json.loads((tmp_path / "eol_crease" / "metrics.json").read_text())["wrinkles"] is False
+    for bad, says in (("wrinkles=Flase", "options.wrinkles: 'Flase' is not of type 'boolean'"),
+                      ("foo=1", "unknown key(s) 'foo'; allowed here: friction, hold, material"),
+                      ("hold=abc", "options.hold: 'abc' is not of type 'number'")):
+        assert main(["run", "eol_crease", "--set", bad, "--out", str(tmp_path / "bad")]) == 2
+        assert says in capsys.readouterr().err
+    assert not (tmp_path / "bad").exists()
+    assert main(["sweep", "eol_crease", "--grid", "hold=0,x", "--out", str(tmp_path / "sweep")]) == 2
+    assert "options.hold: 'x' is not of type 'number'" in capsys.readouterr().err
+    assert not (tmp_path / "sweep" / "results.csv").exists()
+
+
 def test_sweep_ray_before_the_scene_is_read_as_the_scene(monkeypatch: pytest.MonkeyPatch,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
     """``--ray`` takes an optional address: ``sweep --ray SCENE`` used to

@@ -451,9 +451,17 @@ def sweep(
                        wall_s=time.perf_counter() - t0, columns=columns)
 
 
+# Python's spellings of the JSON literals: ``--set wrinkles=False`` used to
+# pass the text "False", which a scene read as true.
+_PY_LITERALS = {"True": True, "False": False, "None": None}
+
+
 def parse_value(text: str) -> Any:
     """A command-line value: read as JSON when it parses (numbers,
-    true/false, null, lists), else kept as text (``--set``, ``--grid``)."""
+    true/false, null, lists) or as Python's ``True``, ``False`` and
+    ``None``, else kept as text (``--set``, ``--grid``)."""
+    if text in _PY_LITERALS:
+        return _PY_LITERALS[text]
     try:
         return json.loads(text)
     except json.JSONDecodeError:

@@ -90,8 +90,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
         out = scenefile.run(args.scene, out_dir=args.out if args.out != "out" else None, progress=True)
         print(f"wrote {out} in {time.perf_counter() - t0:.1f} s")
         return 0
+    opts = _options(args.set)
+    if opts and args.scene in scenes.names():
+        from . import scenefile
+
+        scenefile.check_options(args.scene, opts)
     out = scenes.run(args.scene, out_dir=Path(args.out), frames=args.frames, backend=args.backend,
-                     scale=args.scale, progress=True, format=args.format, **_options(args.set))
+                     scale=args.scale, progress=True, format=args.format, **opts)
     stream = out.parent / f"{args.scene}.usdc" if args.format == "usd" else out
     print(f"wrote {out} ({args.format} frames: {stream}) in {time.perf_counter() - t0:.1f} s")
     if args.video:
@@ -117,9 +122,21 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if not args.grid:
         raise InvalidInputError("a sweep needs at least one --grid KEY=V1,V2,...")
     opts = _options(args.set)
+    grid = parse_grid(args.grid)
+    from . import scenes
+
+    if args.scene in scenes.names():
+        # Every grid value beside the fixed options, before the first run
+        # (the run's own keys, such as scale, are the sweep's to check).
+        from . import scenefile
+
+        fixed = {k: v for k, v in opts.items() if k not in ("scale", "frames", "backend")}
+        scenefile.check_options(args.scene, fixed, *({**fixed, k: v} for k, vs in grid.items() for v in vs
+                                                      if k not in ("scale", "frames", "backend")),
+                                given_as="--set and --grid")
     if args.scale is not None:
         opts["scale"] = args.scale
-    r = sweep(args.scene, parse_grid(args.grid), out=Path(args.out), executor="ray" if args.ray is not None else "local",
+    r = sweep(args.scene, grid, out=Path(args.out), executor="ray" if args.ray is not None else "local",
               address=args.ray or None, workers=args.workers, threads=args.threads, frames=args.frames,
               options=opts, progress=True)
     ok = len(r.rows) - len(r.failed)

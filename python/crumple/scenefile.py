@@ -361,6 +361,24 @@ def validate(doc: Mapping[str, Any]) -> None:
         raise SceneFileError("the scene file does not match the schema:\n  " + "\n  ".join(lines[:8]))
 
 
+def check_options(name: str, *option_sets: Mapping[str, Any], given_as: str = "--set") -> None:
+    """Check option sets of the built-in scene ``name`` as parsed from the
+    command line (JSON values) against its schema, the one scene files are
+    checked with (the scene function's signature: names, and types where
+    the defaults give them); raises :class:`InvalidInputError` naming each
+    bad option and what it takes."""
+    import jsonschema  # type: ignore[import-untyped, unused-ignore]
+
+    validator = jsonschema.Draft202012Validator(schema())
+    errors = [e for options in option_sets
+              for e in validator.iter_errors({"scene": name, "options": dict(options)})]
+    errors.sort(key=lambda e: (-len(list(e.absolute_path)), _path(e)))
+    if errors:
+        lines = list(dict.fromkeys(_explain(e) for e in errors))
+        raise InvalidInputError(f"scene {name!r} does not take these options ({given_as}):\n  "
+                                + "\n  ".join(lines[:8]))
+
+
 def load(path: str | Path) -> dict[str, Any]:
     """Parse and validate a scene file; its contents as a dict."""
     p = Path(path)
