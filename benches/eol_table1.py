@@ -192,9 +192,9 @@ def measure_row(name: str) -> dict[str, Any]:
         # (its later passes re-solve bordered; Clarabel's iterations on the
         # Clarabel row).
         "qp_passes": passes / STEPS, "qp_factorizations": factorizations / STEPS,
-        # The steps whose mesh or rows changed the KKT structure (its
-        # ordering and symbolic factorization run again, beside the force
-        # assembly), per step.
+        # Analyses of the KKT structure per step (its ordering and symbolic
+        # factorization run again, beside the force assembly, where the
+        # mesh or the rows changed it).
         "qp_analyses": analyses / STEPS,
         "paper": {"row": row["paper"], "faces": pf, "ms_per_step": pt, "vi_percent": pvi},
         "speedup_vs_paper": pt / ms,

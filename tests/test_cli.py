@@ -70,14 +70,25 @@ def test_run_reads_python_literals_and_refuses_bad_scene_options(tmp_path: Path,
     assert parse_value("false") is False and parse_value("2.5") == 2.5 and parse_value("denim") == "denim"
     assert main(["run", "eol_crease", "--frames", "2", "--set", "wrinkles=False", "--out", str(tmp_path)]) == 0
     assert json.loads((tmp_path / "eol_crease" / "metrics.json").read_text())["wrinkles"] is False
-    for bad, says in (("wrinkles=Flase", "options.wrinkles: 'Flase' is not of type 'boolean'"),
-                      ("foo=1", "unknown key(s) 'foo'; allowed here: friction, hold, material"),
-                      ("hold=abc", "options.hold: 'abc' is not of type 'number'")):
+    for bad, says in (("wrinkles=Flase", "wrinkles: 'Flase' is not of type 'boolean'"),
+                      ("foo=1", "unknown key(s) 'foo'; allowed: friction, hold, material"),
+                      ("hold=abc", "hold: 'abc' is not of type 'number'"),
+                      ("scale=0.5", "a run setting: give it as --scale")):
         assert main(["run", "eol_crease", "--set", bad, "--out", str(tmp_path / "bad")]) == 2
         assert says in capsys.readouterr().err
     assert not (tmp_path / "bad").exists()
+    # The keywords of scenes.run pass by; checkpoint (no flag of its own) through --set.
+    import inspect
+
+    from crumple import scenes
+    from crumple.cli import _RUN_KEYS
+
+    assert set(_RUN_KEYS) == {k for k, p in inspect.signature(scenes.run).parameters.items()
+                              if p.kind is p.KEYWORD_ONLY and k != "out_dir"}
+    assert main(["run", "eol_crease", "--frames", "2", "--set", "checkpoint=true", "--out", str(tmp_path / "ck")]) == 0
+    assert (tmp_path / "ck" / "eol_crease" / "checkpoint.npz").is_file()
     assert main(["sweep", "eol_crease", "--grid", "hold=0,x", "--out", str(tmp_path / "sweep")]) == 2
-    assert "options.hold: 'x' is not of type 'number'" in capsys.readouterr().err
+    assert "hold: 'x' is not of type 'number'" in capsys.readouterr().err
     assert not (tmp_path / "sweep" / "results.csv").exists()
 
 

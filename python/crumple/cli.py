@@ -59,9 +59,14 @@ def _cmd_scenes(args: argparse.Namespace) -> int:
     return 0
 
 
+# The keywords `scenes.run` takes besides a scene's own options.
+_RUN_KEYS = ("frames", "backend", "scale", "progress", "format", "checkpoint")
+
+
 def _options(items: list[str]) -> dict[str, Any]:
     """``KEY=VALUE`` strings as scene options; values are read as JSON when
-    they parse (numbers, true/false, lists) and kept as text otherwise."""
+    they parse (numbers, true/false, null, lists) or as Python's ``True``,
+    ``False`` and ``None``, and kept as text otherwise."""
     from ._sweep import parse_value
 
     out: dict[str, Any] = {}
@@ -91,10 +96,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"wrote {out} in {time.perf_counter() - t0:.1f} s")
         return 0
     opts = _options(args.set)
+    flagged = sorted(k for k in opts if k in _RUN_KEYS and k != "checkpoint")
+    if flagged:
+        raise InvalidInputError(f"--set {flagged[0]}=... is a run setting: give it as --{flagged[0]}")
     if opts and args.scene in scenes.names():
         from . import scenefile
 
-        scenefile.check_options(args.scene, opts)
+        # (`checkpoint` has no flag: --set checkpoint=true writes the final state.)
+        scenefile.check_options(args.scene, {k: v for k, v in opts.items() if k not in _RUN_KEYS})
     out = scenes.run(args.scene, out_dir=Path(args.out), frames=args.frames, backend=args.backend,
                      scale=args.scale, progress=True, format=args.format, **opts)
     stream = out.parent / f"{args.scene}.usdc" if args.format == "usd" else out
@@ -127,12 +136,13 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
     if args.scene in scenes.names():
         # Every grid value beside the fixed options, before the first run
-        # (the run's own keys, such as scale, are the sweep's to check).
+        # (the keys `scenes.run` takes itself, such as scale, go to it as
+        # they are).
         from . import scenefile
 
-        fixed = {k: v for k, v in opts.items() if k not in ("scale", "frames", "backend")}
+        fixed = {k: v for k, v in opts.items() if k not in _RUN_KEYS}
         scenefile.check_options(args.scene, fixed, *({**fixed, k: v} for k, vs in grid.items() for v in vs
-                                                      if k not in ("scale", "frames", "backend")),
+                                                      if k not in _RUN_KEYS),
                                 given_as="--set and --grid")
     if args.scale is not None:
         opts["scale"] = args.scale

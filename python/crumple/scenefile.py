@@ -66,7 +66,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["schema", "load", "run", "export", "validate", "SceneFileError"]
+__all__ = ["schema", "load", "run", "export", "validate", "check_options", "SceneFileError"]
 
 
 class SceneFileError(InvalidInputError):
@@ -374,9 +374,11 @@ def check_options(name: str, *option_sets: Mapping[str, Any], given_as: str = "-
               for e in validator.iter_errors({"scene": name, "options": dict(options)})]
     errors.sort(key=lambda e: (-len(list(e.absolute_path)), _path(e)))
     if errors:
-        lines = list(dict.fromkeys(_explain(e) for e in errors))
-        raise InvalidInputError(f"scene {name!r} does not take these options ({given_as}):\n  "
-                                + "\n  ".join(lines[:8]))
+        # Said as the command line gives them: "hold: ..." for "options.hold: ...".
+        lines = [line.removeprefix("options.").removeprefix("options: ").replace("allowed here: ", "allowed: ")
+                 for line in dict.fromkeys(_explain(e) for e in errors)]
+        lines = [line + "(none)" if line.endswith("allowed: ") else line for line in lines]
+        raise InvalidInputError(f"bad options for scene {name!r} ({given_as}):\n  " + "\n  ".join(lines[:8]))
 
 
 def load(path: str | Path) -> dict[str, Any]:

@@ -732,7 +732,8 @@ class Simulation(SimulationBase):
         re-solve against that factor unless many rows changed state), its
         analyses of the KKT structure (``qp_analyses``: the fill-reducing
         ordering and symbolic factorization, 0 on a step whose mesh and
-        rows keep the last step's structure),
+        rows keep the last step's structure; like ``qp_factorizations``,
+        the active-set path's only, so 0 with ``qp_solver="clarabel"``),
         whether it went to Clarabel
         (``qp_clarabel``), with ``verify_qp`` the largest difference from
         Clarabel's solution relative to the largest velocity (``qp_gap``:

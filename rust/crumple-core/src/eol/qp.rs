@@ -268,8 +268,8 @@ pub fn polish(qp: &Qp<'_>, sol: &QpSolution, ws: &mut KktWorkspace) -> Option<Qp
 /// next 20 calls with the same `exact_solves` count (the caller's state).
 /// Returns the solution with its KKT residuals (the caller's check, not
 /// computed twice), or `None` when the passes run out without a KKT-valid
-/// point (the caller falls back to Clarabel). The equalities of the step (EOL Eulerian
-/// rows, tangential rows, pins) are always in the system.
+/// point (the caller falls back to Clarabel). The equalities of the step
+/// (EOL Eulerian rows, tangential rows, pins) are always in the system.
 pub fn solve_active_set(
     qp: &Qp<'_>,
     mut active: Vec<bool>,

@@ -34,7 +34,9 @@ pub struct StepReport {
     /// passes re-solve against the first one's factor, bordered).
     pub factorizations: u32,
     /// Analyses of the KKT structure (fill-reducing ordering and symbolic
-    /// factorization): 0 on a step whose mesh and rows keep the last one.
+    /// factorization) of the active-set path, as `factorizations` counts
+    /// (0 with the Clarabel QP; a split step's discarded attempt not
+    /// counted): 0 on a step whose mesh and rows keep the last one.
     pub analyses: u32,
     /// Equality and inequality rows.
     pub rows: (usize, usize),
@@ -1274,9 +1276,10 @@ impl Stepper {
         // the mesh changed, M̃'s pattern is built first, beside CD and the
         // rows (see below). The caches each side writes are taken out of
         // the stepper for the while. The solve checks the structure again
-        // and analyses it itself if it differs. CD is its own part's time;
-        // MF the rest of the overlapped stretch (the patterns and the
-        // analysis included) and the QP terms.
+        // and analyses it itself if it differs. The assembly's side then
+        // builds the QP terms (M̃ = M − h²K and q). CD is its own part's
+        // time; MF the rest of the overlapped stretch (the patterns, the
+        // analysis and the QP terms included).
         let clock = std::time::Instant::now();
         let mut wrinkle_events = (0, 0);
         let bend = match self.wrinkles.as_mut() {
@@ -1452,8 +1455,8 @@ impl Stepper {
         };
         let (sys, cd) = if !analysed || assembly.is_for(&this.mesh) {
             // The mesh of the last step: M̃'s pattern is kept, and the
-            // assembly runs beside the collision detection, the rows and
-            // the analysis.
+            // assembly and the QP terms run beside the collision detection,
+            // the rows and the analysis.
             let p_upper = analysed.then(|| assembly.lhs_pattern());
             rayon::join(
                 || assemble(&mut assembly),
