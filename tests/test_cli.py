@@ -68,6 +68,7 @@ def test_run_reads_python_literals_and_refuses_bad_scene_options(tmp_path: Path,
 
     assert parse_value("False") is False and parse_value("True") is True and parse_value("None") is None
     assert parse_value("false") is False and parse_value("2.5") == 2.5 and parse_value("denim") == "denim"
+    assert parse_value("inf") == float("inf") and parse_value("-inf") == float("-inf")
     assert main(["run", "eol_crease", "--frames", "2", "--set", "wrinkles=False", "--out", str(tmp_path)]) == 0
     assert json.loads((tmp_path / "eol_crease" / "metrics.json").read_text())["wrinkles"] is False
     for bad, says in (("wrinkles=Flase", "wrinkles: 'Flase' is not of type 'boolean'"),

@@ -452,14 +452,16 @@ def sweep(
 
 
 # Python's spellings of the JSON literals: ``--set wrinkles=False`` used to
-# pass the text "False", which a scene read as true.
-_PY_LITERALS = {"True": True, "False": False, "None": None}
+# pass the text "False", which a scene read as true; and Python's infinity
+# (``--set yield_strain=inf``, the elastic reference of ``pbd_shot``), which
+# JSON spells ``Infinity``.
+_PY_LITERALS = {"True": True, "False": False, "None": None, "inf": math.inf, "-inf": -math.inf}
 
 
 def parse_value(text: str) -> Any:
     """A command-line value: read as JSON when it parses (numbers,
-    true/false, null, lists) or as Python's ``True``, ``False`` and
-    ``None``, else kept as text (``--set``, ``--grid``)."""
+    true/false, null, lists) or as Python's ``True``, ``False``, ``None``,
+    ``inf`` and ``-inf``, else kept as text (``--set``, ``--grid``)."""
     if text in _PY_LITERALS:
         return _PY_LITERALS[text]
     try:
