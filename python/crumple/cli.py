@@ -66,7 +66,7 @@ _RUN_KEYS = ("frames", "backend", "scale", "progress", "format", "checkpoint")
 def _options(items: list[str]) -> dict[str, Any]:
     """``KEY=VALUE`` strings as scene options; values are read as JSON when
     they parse (numbers, true/false, null, lists) or as Python's ``True``,
-    ``False`` and ``None``, and kept as text otherwise."""
+    ``False``, ``None``, ``inf`` and ``-inf``, and kept as text otherwise."""
     from ._sweep import parse_value
 
     out: dict[str, Any] = {}
@@ -117,13 +117,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
+    from . import scenes
     from ._sweep import parse_grid, sweep
 
     if args.scene is None:
         # `--ray` takes an optional address, so `sweep --ray SCENE ...` reads
         # SCENE as the address: a built-in scene's name there is the scene.
-        from . import scenes
-
         if args.ray and args.ray in scenes.names():
             args.scene, args.ray = args.ray, ""
         else:
@@ -132,8 +131,6 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         raise InvalidInputError("a sweep needs at least one --grid KEY=V1,V2,...")
     opts = _options(args.set)
     grid = parse_grid(args.grid)
-    from . import scenes
-
     if args.scene in scenes.names():
         # Every grid value beside the fixed options, before the first run
         # (the keys `scenes.run` takes itself, such as scale, go to it as

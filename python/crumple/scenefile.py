@@ -348,16 +348,23 @@ def _explain(e: Any) -> str:
     return f"{where}: {e.message}"
 
 
-def validate(doc: Mapping[str, Any]) -> None:
-    """Check a parsed scene file against :func:`schema`; raises
-    :class:`SceneFileError` naming every bad key path."""
+def _schema_errors(*docs: Mapping[str, Any]) -> list[str]:
+    """Every way ``docs`` miss :func:`schema`, one explained line each
+    (:func:`_explain`), the deepest first: they say the most (if/then
+    nesting repeats them higher up)."""
     import jsonschema  # type: ignore[import-untyped, unused-ignore]
 
     validator = jsonschema.Draft202012Validator(schema())
-    errors = sorted(validator.iter_errors(dict(doc)), key=lambda e: (-len(list(e.absolute_path)), _path(e)))
-    if errors:
-        # The deepest errors first: they say the most (if/then nesting repeats them higher up).
-        lines = list(dict.fromkeys(_explain(e) for e in errors))
+    errors = sorted((e for doc in docs for e in validator.iter_errors(dict(doc))),
+                    key=lambda e: (-len(list(e.absolute_path)), _path(e)))
+    return list(dict.fromkeys(_explain(e) for e in errors))
+
+
+def validate(doc: Mapping[str, Any]) -> None:
+    """Check a parsed scene file against :func:`schema`; raises
+    :class:`SceneFileError` naming every bad key path."""
+    lines = _schema_errors(doc)
+    if lines:
         raise SceneFileError("the scene file does not match the schema:\n  " + "\n  ".join(lines[:8]))
 
 
@@ -367,16 +374,11 @@ def check_options(name: str, *option_sets: Mapping[str, Any], given_as: str = "-
     checked with (the scene function's signature: names, and types where
     the defaults give them); raises :class:`InvalidInputError` naming each
     bad option and what it takes."""
-    import jsonschema  # type: ignore[import-untyped, unused-ignore]
-
-    validator = jsonschema.Draft202012Validator(schema())
-    errors = [e for options in option_sets
-              for e in validator.iter_errors({"scene": name, "options": dict(options)})]
-    errors.sort(key=lambda e: (-len(list(e.absolute_path)), _path(e)))
-    if errors:
+    lines = _schema_errors(*({"scene": name, "options": dict(options)} for options in option_sets))
+    if lines:
         # Said as the command line gives them: "hold: ..." for "options.hold: ...".
         lines = [line.removeprefix("options.").removeprefix("options: ").replace("allowed here: ", "allowed: ")
-                 for line in dict.fromkeys(_explain(e) for e in errors)]
+                 for line in lines]
         lines = [line + "(none)" if line.endswith("allowed: ") else line for line in lines]
         raise InvalidInputError(f"bad options for scene {name!r} ({given_as}):\n  " + "\n  ".join(lines[:8]))
 

@@ -849,23 +849,25 @@ impl System {
             // values (0, then M's entry, then −h²K's), so the same bits
             // without the value list and its scatter (about half of this
             // function's time on the FRICTION bench row).
-            Some(pattern) if !cache.mass_at.is_empty() => {
-                let mut lhs = pattern.clone();
-                for ((z, &m), &k) in lhs
-                    .nzval
-                    .iter_mut()
-                    .zip(&cache.mass_at)
+            Some(pattern) if !cache.mass_at.is_empty() => Csc {
+                rows: pattern.rows,
+                cols: pattern.cols,
+                colptr: pattern.colptr.clone(),
+                rowval: pattern.rowval.clone(),
+                nzval: cache
+                    .mass_at
+                    .iter()
                     .zip(&cache.stiffness_upper)
-                {
-                    let m = if m == u32::MAX {
-                        0.0
-                    } else {
-                        0.0 + self.mass.nzval[m as usize]
-                    };
-                    *z = m + s * self.stiffness.nzval[k as usize];
-                }
-                lhs
-            }
+                    .map(|(&m, &k)| {
+                        let m = if m == u32::MAX {
+                            0.0
+                        } else {
+                            0.0 + self.mass.nzval[m as usize]
+                        };
+                        m + s * self.stiffness.nzval[k as usize]
+                    })
+                    .collect(),
+            },
             _ => {
                 let mut values = std::mem::take(&mut cache.mv);
                 values.clear();
