@@ -293,9 +293,24 @@ def test_bad_cloth_and_obstacles_raise() -> None:
     with pytest.raises(cr.InvalidInputError):
         sim.add_point((0, np.nan, 0))
     assert sim.wires.shape == (0, 2, 3) and sim.points.shape == (0, 3)
+    # What numpy refuses as numbers, and a mesh that is not a TriMesh.
+    for bad in ("0 0", {"u": 0}, [[0.0, 0.0], [1.0]]):
+        with pytest.raises(cr.InvalidInputError, match="material_coordinates"):
+            sim.add_cloth(m, material_coordinates=bad)
+    with pytest.raises(cr.InvalidInputError, match="TriMesh"):
+        cr.eol.planar_coordinates(m.vertices)
+    # A bad name is refused before the cloth is made: the simulation keeps
+    # no cloth and the wire added before it, and takes the cloth again.
+    sim.add_wire([(-1, -0.5, 0), (1, -0.5, 0)])
+    with pytest.raises(cr.InvalidInputError, match="name"):
+        sim.add_cloth(m, name="two words")
+    assert sim.objects == () and len(sim.wires) == 1
     cloth = sim.add_cloth(m)
+    assert sim.objects == (cloth,) and len(sim.wires) == 1
     with pytest.raises(cr.InvalidInputError, match="one cloth"):
         sim.add_cloth(m)
+    with pytest.raises(cr.InvalidInputError, match="indices"):
+        cloth.pin([[0, 1], [2]])
     with pytest.raises(cr.InvalidInputError, match="stiffness"):
         cloth.pin([0], stiffness=1e3)
     with pytest.raises(cr.InvalidInputError, match="out-of-range"):

@@ -108,6 +108,28 @@ def test_checkpoint_continues_bit_identically(tmp_path: Path) -> None:
         cr.pbd.Simulation.load(tmp_path / "bad.npz")
 
 
+def test_a_checkpoint_from_before_the_hardening_rate_rename_loads(tmp_path: Path) -> None:
+    """pbd's κ was ``Material.hardening`` (CHANGELOG); a checkpoint that
+    names it so loads with its value as ``hardening_rate`` and continues as
+    the renamed one does."""
+    mat = cr.pbd.Material(yield_strain=1e-3, hardening_rate=0.7)
+    sim = cr.pbd.Simulation()
+    sim.add_body(cr.geometry.box_mesh(center=(0, 0.3, 0), half_extents=(0.1, 0.1, 0.1)), mat, name="b")
+    sim.advance(0.05)
+    path = sim.save(tmp_path / "new.npz")
+    arrays, meta = cr.io.load_checkpoint(path)
+    fields = meta["bodies"][0]["material"]
+    assert fields["hardening_rate"] == 0.7
+    fields["hardening"] = fields.pop("hardening_rate")
+    old = cr.io.save_checkpoint(tmp_path / "old.npz", arrays, meta)
+    a, b = cr.pbd.Simulation.load(path), cr.pbd.Simulation.load(old)
+    assert b.objects[0].material.hardening_rate == 0.7
+    a.advance(0.05)
+    b.advance(0.05)
+    assert np.array_equal(a.objects[0].positions, b.objects[0].positions)
+    assert not np.array_equal(a.objects[0].positions, sim.objects[0].positions)
+
+
 def test_bad_input_is_refused() -> None:
     sim = cr.pbd.Simulation()
     box = cr.geometry.box_mesh(center=(0, 0, 0), half_extents=(0.5, 0.5, 0.5))
@@ -189,7 +211,7 @@ def test_x4_drop_sweep_orders_like_the_paper() -> None:
     0.52/0.52/0.64/0.79, 0.98)."""
     lo = [ps.drop_height_ratio(flow_rate=v, yield_strain=1e-4) for v in ps.NU_SWEEP]
     hi = [ps.drop_height_ratio(flow_rate=v, yield_strain=1e-2) for v in ps.NU_SWEEP]
-    ka = [ps.drop_height_ratio(flow_rate=0.9, yield_strain=1e-4, hardening=k) for k in ps.KAPPA_SWEEP]
+    ka = [ps.drop_height_ratio(flow_rate=0.9, yield_strain=1e-4, hardening_rate=k) for k in ps.KAPPA_SWEEP]
     tol = 0.01
     for r in (lo, hi):
         assert all(b <= a + tol for a, b in zip(r, r[1:])), r
@@ -231,7 +253,7 @@ def test_the_shot_scene_leaves_dents_you_can_see(tmp_path: Path) -> None:
 
 
 def test_drop_sweep_scene_writes_its_plot(tmp_path: Path) -> None:
-    out = cr.scenes.run("pbd_drop_sweep", out_dir=tmp_path, frames=3, sweep="hardening")
+    out = cr.scenes.run("pbd_drop_sweep", out_dir=tmp_path, frames=3, sweep="hardening_rate")
 
     m = json.loads((out / "metrics.json").read_text())
     assert len(m["height_ratio"]) == 4 and all(0.3 < r < 1.05 for r in m["height_ratio"])

@@ -1,7 +1,7 @@
 """Chentanez, Müller, Macklin 2016 (crumple.pbd): pbd_drop_sweep.
 
 Figs. 2-3: balls dropped on the ground over flow rates ν (two yields) and
-hardening κ.
+hardening rates κ.
 
 Opens a window with play/pause and a frame slider where a display exists;
 otherwise writes the picture. ``python examples/gallery/pbd_drop_sweep.py [FRAMES]``

@@ -195,7 +195,7 @@ def index(x: Any, name: str, count: int | None = None) -> int:
 def vertex_indices(a: Any, count: int, name: str = "indices") -> npt.NDArray[np.int64]:
     """Vertex indices of an object with ``count`` vertices: integers in
     ``[0, count)`` or a boolean mask of length ``count``; returns int64 (K,)."""
-    arr = np.asarray(a)
+    arr = as_array(a, name, None, "integer vertex indices or a boolean mask")
     if arr.dtype == bool:
         m = arr.reshape(-1)
         if m.size != count:

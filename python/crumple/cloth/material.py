@@ -111,7 +111,7 @@ Material.PRESETS.update({n: _core.cloth_preset(n) for n in _core.cloth_preset_na
 # ν = 0.01, bending 1e-5): the isotropic StVK membrane in this model's
 # stiffnesses (plane stress: k11 = k22 = E/(1−ν²), k12 = ν k11, k33 =
 # E/(1+ν)) and κ_b = c_b K̂_b = 1e-5 J; the wrinkle constants are cotton's
-# (crumple.eol does not run them).
+# (crumple.eol runs them on its hinges only when add_cloth gets wrinkles=).
 Material.PRESETS["eol_sheet"] = {
     **Material.PRESETS["cotton"],
     "areal_density": 0.05, "k11": 50.0 / (1 - 0.01**2), "k22": 50.0 / (1 - 0.01**2),

@@ -121,6 +121,8 @@ def planar_coordinates(mesh: TriMesh) -> npt.NDArray[np.float64]:
     counter-clockwise (the mesh's front is the frame's +normal), so lengths
     and areas are those of the mesh. Raises :class:`InvalidInputError` when
     the mesh is not flat (pass ``material_coordinates`` then)."""
+    if not isinstance(mesh, TriMesh):
+        raise InvalidInputError(f"mesh must be a crumple.geometry.TriMesh; got {type(mesh).__name__}")
     x = mesh.vertices
     c = x.mean(axis=0)
     # The plane from the summed face normals (well defined for a flat
@@ -428,7 +430,9 @@ class Simulation(SimulationBase):
 
     The cloth's membrane and bending are the cloth module's (its
     :class:`crumple.cloth.Material`, default the ``eol_sheet`` preset: the
-    EOL paper's sheet of spec §8.1); the wrinkle elements are not run.
+    EOL paper's sheet of spec §8.1); its wrinkle elements run on the
+    hinges when :meth:`add_cloth` is given ``wrinkles`` (beyond the paper),
+    and the paper's elastic bending alone otherwise.
     Raises :class:`InvalidInputError` for bad options.
     """
 
@@ -656,6 +660,10 @@ class Simulation(SimulationBase):
             raise InvalidInputError("an EOL simulation holds one cloth; make another Simulation for another")
         if not isinstance(mesh, TriMesh):
             raise InvalidInputError(f"mesh must be a crumple.geometry.TriMesh; got {type(mesh).__name__}")
+        # Every argument is checked before the core simulation exists: a bad
+        # one must leave this Simulation as it was (no cloth, pending wires
+        # and points kept), so that add_cloth can be called again.
+        nm = self._unique_name(name)
         material = Material.coerce(material, "eol_sheet", "cloth.Material")
         if wrinkles is not None:
             if not isinstance(wrinkles, Wrinkles):
@@ -666,9 +674,10 @@ class Simulation(SimulationBase):
         if material_coordinates is None:
             u = planar_coordinates(mesh)
         else:
-            if np.iscomplexobj(material_coordinates):
-                raise InvalidInputError("material_coordinates must be real (m); got complex values")
-            u = np.ascontiguousarray(np.asarray(material_coordinates, dtype=np.float64))
+            # as_array refuses complex values (not cut to their real part),
+            # text, dicts and ragged lists.
+            u = np.ascontiguousarray(as_array(material_coordinates, "material_coordinates",
+                                              what="an (N, 2) array of real material coordinates (m)"))
             if u.shape != (mesh.num_vertices, 2):
                 raise InvalidInputError(
                     f"material_coordinates must have shape ({mesh.num_vertices}, 2); got {u.shape}")
@@ -702,7 +711,7 @@ class Simulation(SimulationBase):
             (s.add_wire if kind == "wire" else s.add_point)(*args)
         self._pending = []
         self._s = s
-        obj = Cloth(self, self._unique_name(name), mesh, material, wrinkles)
+        obj = Cloth(self, nm, mesh, material, wrinkles)
         self._objects.append(obj)
         self._cloth_args = dict(material_coordinates=u)
         if np.any(vel != 0):

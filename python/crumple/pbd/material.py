@@ -1,5 +1,5 @@
 """The material of a shape-matching body: cluster stiffness, plastic yield,
-flow rate, hardening, the F_P cap of the no-re-sampling baseline, volume
+flow rate, hardening rate, the F_P cap of the no-re-sampling baseline, volume
 correction and density (spec shape_matching §4.6, §10.2)."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ class Material(Presets):
     goal removed per solver iteration; 1 is rigid-like); ``yield_strain``
     ε_γ (log strain ≥ 0, ``math.inf`` = purely elastic); ``flow_rate`` ν in
     [0, 1] (share of the strain above yield made permanent per step);
-    ``hardening`` κ ≥ 0 (1/s: the yield grows by κ‖ε‖dt with every plastic
+    ``hardening_rate`` κ ≥ 0 (1/s: the yield grows by κ‖ε‖dt with every plastic
     step); ``plastic_cap`` (‖F_P‖_F limit when re-sampling is off, > √3);
     ``volume_correction`` (keep the surface's enclosed volume, spec §8.5);
     ``density`` (kg/m³; each particle weighs density · spacing³).
@@ -34,7 +34,7 @@ class Material(Presets):
     stiffness: float = 0.1
     yield_strain: float = 0.1
     flow_rate: float = 0.9
-    hardening: float = 0.0
+    hardening_rate: float = 0.0
     plastic_cap: float = 2.0
     volume_correction: bool = False
     density: float = 1000.0
@@ -50,7 +50,7 @@ class Material(Presets):
             raise InvalidInputError(f"Material.yield_strain must be ≥ 0 (log strain; inf = elastic); got {self.yield_strain!r}")
         object.__setattr__(self, "yield_strain", y)
         in_range(self.flow_rate, "Material.flow_rate ν", 0.0, 1.0)
-        non_negative(self.hardening, "Material.hardening κ (1/s)")
+        non_negative(self.hardening_rate, "Material.hardening_rate κ (1/s)")
         cap = real(self.plastic_cap, "Material.plastic_cap")
         if not cap > math.sqrt(3.0) or not math.isfinite(cap):
             raise InvalidInputError(f"Material.plastic_cap must be finite and > √3 (the paper uses 2.0); got {self.plastic_cap!r}")

@@ -261,13 +261,17 @@ class Simulation(SimulationBase):
 
     def _load_objects(self, arrays: dict[str, npt.NDArray[Any]], meta: dict[str, Any]) -> None:
         for i, b in enumerate(meta["bodies"]):
+            fields = dict(b["material"])
+            if "hardening" in fields:
+                # Checkpoints written before pbd's κ was renamed (CHANGELOG, 2026-11-30).
+                fields["hardening_rate"] = fields.pop("hardening")
             mesh = TriMesh(arrays[f"body{i}_vertices"], arrays[f"body{i}_faces"])
             pts = arrays.get(f"body{i}_particles")
             clusters = None
             if f"body{i}_offsets" in arrays:
                 off, mem = arrays[f"body{i}_offsets"], arrays[f"body{i}_members"]
                 clusters = [mem[off[k]:off[k + 1]] for k in range(len(off) - 1)]
-            self.add_body(mesh, Material(**b["material"]), velocity=b["velocity"], name=b["name"],
+            self.add_body(mesh, Material(**fields), velocity=b["velocity"], name=b["name"],
                           particles=pts, clusters=clusters)
 
     def _restore_handle(self, obj: Any, arrays: dict[str, Any], handle: dict[str, Any]) -> int:

@@ -205,18 +205,18 @@ def pbd_shot(*, out_dir: Path, frames: int = 60, backend: str = "cpu", scale: fl
     return Path(out_dir)
 
 
-#: The sweeps of Figs. 2–3 (spec §10.2): flow rate ν at two yields, and hardening κ.
+#: The sweeps of Figs. 2–3 (spec §10.2): flow rate ν at two yields, and hardening rate κ.
 NU_SWEEP = (0.1, 0.2, 0.5, 0.9)
 KAPPA_SWEEP = (0.0, 0.1, 1.0, 5.0)
 
 
-def drop_height_ratio(*, flow_rate: float, yield_strain: float, hardening: float = 0.0, steps: int = 150,
+def drop_height_ratio(*, flow_rate: float, yield_strain: float, hardening_rate: float = 0.0, steps: int = 150,
                       resampling: bool = False, mesh: str | None = None, backend: str = "cpu") -> float:
     """Spec X4: a ball of radius 4.5r dropped from y = 1.0 onto the ground
     (K 0.9), ``steps`` steps of 1/60 s; its final height over its initial one."""
     sim = pbd.Simulation(spacing=R, resampling=resampling, backend=backend)
     sim.add_collider(_ground(), name="ground")
-    mat = pbd.Material(stiffness=0.9, yield_strain=yield_strain, flow_rate=flow_rate, hardening=hardening)
+    mat = pbd.Material(stiffness=0.9, yield_strain=yield_strain, flow_rate=flow_rate, hardening_rate=hardening_rate)
     ball = sim.add_body(body_mesh(mesh, (0.0, 1.0, 0.0), 4.5 * R), mat, name="ball")
     y = ball.positions[:, 1]
     h0 = float(y.max() - y.min())
@@ -226,18 +226,18 @@ def drop_height_ratio(*, flow_rate: float, yield_strain: float, hardening: float
     return float(y.max() - y.min()) / h0
 
 
-@register("pbd_drop_sweep", "Figs. 2-3: balls dropped on the ground over flow rates ν (two yields) and hardening κ",
+@register("pbd_drop_sweep", "Figs. 2-3: balls dropped on the ground over flow rates ν (two yields) and hardening rates κ",
           frames=45, backends=("cpu", "gpu"))
 def pbd_drop_sweep(*, out_dir: Path, frames: int = 45, backend: str = "cpu", scale: float = 1.0,
                    progress: bool = False, sweep: str = "flow_rate", mesh: str | None = None) -> Path:
     """Balls of radius 4.5r (K 0.9) dropped from y = 1 m onto the ground,
     side by side, one per value of the sweep: ``sweep="flow_rate"`` runs
     ν = 0.1, 0.2, 0.5, 0.9 at ε_γ = 1e-4 (Fig. 2 top row; the bottom row's
-    ε_γ = 1e-2 is in the metrics), ``sweep="hardening"`` runs κ = 0, 0.1, 1, 5
+    ε_γ = 1e-2 is in the metrics), ``sweep="hardening_rate"`` runs κ = 0, 0.1, 1, 5
     at ε_γ = 1e-4, ν = 0.9 (Fig. 3). Writes the frames of the side-by-side
     run, a plot of the final height ratio H/H0 (``sweep.png``) and
     ``metrics.json`` with every ratio (spec X4)."""
-    sweep = choice(sweep, "sweep", ("flow_rate", "hardening"))
+    sweep = choice(sweep, "sweep", ("flow_rate", "hardening_rate"))
     values = NU_SWEEP if sweep == "flow_rate" else KAPPA_SWEEP
     radius = 4.5 * R * positive(scale, "scale")
     sim = pbd.Simulation(spacing=R, resampling=False, backend=backend)
@@ -248,7 +248,7 @@ def pbd_drop_sweep(*, out_dir: Path, frames: int = 45, backend: str = "cpu", sca
         if sweep == "flow_rate":
             mat = pbd.Material(stiffness=0.9, yield_strain=1e-4, flow_rate=v)
         else:
-            mat = pbd.Material(stiffness=0.9, yield_strain=1e-4, flow_rate=0.9, hardening=v)
+            mat = pbd.Material(stiffness=0.9, yield_strain=1e-4, flow_rate=0.9, hardening_rate=v)
         sim.add_body(body_mesh(mesh, (x, 1.0, 0.0), radius), mat, name=f"ball_{k}")
     h0 = [float(np.ptp(b.positions[:, 1])) for b in sim.objects]
     steps = 150
@@ -280,8 +280,8 @@ def _plot(path: Path, x: Sequence[float], y: Sequence[float], sweep: str, y2: Se
     ax.plot(x, y, "o-", color="tab:red", label=label)
     if y2 is not None:
         ax.plot(x, y2, "s--", color="tab:blue", label="ε_γ = 1e-2")
-    ax.set_xlabel("flow rate ν" if sweep == "flow_rate" else "hardening κ (1/s)")
-    if sweep == "hardening":
+    ax.set_xlabel("flow rate ν" if sweep == "flow_rate" else "hardening rate κ (1/s)")
+    if sweep == "hardening_rate":
         ax.set_xscale("symlog", linthresh=0.1)
     ax.set_ylabel("final height H / H0")
     ax.set_title("shape matching: ball drop (spec X4)")

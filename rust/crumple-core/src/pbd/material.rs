@@ -100,7 +100,7 @@ impl Material {
             );
         }
         in_unit("Material.flow_rate ν", self.flow_rate)?;
-        non_negative("Material.hardening κ (1/s)", self.hardening)?;
+        non_negative("Material.hardening_rate κ (1/s)", self.hardening)?;
         finite("Material.plastic_cap", self.plastic_cap)?;
         if !(self.plastic_cap > 3f64.sqrt()) {
             return invalid!(
@@ -118,7 +118,7 @@ crate::params!(Material, base = Material::default(), {
     "stiffness": f64 = stiffness,
     "yield_strain": f64 = yield_strain,
     "flow_rate": f64 = flow_rate,
-    "hardening": f64 = hardening,
+    "hardening_rate": f64 = hardening,
     "plastic_cap": f64 = plastic_cap,
     "volume_correction": bool = volume_correction,
     "density": f64 = density,
