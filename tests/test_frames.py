@@ -437,6 +437,25 @@ def test_usd_changes_over_time(tmp_path: Path) -> None:
     assert len(_part(run.frame(2), "cloth", FrameMesh).faces) == len(faces) - 2
 
 
+def test_usd_holds_a_collider_shape_until_it_changes(tmp_path: Path) -> None:
+    """A collider drawn in world coordinates with no pose (eol's wires and
+    points) that rests for frames 0-3 and moves at frame 4 reads back at
+    rest at frames 1-3: the first value is sampled again at the last frame
+    that had it, so USD's linear interpolation between samples does not
+    blend the resting frames towards the new place."""
+    pytest.importorskip("pxr")
+    still = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    faces = np.array([[0, 1, 2]])
+    pos, cloth_faces = _sheet(3)
+    frames = [Frame(time=0.1 * k, objects={"cloth": FrameMesh(pos, cloth_faces)},
+                    colliders={"wire0": FrameCollider(still + (0.0, -0.2 * max(k - 3, 0), 0.0), faces)})
+              for k in range(6)]
+    run = io.open_run(_write_usd(tmp_path / "wire.usdc", frames))
+    for k in range(6):
+        np.testing.assert_allclose(run.frame(k).colliders["wire0"].world_vertices(),
+                                   frames[k].colliders["wire0"].world_vertices(), atol=1e-6)
+
+
 def test_writer_factory(tmp_path: Path) -> None:
     """writer("ply", dir) is a PlyWriter into dir; writer("usd", dir, name) a
     UsdWriter writing dir/name.usdc; both read back with open_run."""

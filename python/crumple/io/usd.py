@@ -35,12 +35,16 @@ class _Sampled:
     collider's local points): written once as its default value, and switched
     to time samples only if a later frame differs. (Once an attribute has time
     samples USD ignores its default, so the first value is re-written as a
-    sample at the frame it was first seen.)"""
+    sample at the frame it was first seen, and again at the last frame that
+    had it: USD interpolates real arrays linearly between samples, so
+    without that one the frames in between would be read back blended
+    towards the new value, e.g. a wire that rests and then moves.)"""
 
     def __init__(self, attr: Any, convert: Any) -> None:
         self.attr = attr
         self.convert = convert
         self.first: int | None = None
+        self.last_k: int | None = None
         self.last: npt.NDArray[Any] | None = None
         self.sampled = False
 
@@ -50,13 +54,16 @@ class _Sampled:
             self.first = k
         elif not np.array_equal(self.last, value):
             if not self.sampled:
-                assert self.first is not None
+                assert self.first is not None and self.last_k is not None
                 self.attr.Set(self.convert(self.last), float(self.first))
+                if self.last_k != self.first:
+                    self.attr.Set(self.convert(self.last), float(self.last_k))
                 self.sampled = True
             self.attr.Set(self.convert(value), float(k))
         elif self.sampled:
             self.attr.Set(self.convert(value), float(k))
         self.last = value
+        self.last_k = k
 
 
 class UsdWriter(_RunWriter):
