@@ -254,7 +254,7 @@ def measure_sm(size: str, backend: str = "cpu") -> dict[str, Any]:
     sim.add_collider(cr.colliders.Plane(point=(0, 0, 0), normal=(0, 1, 0), mode="separate", friction=0.5),
                      name="ground")
     # Mass 1 per particle (density · r³ = 1), no yield: the peers have no plasticity.
-    mat = cr.pbd.Material(stiffness=S.STIFFNESS, yield_strain=math.inf, density=1.0 / S.R ** 3)
+    mat = cr.pbd.Material(shape_stiffness=S.STIFFNESS, yield_strain=math.inf, density=1.0 / S.R ** 3)
     body = sim.add_body(cr.geometry.TriMesh(v, f), mat, particles=x0, clusters=clusters, name="block")
     before: dict[str, float] = {}
     timing = time_steps(sim.step, warmup=block.warmup, steps=block.steps,

@@ -28,7 +28,7 @@ FRICTIONS = [0.0, 0.3, 0.6, 1.0]
 def run(scale: float = 0.5, frames: int = 60) -> dict[str, Any]:
     import crumple as cr
 
-    grid = {"hold": HOLDS, "friction": FRICTIONS}
+    grid = {"hold_time": HOLDS, "friction": FRICTIONS}
     out = ROOT / "bench-out" / "sweep_ray"
     shutil.rmtree(out, ignore_errors=True)
     result: dict[str, Any] = {"scene": "eol_crease", "scale": scale, "frames": frames, "runs": len(HOLDS) * len(FRICTIONS)}
@@ -41,7 +41,7 @@ def run(scale: float = 0.5, frames: int = 60) -> dict[str, Any]:
         result[f"{executor}_failed"] = len(r.failed)
         result[f"{executor}_run_s_sum"] = sum(row["time_s"] for row in r.rows)
         rows[executor] = r.rows
-    keys = ("hold", "friction", "crease_held_rad", "crease_kept_rad", "plastic_angle_max_rad", "steps")
+    keys = ("hold_time", "friction", "crease_held_rad", "crease_kept_rad", "plastic_angle_max_rad", "steps")
     result["same_metrics"] = [[row[k] for k in keys] for row in rows["local"]] == \
         [[row[k] for k in keys] for row in rows["ray"]]
     result["table"] = [{**{k: row[k] for k in keys}, "time_s": row["time_s"], "status": row["status"]}
@@ -53,7 +53,7 @@ def main() -> int:
     res = run()
     print(f"{'hold s':>7} {'mu':>4} {'held rad':>9} {'kept rad':>9} {'time s':>7} status")
     for t in res["table"]:
-        print(f"{t['hold']:7.0f} {t['friction']:4.1f} {t['crease_held_rad']:9.3f} {t['crease_kept_rad']:9.3f} "
+        print(f"{t['hold_time']:7.0f} {t['friction']:4.1f} {t['crease_held_rad']:9.3f} {t['crease_kept_rad']:9.3f} "
               f"{t['time_s']:7.2f} {t['status']}")
     print(f"{res['runs']} runs: local {res['local_wall_s']:.1f} s, ray {res['ray_wall_s']:.1f} s "
           f"(ray/local {res['ray_wall_s'] / res['local_wall_s']:.2f}); same metrics: {res['same_metrics']}")

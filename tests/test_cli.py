@@ -72,8 +72,8 @@ def test_run_reads_python_literals_and_refuses_bad_scene_options(tmp_path: Path,
     assert main(["run", "eol_crease", "--frames", "2", "--set", "wrinkles=False", "--out", str(tmp_path)]) == 0
     assert json.loads((tmp_path / "eol_crease" / "metrics.json").read_text())["wrinkles"] is False
     for bad, says in (("wrinkles=Flase", "wrinkles: 'Flase' is not of type 'boolean'"),
-                      ("foo=1", "unknown key(s) 'foo'; allowed: friction, hold, material"),
-                      ("hold=abc", "hold: 'abc' is not of type 'number'"),
+                      ("foo=1", "unknown key(s) 'foo'; allowed: friction, hold_time, material"),
+                      ("hold_time=abc", "hold_time: 'abc' is not of type 'number'"),
                       ("scale=0.5", "a run setting: give it as --scale")):
         assert main(["run", "eol_crease", "--set", bad, "--out", str(tmp_path / "bad")]) == 2
         assert says in capsys.readouterr().err
@@ -88,8 +88,8 @@ def test_run_reads_python_literals_and_refuses_bad_scene_options(tmp_path: Path,
                               if p.kind is p.KEYWORD_ONLY and k != "out_dir"}
     assert main(["run", "eol_crease", "--frames", "2", "--set", "checkpoint=true", "--out", str(tmp_path / "ck")]) == 0
     assert (tmp_path / "ck" / "eol_crease" / "checkpoint.npz").is_file()
-    assert main(["sweep", "eol_crease", "--grid", "hold=0,x", "--out", str(tmp_path / "sweep")]) == 2
-    assert "hold: 'x' is not of type 'number'" in capsys.readouterr().err
+    assert main(["sweep", "eol_crease", "--grid", "hold_time=0,x", "--out", str(tmp_path / "sweep")]) == 2
+    assert "hold_time: 'x' is not of type 'number'" in capsys.readouterr().err
     assert not (tmp_path / "sweep" / "results.csv").exists()
 
 
@@ -108,12 +108,12 @@ def test_sweep_ray_before_the_scene_is_read_as_the_scene(monkeypatch: pytest.Mon
         raise cr.InvalidInputError("stop here")
 
     monkeypatch.setattr(sw, "sweep", fake)
-    assert main(["sweep", "--ray", "eol_crease", "--grid", "hold=0,100"]) == 2
-    assert main(["sweep", "eol_crease", "--ray", "ray://head:10001", "--grid", "hold=0,100"]) == 2
-    assert main(["sweep", "eol_crease", "--grid", "hold=0,100"]) == 2
+    assert main(["sweep", "--ray", "eol_crease", "--grid", "hold_time=0,100"]) == 2
+    assert main(["sweep", "eol_crease", "--ray", "ray://head:10001", "--grid", "hold_time=0,100"]) == 2
+    assert main(["sweep", "eol_crease", "--grid", "hold_time=0,100"]) == 2
     assert seen == [("eol_crease", "ray", None), ("eol_crease", "ray", "ray://head:10001"),
                     ("eol_crease", "local", None)]
-    assert main(["sweep", "--ray", "ray://head:10001", "--grid", "hold=0,100"]) == 2
+    assert main(["sweep", "--ray", "ray://head:10001", "--grid", "hold_time=0,100"]) == 2
     assert "a sweep needs a scene" in capsys.readouterr().err
 
 

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import crumple as cr
+from crumple.cloth.garment import vertex_plastic_angles
 from crumple.scenes import eol_scenes
 
 THR = 5e-3
@@ -66,6 +67,7 @@ def test_the_sheet_folds_at_the_edge_and_its_eol_vertices_stay_on_it() -> None:
     frame = sim.frame()
     part = frame.objects["cloth"]
     assert set(part.vertex_data) >= {"material_u", "material_v", "eol", "feature_kind", "feature_collider", "speed"}
+    assert "plastic_angle" not in part.vertex_data  # no wrinkle model, no plastic angles
     assert part.vertex_data["eol"].sum() == e.sum()
     np.testing.assert_array_equal(part.vertex_data["feature_kind"], cloth.feature_kinds)
     # The frame stream carries the last step's figures: the step advance()
@@ -1230,6 +1232,15 @@ def test_wrinkles_run_on_the_hinges_and_their_state_checkpoints(tmp_path: Path) 
     assert np.abs(cloth.anchor_angles).max() > 0.5
     assert cloth.stick_times.max() > 0.0
     assert "hinge_slips" in sim.stats() and "hinge_yields" in sim.stats()
+    # Frames carry the cloth module's per-vertex plastic angle, from this
+    # cloth's hinges now (the remesher renumbers them).
+    pa = sim.frame().objects["cloth"].vertex_data["plastic_angle"]
+    np.testing.assert_array_equal(pa, vertex_plastic_angles(cloth.num_vertices, cloth.hinges, cloth.plastic_angles))
+    # What it is, on hinges made up: vertex 4 is on the edges of hinges 0
+    # and 1 (|θ_p| 0.3, 0.5), vertex 5 only on hinge 1's, vertex 6 on none.
+    h = np.array([[0, 4, 1, 2], [4, 5, 3, 0]])
+    np.testing.assert_array_equal(vertex_plastic_angles(7, h, np.array([-0.3, 0.5])),
+                                  [0.3, 0.0, 0.0, 0.0, 0.5, 0.5, 0.0])
     before = cloth.stick_times.max()
     sim.hold_warp(5.0, 2)
     sim.advance(0.01)
@@ -1270,19 +1281,19 @@ def test_crease_scene_keeps_a_sharper_crease_after_a_longer_hold(tmp_path: Path)
     short hold (-0.170; scale 1: -0.073) and for the elastic sheet (-0.186;
     -0.099) it swings about a much flatter one."""
     def run(**kw: object) -> dict[str, Any]:
-        out = eol_scenes.eol_crease(out_dir=tmp_path / f"crease_{len(kw)}_{kw.get('hold')}", scale=0.5, **kw)
+        out = eol_scenes.eol_crease(out_dir=tmp_path / f"crease_{len(kw)}_{kw.get('hold_time')}", scale=0.5, **kw)
         assert (out / "eol_crease.png").stat().st_size > 10_000
         assert (out / "manifest.json").exists()
         m: dict[str, Any] = json.loads((out / "metrics.json").read_text())
         assert m["crease_line_vertices"] >= 5, "the sheet did not fold over the edge"
         assert m["crease_held_rad"] < -1.0
         return m
-    long_, short, elastic = run(hold=200.0), run(hold=0.0), run(wrinkles=False)
+    long_, short, elastic = run(hold_time=200.0), run(hold_time=0.0), run(wrinkles=False)
     assert long_["crease_kept_rad"] < -0.3
     assert abs(long_["crease_kept_rad"]) > 2.0 * abs(short["crease_kept_rad"])
     assert abs(long_["crease_kept_rad"]) > 2.0 * abs(elastic["crease_kept_rad"])
-    with pytest.raises(cr.InvalidInputError, match="hold"):
-        eol_scenes.eol_crease(out_dir=tmp_path / "bad", hold=-1.0)
+    with pytest.raises(cr.InvalidInputError, match="hold_time"):
+        eol_scenes.eol_crease(out_dir=tmp_path / "bad", hold_time=-1.0)
 
 
 def _depth_in(box: cr.colliders.Box, x: np.ndarray, faces: np.ndarray) -> float:

@@ -44,7 +44,17 @@ def test_body_read_outs_move_and_stay_finite() -> None:
     f = sim.frame()
     assert set(f.objects) == {"ball"} and set(f.colliders) == {"ground"}
     assert sim.objects == (ball,) and ball.plastic_norms.max() > math.sqrt(3) + 1e-3
-    assert sim.stats()["world_contacts"] > 0 and sim.kinetic_energy() >= 0.0
+    assert sim.stats()["obstacle_contacts"] > 0 and sim.kinetic_energy() >= 0.0
+    # The last step's seconds per stage, as time_<stage> like every module's:
+    # one more step adds exactly them to stage_times().
+    t0 = sim.stage_times()
+    sim.step()
+    st, t1 = sim.stats(), sim.stage_times()
+    stages = ("integrate", "contacts", "shape_matching", "projection", "plasticity", "skin", "resample")
+    assert all(st[f"time_{k}"] >= 0.0 for k in stages) and sum(st[f"time_{k}"] for k in stages) > 0.0
+    for k in stages:
+        assert st[f"time_{k}"] == pytest.approx(t1[k] - t0[k], abs=1e-12)
+    assert sim.frame().stats["time_shape_matching"] == st["time_shape_matching"]
 
 
 def test_pins_hold_and_release() -> None:
@@ -121,6 +131,7 @@ def test_a_checkpoint_from_before_the_hardening_rate_rename_loads(tmp_path: Path
     fields = meta["bodies"][0]["material"]
     assert fields["hardening_rate"] == 0.7
     fields["hardening"] = fields.pop("hardening_rate")
+    fields["stiffness"] = fields.pop("shape_stiffness")
     old = cr.io.save_checkpoint(tmp_path / "old.npz", arrays, meta)
     a, b = cr.pbd.Simulation.load(path), cr.pbd.Simulation.load(old)
     assert b.objects[0].material.hardening_rate == 0.7
@@ -144,7 +155,7 @@ def test_bad_input_is_refused() -> None:
         sim.add_body(box, "jelly")
     with pytest.raises(cr.InvalidInputError):
         sim.add_body(box, velocity=(math.nan, 0, 0))
-    for bad in (dict(stiffness=1.5), dict(yield_strain=-1.0), dict(flow_rate=2.0), dict(plastic_cap=1.5),
+    for bad in (dict(shape_stiffness=1.5), dict(yield_strain=-1.0), dict(flow_rate=2.0), dict(plastic_cap=1.5),
                 dict(density=0.0), dict(yield_strain=math.nan)):
         with pytest.raises(cr.InvalidInputError):
             cr.pbd.Material(**bad)  # type: ignore[arg-type]

@@ -117,11 +117,11 @@ def test_errors_name_the_key_path_and_what_is_allowed(tmp_path: Path, edit: str,
 
 def test_a_builtin_scenes_options_are_checked(tmp_path: Path) -> None:
     p = tmp_path / "b.toml"
-    p.write_text('scene = "eol_crease"\n[options]\nhold = 1.0\nhld = 2.0\n')
-    with pytest.raises(scenefile.SceneFileError, match="options: unknown key.s. 'hld'; allowed here: friction, hold"):
+    p.write_text('scene = "eol_crease"\n[options]\nhold_time = 1.0\nhld = 2.0\n')
+    with pytest.raises(scenefile.SceneFileError, match="options: unknown key.s. 'hld'; allowed here: friction, hold_time"):
         scenefile.load(p)
-    p.write_text('scene = "eol_crease"\n[options]\nhold = "long"\n')
-    with pytest.raises(scenefile.SceneFileError, match="options.hold: 'long' is not of type 'number'"):
+    p.write_text('scene = "eol_crease"\n[options]\nhold_time = "long"\n')
+    with pytest.raises(scenefile.SceneFileError, match="options.hold_time: 'long' is not of type 'number'"):
         scenefile.load(p)
     p.write_text('scene = "eol_crease"\n')
     assert main(["run", str(p), "--frames", "3"]) == 2  # flags that belong in the file are refused

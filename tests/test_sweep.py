@@ -18,12 +18,12 @@ import ray
 import crumple as cr
 
 # A small EOL crease (4 × 4 quads, 30 frames): about half a second a run.
-GRID = {"hold": [0.0, 200.0], "friction": [0.0, 0.3, 0.6, 1.0]}
+GRID = {"hold_time": [0.0, 200.0], "friction": [0.0, 0.3, 0.6, 1.0]}
 OPTIONS = {"scale": 0.25}
 
 
 def _metrics(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
-    return [(r["run"], r["hold"], r["friction"], r["crease_held_rad"], r["crease_kept_rad"], r["steps"]) for r in rows]
+    return [(r["run"], r["hold_time"], r["friction"], r["crease_held_rad"], r["crease_kept_rad"], r["steps"]) for r in rows]
 
 
 def test_the_same_grid_gives_the_same_metrics_locally_and_on_ray(tmp_path: Path) -> None:
@@ -45,7 +45,7 @@ def test_the_same_grid_gives_the_same_metrics_locally_and_on_ray(tmp_path: Path)
     for r in on_ray.rows:
         folder = tmp_path / "ray" / r["folder"]
         cfg = json.loads((folder / "params.json").read_text())
-        assert cfg["params"] == {"hold": r["hold"], "friction": r["friction"]} and cfg["target"] == "eol_crease"
+        assert cfg["params"] == {"hold_time": r["hold_time"], "friction": r["friction"]} and cfg["target"] == "eol_crease"
         assert json.loads((folder / "status.json").read_text())["status"] == "ok"
         scene = folder / "eol_crease"
         assert (scene / "metrics.json").exists() and (scene / "manifest.json").exists()
@@ -58,7 +58,7 @@ def test_a_rerun_resumes_and_failed_runs_are_rows(tmp_path: Path) -> None:
     """A run that raises is a failed row with its error and the others
     finish; the table is written as CSV and Parquet with the same rows; a
     rerun skips the finished runs and tries the failed ones again."""
-    grid = [{"hold": 0.0, "friction": 0.0}, {"hold": 0.0, "friction": -1.0}, {"hold": 50.0, "friction": 0.5}]
+    grid = [{"hold_time": 0.0, "friction": 0.0}, {"hold_time": 0.0, "friction": -1.0}, {"hold_time": 50.0, "friction": 0.5}]
     first = cr.sweep("eol_crease", grid, out=tmp_path, frames=12, options=OPTIONS, workers=2)
     assert [r["status"] for r in first.rows] == ["ok", "failed", "ok"]
     assert "InvalidInputError" in first.rows[1]["error"] and "friction" in first.rows[1]["error"]
@@ -102,19 +102,19 @@ def test_a_function_target_and_fixed_options(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("target", "grid", "kw", "match"),
     [
-        ("no_such_scene", {"hold": [0.0]}, {}, "unknown scene"),
-        ("eol_crease", {"hold": []}, {}, "non-empty list"),
-        ("eol_crease", {"hold": "0,1"}, {}, "non-empty list"),
-        ("eol_crease", {"hold": [[0.0]]}, {}, "finite numbers"),
-        ("eol_crease", {"hold": [float("nan")]}, {}, "finite numbers"),
+        ("no_such_scene", {"hold_time": [0.0]}, {}, "unknown scene"),
+        ("eol_crease", {"hold_time": []}, {}, "non-empty list"),
+        ("eol_crease", {"hold_time": "0,1"}, {}, "non-empty list"),
+        ("eol_crease", {"hold_time": [[0.0]]}, {}, "finite numbers"),
+        ("eol_crease", {"hold_time": [float("nan")]}, {}, "finite numbers"),
         ("eol_crease", [], {}, "no runs"),
         ("eol_crease", [1, 2], {}, "not a mapping"),
-        ("eol_crease", {"hold": [0.0]}, {"options": {"hold": 1.0}}, "both a grid parameter"),
-        ("eol_crease", {"hold": [0.0]}, {"executor": "dask"}, "executor"),
-        ("eol_crease", {"hold": [0.0]}, {"workers": 0}, "workers"),
-        ("eol_crease", {"hold": [0.0]}, {"threads": 0}, "threads"),
-        ("eol_crease", {"hold": [0.0]}, {"frames": 0}, "frames"),
-        (42, {"hold": [0.0]}, {}, "scene name or a function"),
+        ("eol_crease", {"hold_time": [0.0]}, {"options": {"hold_time": 1.0}}, "both a grid parameter"),
+        ("eol_crease", {"hold_time": [0.0]}, {"executor": "dask"}, "executor"),
+        ("eol_crease", {"hold_time": [0.0]}, {"workers": 0}, "workers"),
+        ("eol_crease", {"hold_time": [0.0]}, {"threads": 0}, "threads"),
+        ("eol_crease", {"hold_time": [0.0]}, {"frames": 0}, "frames"),
+        (42, {"hold_time": [0.0]}, {}, "scene name or a function"),
     ],
 )
 def test_bad_sweeps_are_refused_before_any_run(tmp_path: Path, target: Any, grid: Any, kw: dict[str, Any],
@@ -127,7 +127,7 @@ def test_bad_sweeps_are_refused_before_any_run(tmp_path: Path, target: Any, grid
 def test_cli_sweep_writes_the_table_and_reports_failures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from crumple.cli import main
 
-    rc = main(["sweep", "eol_crease", "--grid", "hold=0,100", "--grid", "friction=0,-1", "--set", "scale=0.25",
+    rc = main(["sweep", "eol_crease", "--grid", "hold_time=0,100", "--grid", "friction=0,-1", "--set", "scale=0.25",
                "--frames", "6", "--out", str(tmp_path), "--workers", "2"])
     out, err = capsys.readouterr()
     assert rc == 1 and "4 runs (0 finished before, 2 ok, 2 failed)" in out and "friction must be" in err

@@ -119,7 +119,7 @@ def _config(target: Target, params: Mapping[str, Any], options: Mapping[str, Any
     from . import __version__
 
     name = target if isinstance(target, str) else f"{getattr(target, '__module__', '?')}.{target.__qualname__}"
-    # Numbers by value (hold=0 from the CLI and hold=0.0 from Python are one run).
+    # Numbers by value (hold_time=0 from the CLI and hold_time=0.0 from Python are one run).
     norm = {k: (float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v) for k, v in params.items()}
     return {"target": name, "params": norm, "options": json.loads(json.dumps(dict(options), default=str)),
             "frames": frames, "crumple": __version__}

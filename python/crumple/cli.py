@@ -216,7 +216,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     s.add_argument("scene", nargs="?", metavar="SCENE",
                    help="a built-in scene's name (crumple scenes); required (it may also come right after --ray)")
     s.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2",
-                   help="a swept option and its values, e.g. --grid hold=0,200 --grid friction=0,0.5 "
+                   help="a swept option and its values, e.g. --grid hold_time=0,200 --grid friction=0,0.5 "
                         "(repeatable: every combination runs)")
     s.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="an option for every run (repeatable)")

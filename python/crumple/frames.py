@@ -162,7 +162,7 @@ class FrameMesh:
     faces : (F, 3) int64 vertex indices, counter-clockwise seen from the
         front.
     vertex_data : dict from a name to ``(N,)`` or ``(N, 3)`` float64, one
-        value per vertex (e.g. ``"plastic_angle"`` rad, ``"velocity"`` m/s).
+        value per vertex (e.g. ``"plastic_angle"`` rad, ``"speed"`` m/s).
     face_data : dict from a name to ``(F,)`` float64, one value per face.
     """
 

@@ -10,7 +10,7 @@ stays the scene's code; the file names it and sets every option)::
     scene = "eol_crease"
     frames = 60
     [options]
-    hold = 200.0
+    hold_time = 200.0
     material = "denim"
 
 A **declared scene**: the module, its simulation options, the objects (meshes
@@ -19,7 +19,7 @@ the colliders with their motion, and the frames and outputs::
 
     module = "cloth"
     frames = 48
-    frame_rate = 24.0
+    fps = 24.0
     [simulation]
     dt = 0.002
     [[objects]]
@@ -279,7 +279,7 @@ def schema() -> dict[str, Any]:
     declared_variants = []
     for name, mod in mods.items():
         props: dict[str, Any] = {
-            "module": {"const": name}, "frames": frames, "frame_rate": {"type": "number", "exclusiveMinimum": 0},
+            "module": {"const": name}, "frames": frames, "fps": {"type": "number", "exclusiveMinimum": 0},
             "output": output, "simulation": _options_schema(mod.Simulation),
             "objects": {"type": "array", "minItems": 1, "items": _object_schema(name)},
             "colliders": {"type": "array", "items": _collider_schema()},
@@ -494,7 +494,7 @@ def build(doc: Mapping[str, Any], base: Path = Path(".")) -> Any:
 def run(path: str | Path, *, out_dir: str | Path | None = None, progress: bool = False) -> Path:
     """Run a scene file: a built-in scene through :func:`crumple.scenes.run`
     with the file's options, or a declared scene built by :func:`build`
-    stepped ``frames`` frames of ``1 / frame_rate`` s; writes the frames
+    stepped ``frames`` frames of ``1 / fps`` s; writes the frames
     through the frame stream, a PNG (a built-in scene always writes its
     own; ``output.picture`` is for declared scenes), ``metrics.json`` and
     (unless ``output.checkpoint = false``) ``checkpoint.npz``; returns the
@@ -518,41 +518,46 @@ def run(path: str | Path, *, out_dir: str | Path | None = None, progress: bool =
     folder.mkdir(parents=True, exist_ok=True)
     sim = build(doc, p.parent)
     frames = int(doc.get("frames", 24))
-    dt_frame = 1.0 / float(doc.get("frame_rate", scenes.FRAME_RATE))
+    dt_frame = 1.0 / float(doc.get("fps", scenes.FRAME_RATE))
     token = scenes._OUTPUT.set(scenes._Output(format=fmt, checkpoint=out.get("checkpoint", True)))
     try:
         with scenes.frame_writer(folder, name, fps=1.0 / dt_frame, sim=sim) as stream, \
                 bar(frames, name, enabled=progress) as b:
-            stream.write(sim.frame())
+            last = sim.frame()
+            stream.write(last)
             for _ in range(frames):
                 sim.advance(dt_frame)
-                stream.write(sim.frame())
+                last = sim.frame()
+                stream.write(last)
                 b.update(1)
     finally:
         scenes._OUTPUT.reset(token)
-    xs = [np.asarray(o.positions, dtype=np.float64) for o in sim.objects]
+    # The metrics and the picture read the last frame, as every exporter
+    # and viewer does: what they show is what the run holds (a pbd body's
+    # surface, mpm strands as curves, eol's wires and points by name).
+    xs = {k: np.asarray(part.positions, dtype=np.float64) for k, part in last.objects.items()}
     metrics = {"scene_file": str(p), "module": doc["module"], "frames": frames, "time_s": sim.time,
                "steps": sim.step_count, "kinetic_energy_j": float(sim.kinetic_energy()),
-               "finite": bool(all(np.isfinite(x).all() for x in xs)),
-               "objects": {o.name: {"lower": x.min(axis=0).tolist(), "upper": x.max(axis=0).tolist()}
-                           for o, x in zip(sim.objects, xs, strict=True)}}
+               "finite": bool(all(np.isfinite(x).all() for x in xs.values())),
+               "objects": {k: {"lower": x.min(axis=0).tolist(), "upper": x.max(axis=0).tolist()}
+                           for k, x in xs.items() if len(x)}}
     (folder / "metrics.json").write_text(json.dumps(metrics, indent=1))
     if out.get("picture", True):
         from . import viz
-        from .frames import collider_part
-        from .geometry import TriMesh
+        from .frames import FrameCurves, FrameMesh
+        from .geometry import Curves, TriMesh
 
         items: dict[str, Any] = {}
-        for o in sim.objects:
-            faces = getattr(o, "faces", None)
-            items[o.name] = getattr(o, "surface", None) or (TriMesh(o.positions, faces) if faces is not None
-                                                            else np.asarray(o.positions))
-        for k, c in enumerate(sim.colliders):
-            try:
-                part = collider_part(c)
-                items[f"collider_{k}"] = TriMesh(_drawn_inside(part.world_vertices()), part.faces)
-            except Exception:  # a collider without a drawable part (a plane) is left out of the picture
-                pass
+        for k, part in last.objects.items():
+            if isinstance(part, FrameMesh):
+                items[k] = TriMesh(part.positions, part.faces)
+            elif isinstance(part, FrameCurves):
+                items[k] = Curves(part.positions, part.offsets)
+            else:
+                items[k] = part.positions
+        for k, c in last.colliders.items():
+            if len(c.faces):
+                items[k] = TriMesh(_drawn_inside(c.world_vertices()), c.faces)
         viz.screenshot(items, folder / f"{name}.png")
     return folder
 

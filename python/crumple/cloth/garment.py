@@ -223,13 +223,18 @@ class Cloth(_handles.Scripted):
     def _frame_part(self) -> FrameMesh:
         x = self.positions
         speed = np.linalg.norm(self.velocities, axis=1)
-        # Per-vertex plastic angle for colouring: the largest |θ_p| of the
-        # hinges whose edge touches the vertex.
-        h = self.hinges
-        pa = np.abs(self.plastic_angles)
-        vert_pa = np.zeros(len(x))
-        if len(h):
-            np.maximum.at(vert_pa, h[:, 0], pa)
-            np.maximum.at(vert_pa, h[:, 1], pa)
-        return FrameMesh(positions=x, faces=self.faces,
-                         vertex_data={"speed": speed, "plastic_angle": vert_pa})
+        return FrameMesh(positions=x, faces=self.faces, vertex_data={
+            "speed": speed, "plastic_angle": vertex_plastic_angles(len(x), self.hinges, self.plastic_angles)})
+
+
+def vertex_plastic_angles(num_vertices: int, hinges: npt.NDArray[np.int64],
+                          plastic_angles: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """The frames' per-vertex ``plastic_angle`` ``(N,)`` rad (cloth and eol):
+    the largest |θ_p| of the hinges whose edge (columns 0 and 1 of
+    ``hinges`` ``(H, 4)``) touches the vertex, 0 where none does."""
+    out = np.zeros(num_vertices)
+    if len(hinges):
+        pa = np.abs(plastic_angles)
+        np.maximum.at(out, hinges[:, 0], pa)
+        np.maximum.at(out, hinges[:, 1], pa)
+    return out

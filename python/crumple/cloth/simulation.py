@@ -29,7 +29,8 @@ class Simulation(SimulationBase):
     ``self_collision`` cloth–cloth contact (default on: repulsion inside the
     solve plus a continuous-collision fail-safe, so no garment passes
     through itself or another; turn off only to time the solver alone);
-    ``repulsion_distance`` (m, 5e-3), ``repulsion_stiffness`` (3e3),
+    ``repulsion_distance`` (m, 5e-3), ``repulsion_stiffness`` k_c (N/m³, 3e3: a vertex
+    of area A at depth q into the layer stores k_c A q³ / (6 d_rep) J, spec §6.3),
     ``contact_thickness`` (m, 1e-3: the gap the post-step projection keeps
     from colliders and between layers), ``self_friction`` (0.01) of the contact model
     (spec §6.3); ``linear_solver`` "lagged" (default: CG to

@@ -15,6 +15,7 @@ from .. import _core
 from .._checks import (as_array, as_points, as_vec3, choice, flag, non_negative, positive, positive_int,
                       vertex_indices, velocity_field)
 from .._simulation import SimulationBase
+from ..cloth.garment import vertex_plastic_angles
 from ..cloth.material import Material, Wrinkles
 from ..colliders import Box, Collider
 from ..errors import InvalidInputError
@@ -325,7 +326,7 @@ class Cloth:
 
     def _frame_part(self) -> FrameMesh:
         u = self.material_coordinates
-        return FrameMesh(positions=self.positions, faces=self.faces, vertex_data={
+        data = {
             "speed": np.linalg.norm(self.velocities, axis=1),
             "material_u": u[:, 0], "material_v": u[:, 1],
             "eol": self.is_eol.astype(np.float64),
@@ -333,7 +334,11 @@ class Cloth:
             # index among those of its kind.
             "feature_kind": self.feature_kinds.astype(np.float64),
             "feature_collider": self.feature_colliders.astype(np.float64),
-        })
+        }
+        if self.wrinkles is not None:
+            # The cloth module's frame field, from the same hinge state.
+            data["plastic_angle"] = vertex_plastic_angles(self.num_vertices, self.hinges, self.plastic_angles)
+        return FrameMesh(positions=self.positions, faces=self.faces, vertex_data=data)
 
     def __repr__(self) -> str:
         return f"eol.Cloth({self.name!r}, {self.num_vertices} vertices, {int(self.is_eol.sum())} EOL)"

@@ -1,4 +1,4 @@
-"""The material of a shape-matching body: cluster stiffness, plastic yield,
+"""The material of a shape-matching body: cluster shape stiffness, plastic yield,
 flow rate, hardening rate, the F_P cap of the no-re-sampling baseline, volume
 correction and density (spec shape_matching §4.6, §10.2)."""
 
@@ -21,7 +21,7 @@ class Material(Presets):
     ``Material.preset(name, field=value)`` for a variant; every field is
     range-checked when the material is made.
 
-    Fields: ``stiffness`` K in [0, 1] (share of the distance to the cluster
+    Fields: ``shape_stiffness`` K in [0, 1] (share of the distance to the cluster
     goal removed per solver iteration; 1 is rigid-like); ``yield_strain``
     ε_γ (log strain ≥ 0, ``math.inf`` = purely elastic); ``flow_rate`` ν in
     [0, 1] (share of the strain above yield made permanent per step);
@@ -31,7 +31,7 @@ class Material(Presets):
     ``density`` (kg/m³; each particle weighs density · spacing³).
     """
 
-    stiffness: float = 0.1
+    shape_stiffness: float = 0.1
     yield_strain: float = 0.1
     flow_rate: float = 0.9
     hardening_rate: float = 0.0
@@ -44,7 +44,7 @@ class Material(Presets):
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {}
 
     def __post_init__(self) -> None:
-        in_range(self.stiffness, "Material.stiffness K", 0.0, 1.0)
+        in_range(self.shape_stiffness, "Material.shape_stiffness K", 0.0, 1.0)
         y = real(self.yield_strain, "Material.yield_strain")
         if math.isnan(y) or y < 0:
             raise InvalidInputError(f"Material.yield_strain must be ≥ 0 (log strain; inf = elastic); got {self.yield_strain!r}")

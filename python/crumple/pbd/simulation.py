@@ -262,9 +262,10 @@ class Simulation(SimulationBase):
     def _load_objects(self, arrays: dict[str, npt.NDArray[Any]], meta: dict[str, Any]) -> None:
         for i, b in enumerate(meta["bodies"]):
             fields = dict(b["material"])
-            if "hardening" in fields:
-                # Checkpoints written before pbd's κ was renamed (CHANGELOG, 2026-11-30).
-                fields["hardening_rate"] = fields.pop("hardening")
+            # Checkpoints written before two fields were renamed (CHANGELOG, 2026-11-30).
+            for old, new in (("hardening", "hardening_rate"), ("stiffness", "shape_stiffness")):
+                if old in fields:
+                    fields[new] = fields.pop(old)
             mesh = TriMesh(arrays[f"body{i}_vertices"], arrays[f"body{i}_faces"])
             pts = arrays.get(f"body{i}_particles")
             clusters = None

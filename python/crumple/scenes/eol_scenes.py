@@ -891,7 +891,7 @@ def eol_corner(*, out_dir: Path, frames: int = 14, backend: str = "cpu", scale: 
 @register("eol_crease", "beyond the paper: a denim sheet held over a box edge, then let go; a longer hold keeps a "
           "sharper crease (the cloth module's wrinkles on the EOL hinges)", frames=60)
 def eol_crease(*, out_dir: Path, frames: int = 60, backend: str = "cpu", scale: float = 1.0, progress: bool = False,
-               hold: float = 200.0, material: str = "denim", wrinkles: bool = True, release_at: float = 0.5,
+               hold_time: float = 200.0, material: str = "denim", wrinkles: bool = True, release_at: float = 0.5,
                friction: float = 0.0) -> Path:
     """Issue 16's "beyond the paper" item: a 0.5 m × 0.5 m sheet of
     ``material`` (a :class:`crumple.cloth.Material` preset) lies 1 mm over
@@ -900,7 +900,7 @@ def eol_crease(*, out_dir: Path, frames: int = 60, backend: str = "cpu", scale: 
     border held on the top. The
     hinges run the cloth module's persistent wrinkles (``wrinkles=False``:
     the paper's elastic bending). The last 20 steps before ``release_at`` s
-    add ``hold`` s of dwell to every hinge's clocks (the hold-time warp,
+    add ``hold_time`` s of dwell to every hinge's clocks (the hold-time warp,
     spec persistent_wrinkles §4.6; 0 = a short hold of ``release_at`` s).
     At ``release_at`` (or within 20 steps after it, as frames fall) the box
     is removed and the border let go: the sheet
@@ -918,8 +918,8 @@ def eol_crease(*, out_dir: Path, frames: int = 60, backend: str = "cpu", scale: 
     (``plastic_angle_max_rad``)."""
     sc = positive(scale, "scale")
     choice(backend, "backend", ("cpu", "auto"))
-    if not (math.isfinite(hold) and hold >= 0.0):
-        raise errors.InvalidInputError(f"hold must be >= 0 s; got {hold!r}")
+    if not (math.isfinite(hold_time) and hold_time >= 0.0):
+        raise errors.InvalidInputError(f"hold_time must be >= 0 s; got {hold_time!r}")
     positive(release_at, "release_at")
     mu = non_negative(friction, "friction")
     n = max(4, int(round(16 * sc)))
@@ -962,8 +962,8 @@ def eol_crease(*, out_dir: Path, frames: int = 60, backend: str = "cpu", scale: 
                     warp_from = release_at - 20 * sim.dt
                     if sim.time < warp_from:
                         sim.advance(warp_from - sim.time)
-                    if wrinkles and hold > 0.0:
-                        sim.hold_warp(hold / 20.0, 20)
+                    if wrinkles and hold_time > 0.0:
+                        sim.hold_warp(hold_time / 20.0, 20)
                     for _ in range(20):
                         sim.step()
                     line = cloth.vertex_ids[cloth.is_eol]
@@ -988,7 +988,7 @@ def eol_crease(*, out_dir: Path, frames: int = 60, backend: str = "cpu", scale: 
                    camera=((c[0] + 0.35, c[1] + 0.3, c[2] + 0.9), tuple(c)), colors=[CLOTH])
     last = [a for t_, a in zip(series["time_s"], series["crease_rad"]) if t_ > max(sim.time - 1.0, released_at)]
     write_json(out / "metrics.json", {
-        "scene": "eol_crease", "material": material, "wrinkles": bool(wrinkles), "hold_s": hold, "friction": mu,
+        "scene": "eol_crease", "material": material, "wrinkles": bool(wrinkles), "hold_s": hold_time, "friction": mu,
         "faces": int(len(cloth.faces)), "steps": sim.step_count, "crease_line_vertices": int(line.size),
         "released_at_s": released_at,
         "crease_held_rad": held,

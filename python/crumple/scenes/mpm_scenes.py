@@ -325,13 +325,13 @@ def cloth_stack(*, out_dir: Path, frames: int, backend: str = "auto", scale: flo
           "is an option", frames=16)
 def friction_slope(*, out_dir: Path, frames: int, backend: str = "auto", scale: float = 1.0,
                    progress: bool = False, friction_angle: float = 0.0, slope: float = 15.0,
-                   damping: float = 0.0) -> Path:
+                   rpic_damping: float = 0.0) -> Path:
     """A 1.0 m × 0.4 m sheet lies on a sticky plane tilted by ``slope`` degrees;
     a 0.2 m × 0.2 m sheet starts one cell above its upper end and slides down.
     Layer friction Φ_F = ``friction_angle`` (0–45°) with γ = 500, k = 2000
     (spec E4): at 0° it slides (about 60% of the frictionless distance: the
     layers share grid nodes), at 45° (tan 45° = 1 > tan 15°) it barely moves.
-    ``damping`` is ν_d, 0 by default: RPIC damping removes the non-rigid
+    ``rpic_damping`` is ν_d, 0 by default: RPIC damping removes the non-rigid
     velocity inside a cell, which is exactly the sliding of one layer over the
     other (at ν_d = 0.8 the slider moves 7% of the frictionless distance)."""
     dx = 1.0 / 64.0 / scale
@@ -346,8 +346,8 @@ def friction_slope(*, out_dir: Path, frames: int, backend: str = "auto", scale: 
     drop = np.tan(np.radians(slope)) * 0.6
     sim = _simulation((-0.6, -drop - 0.1, -0.3), (0.6, drop + 0.15, 0.3), dx, backend=backend,
                       dt_max=_paper_dt(7e-5, 2.2e-3, dx))
-    sheet = sim.add_cloth(base, mat, rpic_damping=damping)
-    slider = sim.add_cloth(top, mat, rpic_damping=damping)
+    sheet = sim.add_cloth(base, mat, rpic_damping=rpic_damping)
+    slider = sim.add_cloth(top, mat, rpic_damping=rpic_damping)
     normal = rot @ np.array([0.0, 1.0, 0.0])
     sim.add_collider(colliders.Plane(point=(0, 0, 0), normal=normal, mode="sticky"), name="ground")
     setup = _Setup(sim, [_Shown("sheet", sheet, CLOTH_2), _Shown("slider", slider, CLOTH)],

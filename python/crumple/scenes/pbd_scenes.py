@@ -216,7 +216,7 @@ def drop_height_ratio(*, flow_rate: float, yield_strain: float, hardening_rate: 
     (K 0.9), ``steps`` steps of 1/60 s; its final height over its initial one."""
     sim = pbd.Simulation(spacing=R, resampling=resampling, backend=backend)
     sim.add_collider(_ground(), name="ground")
-    mat = pbd.Material(stiffness=0.9, yield_strain=yield_strain, flow_rate=flow_rate, hardening_rate=hardening_rate)
+    mat = pbd.Material(shape_stiffness=0.9, yield_strain=yield_strain, flow_rate=flow_rate, hardening_rate=hardening_rate)
     ball = sim.add_body(body_mesh(mesh, (0.0, 1.0, 0.0), 4.5 * R), mat, name="ball")
     y = ball.positions[:, 1]
     h0 = float(y.max() - y.min())
@@ -246,9 +246,9 @@ def pbd_drop_sweep(*, out_dir: Path, frames: int = 45, backend: str = "cpu", sca
     for k, v in enumerate(values):
         x = (k - 0.5 * (len(values) - 1)) * gap
         if sweep == "flow_rate":
-            mat = pbd.Material(stiffness=0.9, yield_strain=1e-4, flow_rate=v)
+            mat = pbd.Material(shape_stiffness=0.9, yield_strain=1e-4, flow_rate=v)
         else:
-            mat = pbd.Material(stiffness=0.9, yield_strain=1e-4, flow_rate=0.9, hardening_rate=v)
+            mat = pbd.Material(shape_stiffness=0.9, yield_strain=1e-4, flow_rate=0.9, hardening_rate=v)
         sim.add_body(body_mesh(mesh, (x, 1.0, 0.0), radius), mat, name=f"ball_{k}")
     h0 = [float(np.ptp(b.positions[:, 1])) for b in sim.objects]
     steps = 150

@@ -327,15 +327,27 @@ impl PyPbdSimulation {
         Ok(d)
     }
 
-    /// Counters of the last step.
+    /// Counters of the last step and its seconds per stage (`time_<stage>`).
     fn last_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let s = self.sim.last_stats();
         let d = PyDict::new(py);
+        let t = s.times;
+        for (k, v) in [
+            ("integrate", t.integrate),
+            ("contacts", t.contacts),
+            ("shape_matching", t.shape_matching),
+            ("projection", t.projection),
+            ("plasticity", t.plasticity),
+            ("skin", t.skin),
+            ("resample", t.resample),
+        ] {
+            d.set_item(format!("time_{k}"), v)?;
+        }
         d.set_item("plastic_clusters", s.plastic.flowed)?;
         d.set_item("capped_updates", s.plastic.capped)?;
         d.set_item("degenerate_clusters", s.plastic.degenerate)?;
         d.set_item("particle_contacts", s.particle_contacts)?;
-        d.set_item("world_contacts", s.world_contacts)?;
+        d.set_item("obstacle_contacts", s.world_contacts)?;
         let r = s.resample;
         d.set_item("deleted_particles", r.deleted)?;
         d.set_item("deleted_crowded", r.crowded)?;

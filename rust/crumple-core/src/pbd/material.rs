@@ -92,7 +92,7 @@ impl Material {
     // NaN must take the refusing branch of every `!(a > b)` below.
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     pub fn validate(&self) -> Result<()> {
-        in_unit("Material.stiffness K", self.stiffness)?;
+        in_unit("Material.shape_stiffness K", self.stiffness)?;
         if !(self.yield_strain >= 0.0) {
             return invalid!(
                 "Material.yield_strain must be ≥ 0 (log strain; inf = elastic), got {}",
@@ -115,7 +115,7 @@ impl Material {
 
 // The Python names of the fields (`crumple.pbd.Material`), listed once.
 crate::params!(Material, base = Material::default(), {
-    "stiffness": f64 = stiffness,
+    "shape_stiffness": f64 = stiffness,
     "yield_strain": f64 = yield_strain,
     "flow_rate": f64 = flow_rate,
     "hardening_rate": f64 = hardening,

@@ -423,6 +423,7 @@ impl Simulation {
         // nothing needs copying every step.
         let t0 = self.state.time;
         let t1 = t0 + dt;
+        let times0 = self.solver.times;
         for c in &mut self.colliders {
             c.advance_to(t1)?;
         }
@@ -449,7 +450,8 @@ impl Simulation {
             }
         };
         match result {
-            Ok(s) => {
+            Ok(mut s) => {
+                s.times = self.solver.times.since(&times0);
                 self.last = s;
                 Ok(s)
             }

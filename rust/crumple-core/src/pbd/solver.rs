@@ -41,6 +41,21 @@ pub struct StageTimes {
     pub resample: f64,
 }
 
+impl StageTimes {
+    /// The seconds spent per stage since `before` (an earlier reading).
+    pub fn since(&self, before: &StageTimes) -> StageTimes {
+        StageTimes {
+            integrate: self.integrate - before.integrate,
+            contacts: self.contacts - before.contacts,
+            shape_matching: self.shape_matching - before.shape_matching,
+            projection: self.projection - before.projection,
+            plasticity: self.plasticity - before.plasticity,
+            skin: self.skin - before.skin,
+            resample: self.resample - before.resample,
+        }
+    }
+}
+
 /// What one step did.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct StepStats {
@@ -52,6 +67,9 @@ pub struct StepStats {
     pub world_contacts: u32,
     /// What re-sampling did (zeros when it is off).
     pub resample: ResampleStats,
+    /// The step's seconds per stage (set by `Simulation::step_dt`: every
+    /// module's `stats()` reports its last step's as `time_<stage>`).
+    pub times: StageTimes,
 }
 
 /// Scratch space of the step, reused between steps.
