@@ -61,6 +61,10 @@ def test_bad_input_gives_typed_errors() -> None:
     sim = cloth.Simulation(self_collision=False)
     with pytest.raises(cr.InvalidInputError, match="uv"):
         sim.add_cloth(mesh, uv=np.zeros((3, 3, 2)))
+    # Text, a ragged list and complex values are refused, not cast.
+    for bad in ("0 0", [[[0.0, 0.0]], [[0.0]]], np.zeros((mesh.num_faces, 3, 2)) + 0j):
+        with pytest.raises(cr.InvalidInputError, match="uv must be"):
+            sim.add_cloth(mesh, uv=bad)
     with pytest.raises(cr.InvalidInputError, match="TriMesh"):
         sim.add_cloth("mesh")  # type: ignore[arg-type]
     # Non-manifold: three triangles on one edge (rejected when the mesh is built).

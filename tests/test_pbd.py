@@ -264,7 +264,7 @@ def test_the_shot_scene_leaves_dents_you_can_see(tmp_path: Path) -> None:
 
 
 def test_drop_sweep_scene_writes_its_plot(tmp_path: Path) -> None:
-    out = cr.scenes.run("pbd_drop_sweep", out_dir=tmp_path, frames=3, sweep="hardening_rate")
+    out = cr.scenes.run("pbd_drop_sweep", out_dir=tmp_path, frames=3, parameter="hardening_rate")
 
     m = json.loads((out / "metrics.json").read_text())
     assert len(m["height_ratio"]) == 4 and all(0.3 < r < 1.05 for r in m["height_ratio"])

@@ -90,7 +90,7 @@ def _metrics(name: str, tmp: Path, backend: str, **kw: Any) -> dict[str, Any]:
 @pytest.mark.parametrize("name, kw, keys", [
     ("pbd_shot", dict(frames=10, scale=0.5, shots=2), ["dent_depth_r", "max_plastic_norm"]),
     ("pbd_drop_sweep", dict(frames=20, scale=0.7), ["height_ratio", "height_ratio_yield_1e-2"]),
-    ("pbd_taffy", dict(frames=30, stretch=2.0, scale=0.5),
+    ("pbd_taffy", dict(frames=30, stretch_ratio=2.0, scale=0.5),
      ["particles", "density_ratio", "volume_ratio", "length_ratio", "max_gap_r"]),
     # The squeeze (1 s); the later phases drift apart (see test_dough_pieces_agree).
     ("pbd_dough", dict(frames=30), ["particles", "height_m", "length_m", "components"]),

@@ -9,7 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _core
-from .._checks import as_vec3, choice, flag, non_negative, positive, positive_int, velocity_field
+from .._checks import as_array, as_vec3, choice, flag, non_negative, positive, positive_int, velocity_field
 from ..colliders import Collider
 from ..errors import InvalidInputError
 from ..frames import check_name
@@ -125,7 +125,7 @@ class Simulation(SimulationBase):
         vel = velocity_field(velocity, mesh.num_vertices, "velocity")
         uv_arr = None
         if uv is not None:
-            uv_arr = np.ascontiguousarray(np.asarray(uv, dtype=np.float64))
+            uv_arr = np.ascontiguousarray(as_array(uv, "uv", what="an (F, 3, 2) array of real material coordinates (m)"))
             if uv_arr.ndim != 3 or uv_arr.shape[1:] != (3, 2) or uv_arr.shape[0] != mesh.num_faces:
                 raise InvalidInputError(f"uv must have shape ({mesh.num_faces}, 3, 2); got {uv_arr.shape}")
             if not np.all(np.isfinite(uv_arr)):

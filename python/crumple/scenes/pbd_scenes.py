@@ -145,7 +145,7 @@ def dent_depth(surface: TriMesh, center: Sequence[float], direction: Sequence[fl
           backends=("cpu", "gpu"))
 def pbd_shot(*, out_dir: Path, frames: int = 60, backend: str = "cpu", scale: float = 1.0,
              progress: bool = False, shots: int = 3, yield_strain: float = 0.1, mesh: str | None = None,
-             gravity: bool = False, projectile_radius: float = 3.0 * R, depth: float = 7.0 * R) -> Path:
+             use_gravity: bool = False, projectile_radius: float = 3.0 * R, depth: float = 7.0 * R) -> Path:
     """A ball of radius 10r (the armadillo material: K 0.1, ε_γ 0.1, ν 0.9)
     is hit by ``shots`` kinematic projectiles of radius ``projectile_radius``
     (m, 3r), one after the other from different sides, each crossing the
@@ -154,17 +154,18 @@ def pbd_shot(*, out_dir: Path, frames: int = 60, backend: str = "cpu", scale: fl
     in the picture, as a 2r projectile strains the 4r clusters little.
     ``yield_strain=inf`` gives the elastic reference. ``scale`` scales the
     ball (and so the particle count) at the paper's spacing. The picture
-    looks at the first dent. Metrics: the dent depth under every shot (m
-    and r), 2 s after it."""
+    looks at the first dent. ``use_gravity``: the ball rests on a ground
+    plane under gravity (default: it floats, gravity off). Metrics: the
+    dent depth under every shot (m and r), 2 s after it."""
     shots = positive_int(shots, "shots")
     pr, depth = positive(projectile_radius, "projectile_radius (m)"), positive(depth, "depth (m)")
     radius = 10.0 * R * positive(scale, "scale")
-    center = (0.0, radius + (2.0 * R if gravity else 1.0), 0.0)
-    sim = pbd.Simulation(spacing=R, resampling=False, gravity=(0, -9.81 if gravity else 0.0, 0), backend=backend)
+    center = (0.0, radius + (2.0 * R if use_gravity else 1.0), 0.0)
+    sim = pbd.Simulation(spacing=R, resampling=False, gravity=(0, -9.81 if use_gravity else 0.0, 0), backend=backend)
     mat = pbd.Material.preset("armadillo", yield_strain=yield_strain)
     ball = sim.add_body(body_mesh(mesh, center, radius), mat, name="ball")
     props: list[Prop] = []
-    if gravity:
+    if use_gravity:
         sim.add_collider(_ground(), name="ground")
         props.append(_ground_prop(radius * 2))
     directions = [(1.0, 0.3, 0.0), (-0.5, 0.2, 0.8), (0.0, 0.4, -1.0), (0.3, 1.0, 0.2), (-1.0, -0.2, -0.3)]
@@ -229,23 +230,23 @@ def drop_height_ratio(*, flow_rate: float, yield_strain: float, hardening_rate: 
 @register("pbd_drop_sweep", "Figs. 2-3: balls dropped on the ground over flow rates ν (two yields) and hardening rates κ",
           frames=45, backends=("cpu", "gpu"))
 def pbd_drop_sweep(*, out_dir: Path, frames: int = 45, backend: str = "cpu", scale: float = 1.0,
-                   progress: bool = False, sweep: str = "flow_rate", mesh: str | None = None) -> Path:
+                   progress: bool = False, parameter: str = "flow_rate", mesh: str | None = None) -> Path:
     """Balls of radius 4.5r (K 0.9) dropped from y = 1 m onto the ground,
-    side by side, one per value of the sweep: ``sweep="flow_rate"`` runs
+    side by side, one per value of the sweep: ``parameter="flow_rate"`` runs
     ν = 0.1, 0.2, 0.5, 0.9 at ε_γ = 1e-4 (Fig. 2 top row; the bottom row's
-    ε_γ = 1e-2 is in the metrics), ``sweep="hardening_rate"`` runs κ = 0, 0.1, 1, 5
+    ε_γ = 1e-2 is in the metrics), ``parameter="hardening_rate"`` runs κ = 0, 0.1, 1, 5
     at ε_γ = 1e-4, ν = 0.9 (Fig. 3). Writes the frames of the side-by-side
     run, a plot of the final height ratio H/H0 (``sweep.png``) and
     ``metrics.json`` with every ratio (spec X4)."""
-    sweep = choice(sweep, "sweep", ("flow_rate", "hardening_rate"))
-    values = NU_SWEEP if sweep == "flow_rate" else KAPPA_SWEEP
+    parameter = choice(parameter, "parameter", ("flow_rate", "hardening_rate"))
+    values = NU_SWEEP if parameter == "flow_rate" else KAPPA_SWEEP
     radius = 4.5 * R * positive(scale, "scale")
     sim = pbd.Simulation(spacing=R, resampling=False, backend=backend)
     sim.add_collider(_ground(), name="ground")
     gap = 2.5 * radius
     for k, v in enumerate(values):
         x = (k - 0.5 * (len(values) - 1)) * gap
-        if sweep == "flow_rate":
+        if parameter == "flow_rate":
             mat = pbd.Material(shape_stiffness=0.9, yield_strain=1e-4, flow_rate=v)
         else:
             mat = pbd.Material(shape_stiffness=0.9, yield_strain=1e-4, flow_rate=0.9, hardening_rate=v)
@@ -256,15 +257,15 @@ def pbd_drop_sweep(*, out_dir: Path, frames: int = 45, backend: str = "cpu", sca
     _play("pbd_drop_sweep", sim, out_dir=out_dir, frames=n_frames, progress=progress,
           props=[_ground_prop(gap * len(values))])
     ratios = [float(np.ptp(b.positions[:, 1])) / h for b, h in zip(sim.objects, h0)]
-    metrics: dict[str, Any] = {"scene": "pbd_drop_sweep", "sweep": sweep, "values": list(values),
+    metrics: dict[str, Any] = {"scene": "pbd_drop_sweep", "parameter": parameter, "values": list(values),
                                "height_ratio": ratios, "steps": n_frames * 2}
-    if sweep == "flow_rate":
+    if parameter == "flow_rate":
         metrics["height_ratio_yield_1e-2"] = [drop_height_ratio(flow_rate=v, yield_strain=1e-2, mesh=mesh,
                                                                 backend=backend) for v in values]
         metrics["height_ratio_elastic"] = drop_height_ratio(flow_rate=0.9, yield_strain=math.inf, mesh=mesh,
                                                             backend=backend)
     write_json(Path(out_dir) / "metrics.json", metrics)
-    _plot(Path(out_dir) / "sweep.png", values, ratios, sweep,
+    _plot(Path(out_dir) / "sweep.png", values, ratios, parameter,
           metrics.get("height_ratio_yield_1e-2"))
     return Path(out_dir)
 
@@ -319,12 +320,12 @@ def bar_mesh(mesh: str | Path | None, center: Sequence[float], half: Sequence[fl
 @register("pbd_taffy", "Fig. 6: a taffy bar gripped at both ends, pulled apart to 5x its length and twisted",
           frames=150, backends=("cpu", "gpu"))
 def pbd_taffy(*, out_dir: Path, frames: int = 150, backend: str = "cpu", scale: float = 1.0,
-              progress: bool = False, stretch: float = 5.0, turns: float = 0.5, resampling: bool = True,
+              progress: bool = False, stretch_ratio: float = 5.0, turns: float = 0.5, resampling: bool = True,
               deletion_distance: float = 0.5, seed_distance: float = 1.35, mesh: str | None = None,
               surface_level: int | None = None) -> Path:
     """Spec X7 as a scene: a taffy bar 40r × 4r × 4r (K 0.99, ε_γ 1e-4,
     ν 0.99, volume correction) is gripped at both end layers; the grips
-    move apart until the bar is ``stretch`` times its length and turn
+    move apart until the bar is ``stretch_ratio`` times its length and turn
     ``turns`` revolutions each about the pull axis, in opposite senses, over
     the run (``frames`` frames of 1/30 s: 5 s by default), like the arms of
     a taffy-pulling machine. Re-sampling (on by default; ``resampling=False``
@@ -340,9 +341,9 @@ def pbd_taffy(*, out_dir: Path, frames: int = 150, backend: str = "cpu", scale: 
     ‖F_P‖_F; at the end: the strand's length over the grips' separation,
     the largest gap between neighbouring particles (r), the surface's
     vertex count (and at the start) and longest edge (m)."""
-    stretch = positive(stretch, "stretch")
-    if stretch < 1.0:
-        raise InvalidInputError(f"stretch is a length ratio ≥ 1; got {stretch}")
+    stretch_ratio = positive(stretch_ratio, "stretch_ratio")
+    if stretch_ratio < 1.0:
+        raise InvalidInputError(f"stretch_ratio is a length ratio ≥ 1; got {stretch_ratio}")
     sc = positive(scale, "scale")
     half = (20.0 * R, 2.0 * R * sc, 2.0 * R * sc)
     center = (0.0, 1.0, 0.0)
@@ -367,7 +368,7 @@ def pbd_taffy(*, out_dir: Path, frames: int = 150, backend: str = "cpu", scale: 
         ang = side * 2.0 * math.pi * turns * u
         y, z = start[:, 1] - c[1], start[:, 2] - c[2]
         out = np.empty_like(start)
-        out[:, 0] = start[:, 0] + side * 0.5 * (stretch - 1.0) * length0 * u
+        out[:, 0] = start[:, 0] + side * 0.5 * (stretch_ratio - 1.0) * length0 * u
         out[:, 1] = c[1] + np.cos(ang) * y - np.sin(ang) * z
         out[:, 2] = c[2] + np.sin(ang) * y + np.cos(ang) * z
         return out
@@ -395,7 +396,7 @@ def pbd_taffy(*, out_dir: Path, frames: int = 150, backend: str = "cpu", scale: 
     props = [Prop("initial_bar", lambda: start_bar, color=OBSTACLE)]
     _play("pbd_taffy", sim, out_dir=out_dir, frames=int(frames), progress=progress, before_step=before_step,
           after_frame=after_frame, props=props,
-          camera=((0.0, 1.0 + 0.3 * stretch * length0, 0.7 * stretch * length0), center))
+          camera=((0.0, 1.0 + 0.3 * stretch_ratio * length0, 0.7 * stretch_ratio * length0), center))
     x = bar.positions.astype(np.float64)
     free = np.ones(len(x), dtype=bool)
     free[bar.pinned] = False
@@ -404,10 +405,10 @@ def pbd_taffy(*, out_dir: Path, frames: int = 150, backend: str = "cpu", scale: 
     d[d == 0.0] = np.inf
     surface = bar.surface
     write_json(Path(out_dir) / "metrics.json", {
-        "scene": "pbd_taffy", "stretch": stretch, "turns": turns, "resampling": resampling, "spacing_m": R,
+        "scene": "pbd_taffy", "stretch_ratio": stretch_ratio, "turns": turns, "resampling": resampling, "spacing_m": R,
         "deletion_distance": deletion_distance, "seed_distance": seed_distance,
         "particles_initial": n0, "particles_final": bar.num_particles, "clusters_final": bar.num_clusters,
-        "length_ratio": span / (stretch * length0),
+        "length_ratio": span / (stretch_ratio * length0),
         "max_gap_r": float(d.min(axis=1).max() / R) if len(d) else 0.0,
         "surface_closed": bool(surface.is_closed), "surface_level": level,
         "surface_vertices_initial": nv0,
