@@ -12,6 +12,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -475,3 +476,39 @@ def test_parameter_records_are_named_once_and_checked_by_the_core() -> None:
                         (0.0, 0.0, 0.0), 0.0)
     assert set(cr.mpm.CurveMaterial()._params()) == {
         "youngs_modulus", "poisson_ratio", "stretch_stiffness", "shear_stiffness", "friction_angle"}
+
+
+def test_an_option_name_has_one_type_in_every_scene_module_and_material() -> None:
+    """The vocabulary's rule for what a person types: a name taken by a
+    built-in scene, a module's ``Simulation`` or a material means one thing,
+    so its type in the scene-file schema is the same wherever it appears
+    (``gravity`` was a switch in ``pbd_shot`` and a m/s² vector everywhere
+    else; ``stretch``, ``sweep`` and ``hold`` each named two things)."""
+    from crumple import scenefile, scenes
+
+    def kind(s: dict[str, Any]) -> str | None:
+        if "type" in s:
+            return str(s["type"])
+        if "enum" in s:
+            return "string"
+        if "oneOf" in s:
+            return "|".join(sorted(str(kind(x)) for x in s["oneOf"]))
+        return None  # any value (a None default): says nothing
+
+    where: dict[str, dict[str, list[str]]] = {}
+
+    def take(owner: str, props: dict[str, Any]) -> None:
+        for name, s in props.items():
+            k = kind(s)
+            if k is not None:
+                where.setdefault(name, {}).setdefault(k, []).append(owner)
+
+    for name, scene in scenes._REGISTRY.items():
+        take(f"scene {name}", scenefile._options_schema(scene.fn)["properties"])
+    for module in ("mpm", "cloth", "pbd", "eol"):
+        take(f"{module}.Simulation", scenefile._options_schema(getattr(cr, module).Simulation)["properties"])
+        for cls in {id(c): c for c in scenefile._materials(module).values()}.values():
+            take(f"{module} {cls.__name__}", scenefile._material_schema(cls)["properties"]["overrides"]["properties"])
+    assert len(where) > 100, "the options were not found"
+    clashes = {name: kinds for name, kinds in where.items() if len(kinds) > 1}
+    assert not clashes, clashes
