@@ -80,6 +80,9 @@ def test_bad_input_gives_typed_errors() -> None:
         c.pin([1000])
     with pytest.raises(cr.InvalidInputError, match="not pinned"):
         c.set_pin_targets([0], [[0.0, 0.0, 0.0]])
+    # Ragged indices are refused before the velocities are looked at.
+    with pytest.raises(cr.InvalidInputError, match="indices"):
+        c.set_pin_targets([[0, 1], [2]], [[0.0, 0.0, 0.0]] * 3, velocities=[0.0, 0.0, 0.0])
     with pytest.raises(cr.InvalidInputError):
         c.pin([0], [[np.nan, 0.0, 0.0]])
     with pytest.raises(cr.InvalidInputError, match="duration"):

@@ -193,12 +193,12 @@ class Cloth(_handles.Scripted):
         now. Cloth pins hold still between calls: ``velocities`` must be
         None or zero (call this once per frame for scripted motion, or use
         :meth:`add_handle` for a keyframed path)."""
-        if velocities is not None and np.any(velocity_field(velocities, len(np.atleast_1d(np.asarray(indices))),
-                                                            "velocities") != 0):
+        idx = self._global(indices)
+        if velocities is not None and np.any(velocity_field(velocities, len(idx), "velocities") != 0):
             raise InvalidInputError(
                 "cloth pin targets do not move by themselves: pass velocities=None and update the targets "
                 "every frame, or use add_handle(...) for a keyframed path")
-        self._sim._s.set_pin_targets(self._global(indices), as_points(positions, "positions"))
+        self._sim._s.set_pin_targets(idx, as_points(positions, "positions"))
 
     def release(self, indices: npt.ArrayLike | None = None) -> None:
         """Unpin ``indices`` (default: every pinned vertex of this garment);

@@ -753,16 +753,22 @@ class Simulation(SimulationBase):
         Clarabel's solution relative to the largest velocity (``qp_gap``:
         after its refinement; ``qp_gap_raw``: its interior point), the
         sub-steps a failing step split into (``substeps``), ill-conditioned
-        triangles mended (``mended``), edges flipped at EOL vertices by the
-        cleanup loop (``flipped``), long edges split without
-        :class:`Sizing` (``refined``: those over 1.5 × the cloth's longest
-        given edge), non-conformal edges at EOL vertices still shorter than
-        τ after the cleanup loop (``short_kept``: spec §10 test 15 lets them
-        stand when reported), equality and inequality rows, face
-        contacts, EOL vertices made, released and collapsed into, EOL
-        vertices now, the sizing remesh's edges split, collapsed and flipped
-        (``sizing_split``, ``sizing_collapsed``, ``sizing_flipped``; 0
-        without :class:`Sizing`), hinge friction slips and plastic yields
+        triangles mended (``mended_triangles``), edges flipped at EOL
+        vertices by the cleanup loop (``flipped_edges``), long edges split
+        without :class:`Sizing` (``split_edges``: those over 1.5 × the
+        cloth's longest given edge), short edges collapsed into new EOL
+        vertices (``collapsed_edges``), non-conformal edges at EOL vertices
+        still shorter than τ after the cleanup loop (``short_kept``: spec
+        §10 test 15 lets them stand when reported), equality and inequality
+        rows (``equality_rows``, ``inequality_rows``), the Lagrangian
+        contact rows against obstacles (``obstacle_contacts``: a vertex
+        near a box face, a cloth edge across a box edge, a wire or a nail
+        tip against a face; a vertex near two boxes counts twice), EOL
+        vertices made and released (``eol_created``, ``eol_released``), EOL
+        vertices now (``eol_vertices``), the sizing remesh's edges split,
+        collapsed and flipped (``sizing_split_edges``,
+        ``sizing_collapsed_edges``, ``sizing_flipped_edges``; 0 without
+        :class:`Sizing`), hinge friction slips and plastic yields
         (``hinge_slips``, ``hinge_yields``, summed over sub-steps; 0 without
         wrinkles), and its
         seconds per Table 1 bucket

@@ -236,8 +236,17 @@ class Simulation(SimulationBase):
         return np.asarray(self._s.total_momentum())
 
     def stats(self) -> dict[str, float]:
-        """The last step's counters (plastic clusters, cap rejections,
-        degenerate clusters, contact candidates)."""
+        """The last step's counters (plastic clusters ``plastic_clusters``,
+        cap rejections ``capped_updates``, degenerate clusters, contact
+        candidates ``particle_contacts`` and ``obstacle_contacts``: particle–
+        collider pairs, re-sampling's particles and clusters deleted and
+        made, the surface remesher's ``split_edges``, ``collapsed_edges``,
+        ``flipped_edges``) and its seconds per stage ``time_integrate``,
+        ``time_contacts``, ``time_shape_matching``, ``time_projection``,
+        ``time_plasticity``, ``time_skin``, ``time_resample`` (what
+        :meth:`stage_times` adds up; with ``backend="gpu"`` the stages that
+        run on the device are not timed, to keep the step free of host
+        waits, and read 0)."""
         return dict(self._s.last_stats())
 
     def stage_times(self) -> dict[str, float]:
