@@ -512,3 +512,19 @@ def test_an_option_name_has_one_type_in_every_scene_module_and_material() -> Non
     assert len(where) > 100, "the options were not found"
     clashes = {name: kinds for name, kinds in where.items() if len(kinds) > 1}
     assert not clashes, clashes
+
+
+def test_a_frame_refuses_two_objects_of_one_name() -> None:
+    """Handles' names can be set (a scene names its objects as it shows
+    them); a name given twice would drop an object from every frame, so the
+    frame refuses it and says how to fix it."""
+    sim = cr.cloth.Simulation()
+    a = sim.add_cloth(cr.geometry.grid_mesh(size=(0.2, 0.2), resolution=(2, 2), center=(0, 0.5, 0)))
+    b = sim.add_cloth(cr.geometry.grid_mesh(size=(0.2, 0.2), resolution=(2, 2), center=(0, 0.8, 0)))
+    assert set(sim.frame().objects) == {a.name, b.name}
+    b.name = a.name
+    with pytest.raises(cr.InvalidInputError, match="unique name"):
+        sim.frame()
+    b.name = "not a name"
+    with pytest.raises(cr.InvalidInputError, match="not usable"):
+        sim.frame()

@@ -178,6 +178,15 @@ class SimulationBase(abc.ABC):
         ``sim.stats()``, empty before the first step and where a module has
         none). Exporters (PLY, USD), the viewer and the video renderer read
         only this."""
+        # Handles' names are plain attributes (a scene may rename them): a
+        # name given twice would drop an object from the frame silently.
+        names = [o.name for o in self._objects] + list(self._collider_names)
+        for n in names:
+            check_name(n, "object")
+        if len(set(names)) != len(names):
+            twice = sorted({n for n in names if names.count(n) > 1})
+            raise InvalidInputError(f"objects and colliders share the names {twice}: a frame shows each by its name, "
+                                    "so give every object a unique name (handle.name = ...)")
         objects: dict[str, Any] = {o.name: o._frame_part() for o in self._objects}
         colliders = {n: collider_part(c) for n, c in zip(self._collider_names, self._colliders)}
         stats = getattr(self, "stats", None)
