@@ -402,3 +402,29 @@ def test_dough_scene_squeezes_rolls_folds_and_splits(tmp_path: Path) -> None:
     assert particles.max() < 2.0 * particles[0]  # re-sampling did not run away
     assert m["components"][-1] >= 2 and m["surface_closed"]  # split
     assert np.isfinite(length).all() and np.isfinite(height).all()
+
+
+def test_frames_carry_the_surface_speed() -> None:
+    """A body's frame part is its skinned surface with the ``speed`` every
+    module's frames carry: the skinned particles' velocities blended. A
+    ball falling freely moves as one, so every surface vertex has its
+    particles' speed; a ball spinning in place has each vertex's own, about
+    |ω × (y − c)| (the blend of the four particles it follows, inside it)."""
+    sim = cr.pbd.Simulation()
+    ball = sim.add_body(cr.geometry.uv_sphere(radius=0.1, center=(0.0, 0.3, 0.0)), name="ball")
+    sim.advance(0.1)
+    part = sim.frame().objects["ball"]
+    assert isinstance(part, cr.frames.FrameMesh) and len(part.positions) == len(ball.surface.vertices)
+    v = np.linalg.norm(ball.velocities, axis=1)
+    assert v.min() > 0.5 and np.ptp(v) < 1e-3 * v.max()
+    np.testing.assert_allclose(part.vertex_data["speed"], v.mean(), rtol=1e-3)
+    sim = cr.pbd.Simulation(gravity=(0.0, 0.0, 0.0), spacing=0.02)
+    ball = sim.add_body(cr.geometry.uv_sphere(radius=0.1, center=(0.0, 0.3, 0.0)), name="ball")
+    c, w = np.array([0.0, 0.3, 0.0]), np.array([0.0, 0.0, 5.0])
+    ball.velocities = np.cross(w, ball.positions - c)
+    sim.step(dt=1e-4)
+    y = sim.frame().objects["ball"].positions
+    speed = sim.frame().objects["ball"].vertex_data["speed"]
+    expected = np.linalg.norm(np.cross(w, y - c), axis=1)
+    assert speed.max() > 0.4 and speed.min() < 0.05
+    np.testing.assert_allclose(speed, expected, atol=0.2 * expected.max())

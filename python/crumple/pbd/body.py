@@ -139,5 +139,9 @@ class Body:
         self._sim._core().release(self.index, idx)
 
     def _frame_part(self) -> FrameMesh:
-        y, f = self._sim._core().surface(self.index)
-        return FrameMesh(positions=np.asarray(y, dtype=np.float64), faces=np.asarray(f))
+        # The skinned surface, with the vertex data every module's frames
+        # carry: ``speed`` (m/s), here the skinned particles' velocities
+        # blended with the skinning weights.
+        y, f, speed = self._sim._core().surface_frame(self.index)
+        return FrameMesh(positions=np.asarray(y, dtype=np.float64), faces=np.asarray(f),
+                         vertex_data={"speed": np.asarray(speed, dtype=np.float64)})

@@ -157,6 +157,36 @@ impl PyPbdSimulation {
         Ok((f32_points(py, s.y.iter().copied())?, rows_to_py(py, &s.faces)?))
     }
 
+    /// Body `b`'s frame part: the surface's vertices `(V, 3)` float32, faces
+    /// `(F, 3)` int64 and each vertex's speed `(V,)` float32 (m/s, the
+    /// skinned particles' velocities blended, `pbd::skin::skinned_velocities`).
+    #[allow(clippy::type_complexity)]
+    fn surface_frame<'py>(
+        &mut self,
+        py: Python<'py>,
+        b: usize,
+    ) -> PyResult<(
+        Bound<'py, PyArray2<f32>>,
+        Bound<'py, PyArray2<i64>>,
+        Bound<'py, PyArray1<f32>>,
+    )> {
+        self.sim.sync().py_err()?;
+        let st = &self.sim.state;
+        let s = st
+            .surfaces
+            .get(b)
+            .ok_or_else(|| invalid(format!("no body {b}")))?;
+        let speed: Vec<f32> = crumple_core::pbd::skin::skinned_velocities(s, &st.particles)
+            .iter()
+            .map(|v| v.norm())
+            .collect();
+        Ok((
+            f32_points(py, s.y.iter().copied())?,
+            rows_to_py(py, &s.faces)?,
+            PyArray1::from_vec(py, speed),
+        ))
+    }
+
     /// Number of particles of body `b` (the device never changes it: no read-back).
     fn num_particles(&self, b: usize) -> usize {
         self.sim

@@ -120,6 +120,27 @@ pub fn skin_vertices(surface: &mut Surface, particles: &Particles) {
     });
 }
 
+/// The surface's vertex velocities for frames (m/s): `Σ_a w_a v_{l_a}`,
+/// the particles' velocities blended with the skinning weights (the
+/// particles' spin, which turns the offsets `z_a`, is left out: this is a
+/// read-out for pictures and datasets, not part of the step). An unbound
+/// vertex (all weights 0) reads 0.
+pub fn skinned_velocities(surface: &Surface, particles: &Particles) -> Vec<Vec3<f32>> {
+    surface
+        .skin
+        .iter()
+        .map(|s| {
+            let mut v = Vec3::zero();
+            for a in 0..4 {
+                if s.weight[a] != 0.0 {
+                    v += particles.v[s.particle[a] as usize] * s.weight[a];
+                }
+            }
+            v
+        })
+        .collect()
+}
+
 /// Clears the slots of `s` whose particle was deleted (index `u32::MAX`
 /// after compaction) and renormalises the other weights to sum 1.
 pub fn drop_dead_slots(s: &mut Skin) {
