@@ -148,12 +148,7 @@ impl PyPbdSimulation {
     /// Body `b`'s surface: vertices `(V, 3)` float32 and faces `(F, 3)` int64.
     fn surface<'py>(&mut self, py: Python<'py>, b: usize) -> PyResult<MeshArrays<'py>> {
         self.sim.sync().py_err()?;
-        let s = self
-            .sim
-            .state
-            .surfaces
-            .get(b)
-            .ok_or_else(|| invalid(format!("no body {b}")))?;
+        let s = self.surface_of(b)?;
         Ok((f32_points(py, s.y.iter().copied())?, rows_to_py(py, &s.faces)?))
     }
 
@@ -171,12 +166,8 @@ impl PyPbdSimulation {
         Bound<'py, PyArray1<f32>>,
     )> {
         self.sim.sync().py_err()?;
-        let st = &self.sim.state;
-        let s = st
-            .surfaces
-            .get(b)
-            .ok_or_else(|| invalid(format!("no body {b}")))?;
-        let speed: Vec<f32> = crumple_core::pbd::skin::skinned_velocities(s, &st.particles)
+        let s = self.surface_of(b)?;
+        let speed: Vec<f32> = crumple_core::pbd::skin::skinned_velocities(s, &self.sim.state.particles)
             .iter()
             .map(|v| v.norm())
             .collect();
@@ -336,14 +327,7 @@ impl PyPbdSimulation {
         let t = self.sim.stage_times();
         let r = self.sim.resample_times();
         let d = PyDict::new(py);
-        for (k, v) in [
-            ("integrate", t.integrate),
-            ("contacts", t.contacts),
-            ("shape_matching", t.shape_matching),
-            ("projection", t.projection),
-            ("plasticity", t.plasticity),
-            ("skin", t.skin),
-            ("resample", t.resample),
+        for (k, v) in t.named().into_iter().chain([
             ("resample_topo", r.topo),
             ("resample_hash", r.hash),
             ("resample_deletion", r.deletion),
@@ -351,7 +335,7 @@ impl PyPbdSimulation {
             ("resample_clusters", r.clusters),
             ("resample_skin", r.skin),
             ("resample_other", r.other),
-        ] {
+        ]) {
             d.set_item(k, v)?;
         }
         Ok(d)
@@ -361,16 +345,7 @@ impl PyPbdSimulation {
     fn last_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let s = self.sim.last_stats();
         let d = PyDict::new(py);
-        let t = s.times;
-        for (k, v) in [
-            ("integrate", t.integrate),
-            ("contacts", t.contacts),
-            ("shape_matching", t.shape_matching),
-            ("projection", t.projection),
-            ("plasticity", t.plasticity),
-            ("skin", t.skin),
-            ("resample", t.resample),
-        ] {
+        for (k, v) in s.times.named() {
             d.set_item(format!("time_{k}"), v)?;
         }
         d.set_item("plastic_clusters", s.plastic.flowed)?;
@@ -407,6 +382,17 @@ impl PyPbdSimulation {
     fn set_state_arrays(&mut self, arrays: &Bound<'_, PyDict>) -> PyResult<()> {
         let a = arrays_from_py(arrays)?;
         self.sim.restore(&a).py_err()
+    }
+}
+
+impl PyPbdSimulation {
+    /// Body `b`'s surface (sync the device's state first).
+    fn surface_of(&self, b: usize) -> PyResult<&crumple_core::pbd::state::Surface> {
+        self.sim
+            .state
+            .surfaces
+            .get(b)
+            .ok_or_else(|| invalid(format!("no body {b}")))
     }
 }
 

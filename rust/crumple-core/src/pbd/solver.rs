@@ -42,6 +42,20 @@ pub struct StageTimes {
 }
 
 impl StageTimes {
+    /// Every stage by its Python name (`stage_times()` keys, `stats()`'s
+    /// `time_<name>`), listed once.
+    pub fn named(&self) -> [(&'static str, f64); 7] {
+        [
+            ("integrate", self.integrate),
+            ("contacts", self.contacts),
+            ("shape_matching", self.shape_matching),
+            ("projection", self.projection),
+            ("plasticity", self.plasticity),
+            ("skin", self.skin),
+            ("resample", self.resample),
+        ]
+    }
+
     /// The seconds spent per stage since `before` (an earlier reading).
     pub fn since(&self, before: &StageTimes) -> StageTimes {
         StageTimes {
